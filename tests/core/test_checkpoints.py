@@ -1,0 +1,186 @@
+from __future__ import annotations
+
+import os
+import pickle
+
+import pytest
+import torch
+
+from workbench.core import events as E
+from workbench.core.checkpoints import (
+    FORMAT_VERSION,
+    CheckpointError,
+    checkpoint_dict,
+    load_checkpoint,
+    load_model_state,
+    restore_run,
+    save_checkpoint,
+    write_checkpoint,
+)
+from workbench.core.config import TrainConfig
+from workbench.core.engine import TrainControl, fit, iter_fit, prepare_run
+from workbench.core.models import build_model
+
+
+@pytest.fixture
+def trained_run(tiny_arrays):
+    cfg = TrainConfig(
+        model="mlp", epochs=2, batch_size=64, log_every=1, frozen=("hidden.1.*",)
+    )
+    run = prepare_run(cfg, arrays=tiny_arrays)
+    fit(run)
+    return run
+
+
+def test_round_trip_keeps_everything(tmp_path, trained_run, tiny_arrays):
+    path = save_checkpoint(tmp_path / "run.pt", trained_run)
+    payload = load_checkpoint(path)
+    assert payload["format_version"] == FORMAT_VERSION
+    assert payload["epoch"] == 2
+    assert payload["global_step"] == 8
+    assert payload["frozen"] == ["hidden.1.weight", "hidden.1.bias"]
+    assert set(payload["rng"]) >= {"python", "numpy", "torch"}
+    assert len(payload["history"]["steps"]) == 8
+    restored = restore_run(payload, arrays=tiny_arrays)
+    for (name, a), b in zip(
+        trained_run.model.state_dict().items(),
+        restored.model.state_dict().values(),
+        strict=True,
+    ):
+        assert torch.equal(a, b), name
+    assert restored.config == trained_run.config
+    assert [n for n, p in restored.model.named_parameters() if not p.requires_grad] == [
+        "hidden.1.weight",
+        "hidden.1.bias",
+    ]
+    assert restored.history.steps == trained_run.history.steps
+    assert (
+        restored.optimizer.state_dict()["state"].keys()
+        == trained_run.optimizer.state_dict()["state"].keys()
+    )
+
+
+def test_resume_continues_the_same_loss_sequence(tmp_path, tiny_arrays):
+    cfg = TrainConfig(model="small-cnn", epochs=2, batch_size=64, log_every=1, seed=1)
+    full = prepare_run(cfg, arrays=tiny_arrays)
+    straight = [e.loss for e in fit(full) if isinstance(e, E.StepMetrics)]
+
+    first = prepare_run(cfg, arrays=tiny_arrays)
+    control = TrainControl()
+    part1 = []
+    for event in iter_fit(first, control):  # stop mid-epoch, after step 3 of 4
+        if isinstance(event, E.StepMetrics):
+            part1.append(event.loss)
+            if event.global_step == 3:
+                control.request_stop()
+    save_checkpoint(tmp_path / "half.pt", first)
+    resumed = restore_run(
+        load_checkpoint(tmp_path / "half.pt"), config=cfg, arrays=tiny_arrays
+    )
+    part2 = [e.loss for e in fit(resumed) if isinstance(e, E.StepMetrics)]
+    assert part1 + part2 == straight
+
+
+def test_missing_empty_truncated_and_foreign_files(tmp_path, trained_run):
+    with pytest.raises(CheckpointError, match="no checkpoint"):
+        load_checkpoint(tmp_path / "none.pt")
+    (tmp_path / "empty.pt").write_bytes(b"")
+    with pytest.raises(CheckpointError, match="empty"):
+        load_checkpoint(tmp_path / "empty.pt")
+    good = save_checkpoint(tmp_path / "good.pt", trained_run).read_bytes()
+    (tmp_path / "cut.pt").write_bytes(good[: len(good) // 2])
+    with pytest.raises(CheckpointError, match="truncated or corrupted"):
+        load_checkpoint(tmp_path / "cut.pt")
+    (tmp_path / "text.pt").write_text("hello")
+    with pytest.raises(CheckpointError, match="truncated or corrupted"):
+        load_checkpoint(tmp_path / "text.pt")
+    torch.save({"weights": torch.zeros(2)}, tmp_path / "foreign.pt")
+    with pytest.raises(CheckpointError, match="not a ptcore-workbench checkpoint"):
+        load_checkpoint(tmp_path / "foreign.pt")
+
+
+class _Exploit:
+    def __reduce__(self):
+        return (os.system, ("touch PWNED",))
+
+
+def test_a_file_that_would_run_code_is_refused_and_nothing_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "evil.pt"
+    torch.save(
+        {
+            "format_version": 1,
+            "model_state": {},
+            "config": {},
+            "epoch": 0,
+            "global_step": 0,
+            "payload": _Exploit(),
+        },
+        path,
+    )
+    with pytest.raises(CheckpointError, match="could run code"):
+        load_checkpoint(path)
+    assert not (tmp_path / "PWNED").exists()
+    # A plain pickle, not a torch zip file, is refused too.
+    path.write_bytes(pickle.dumps(_Exploit()))
+    with pytest.raises(CheckpointError):
+        load_checkpoint(path)
+    assert not (tmp_path / "PWNED").exists()
+
+
+def test_newer_format_is_refused(tmp_path, trained_run):
+    payload = checkpoint_dict(trained_run)
+    payload["format_version"] = FORMAT_VERSION + 1
+    write_checkpoint(tmp_path / "new.pt", payload)
+    with pytest.raises(CheckpointError, match="upgrade"):
+        load_checkpoint(tmp_path / "new.pt")
+
+
+def test_mismatched_model_names_keys_and_leaves_the_model_untouched(trained_run):
+    other = build_model("mlp", 26, seed=0)
+    before = {k: v.clone() for k, v in other.state_dict().items()}
+    with pytest.raises(
+        CheckpointError,
+        match=r"shape mismatch: head\.bias.*head\.weight: file \(10, 128\) vs model",
+    ):
+        load_model_state(other, trained_run.model.state_dict())
+    for key, value in other.state_dict().items():
+        assert torch.equal(value, before[key])
+    cnn = build_model("cnn", seed=0)
+    with pytest.raises(CheckpointError, match=r"missing in the file: conv1\.bias"):
+        load_model_state(cnn, trained_run.model.state_dict())
+
+
+def test_compiled_and_dataparallel_prefixes_are_stripped(trained_run):
+    state = trained_run.model.state_dict()
+    wrapped = {f"module._orig_mod.{k}": v for k, v in state.items()}
+    fresh = build_model("mlp", seed=9)
+    load_model_state(fresh, wrapped)
+    assert torch.equal(fresh.head.weight, trained_run.model.head.weight)
+
+
+def test_failed_save_keeps_the_previous_file(tmp_path, trained_run, monkeypatch):
+    path = save_checkpoint(tmp_path / "run.pt", trained_run)
+    original = path.read_bytes()
+
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(torch, "save", disk_full)
+    with pytest.raises(CheckpointError, match="disk is full"):
+        save_checkpoint(path, trained_run)
+    assert path.read_bytes() == original
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.pt"]  # no temp left
+
+
+def test_read_only_folder_gives_a_clear_error(tmp_path, trained_run, monkeypatch):
+    # Root ignores chmod, so the refusal the OS would give is simulated.
+    import tempfile
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    with pytest.raises(CheckpointError, match="no permission to write"):
+        save_checkpoint(tmp_path / "run.pt", trained_run)
+    assert not (tmp_path / "run.pt").exists()

@@ -1,0 +1,196 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from tests.idx_files import write_mnist_raw
+from workbench.cli import main
+from workbench.core.checkpoints import load_checkpoint
+from workbench.core.data import load_arrays
+
+
+def _train(tmp_path, *flags):
+    return main(["train", "--quiet", *flags])
+
+
+def test_train_saves_checkpoint_and_metrics_json(tmp_path, capsys):
+    ckpt, metrics = tmp_path / "run.pt", tmp_path / "metrics.json"
+    code = _train(
+        tmp_path,
+        "--model",
+        "mlp",
+        "--epochs",
+        "2",
+        "--log-every",
+        "5",
+        "--save",
+        str(ckpt),
+        "--metrics-json",
+        str(metrics),
+        "--seed",
+        "1",
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "epoch 2:" in out
+    summary = out.strip().splitlines()[-1]
+    assert summary.startswith("done: step 12/12, val accuracy ")
+    doc = json.loads(metrics.read_text())
+    assert set(doc) == {"config", "epochs", "steps", "final"}
+    assert doc["config"]["model"] == "mlp"
+    assert doc["config"]["seed"] == 1
+    assert [e["epoch"] for e in doc["epochs"]] == [1, 2]
+    assert set(doc["epochs"][0]) >= {
+        "epoch",
+        "train_loss",
+        "val_loss",
+        "val_accuracy",
+        "images_per_s",
+        "seconds",
+    }
+    assert [s["step"] for s in doc["steps"]] == [5, 10, 12]
+    assert set(doc["final"]) >= {
+        "val_accuracy",
+        "images_per_s",
+        "seconds",
+        "compile_seconds",
+    }
+    assert doc["final"]["val_accuracy"] > 0.8  # digits, an MLP, 2 epochs
+    assert load_checkpoint(ckpt)["global_step"] == 12
+
+
+def test_resume_stops_where_an_uninterrupted_run_would(tmp_path, capsys):
+    ckpt = tmp_path / "run.pt"
+    common = ["--model", "mlp", "--epochs", "3", "--log-every", "1", "--seed", "2"]
+    assert _train(tmp_path, *common, "--max-steps", "7", "--save", str(ckpt)) == 0
+    assert load_checkpoint(ckpt)["global_step"] == 7
+    assert (
+        _train(
+            tmp_path, "--resume", str(ckpt), "--max-steps", "10", "--save", str(ckpt)
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "resuming" in out
+    assert "at step 7" in out
+    assert load_checkpoint(ckpt)["global_step"] == 10
+
+
+def test_train_on_a_torchvision_root(tmp_path, capsys):
+    write_mnist_raw(tmp_path / "data", "mnist")
+    code = _train(
+        tmp_path,
+        "--dataset",
+        "mnist",
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--model",
+        "mlp",
+        "--epochs",
+        "1",
+        "--no-download",
+    )
+    assert code == 0
+    assert "training mlp on mnist" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--batch-size", "0"], "batch_size: 0 must be a whole number >= 1"),
+        (["--lr", "-1"], "lr: -1.0 must be a finite number > 0"),
+        (["--config", "missing.toml"], "config file not found"),
+        (["--resume", "missing.pt"], "no checkpoint at missing.pt"),
+        (["--freeze", "encoder.*"], "freeze pattern 'encoder.*' matches no parameter"),
+        (["--device", "cuda:7"], "device"),
+        (["--dataset", "mnist", "--data-dir", "empty", "--no-download"], "missing"),
+        (["--workers", "2"], "workers: the fast in-memory loader"),
+    ],
+)
+def test_bad_input_is_one_clear_message(tmp_path, monkeypatch, capsys, flags, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "empty").mkdir()
+    code = _train(tmp_path, *flags)
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("ptcore-workbench train: error: ")
+    assert message in err
+    assert "Traceback" not in err
+
+
+def test_unknown_choice_is_rejected_by_the_parser(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["train", "--model", "resnet"])
+    assert info.value.code == 2
+    assert "invalid choice: 'resnet'" in capsys.readouterr().err
+
+
+def test_predict_prints_class_and_top_probabilities(tmp_path, capsys):
+    ckpt = tmp_path / "digits.pt"
+    assert _train(tmp_path, "--model", "small-cnn", "--save", str(ckpt)) == 0
+    arrays = load_arrays("digits")
+    paths = []
+    for index in range(6):
+        image = arrays.test_images[index].numpy()
+        path = tmp_path / f"d{index}.png"
+        # Dark ink on white paper, larger than 28x28, like a scan.
+        big = Image.fromarray(255 - image).resize((112, 112), Image.Resampling.BILINEAR)
+        big.save(path)
+        paths.append(path)
+    capsys.readouterr()
+    assert main(["predict", "--checkpoint", str(ckpt), *map(str, paths)]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 6
+    predicted = [int(line.split(": ")[1].split()[0]) for line in lines]
+    truth = arrays.test_labels[:6].tolist()
+    assert sum(p == t for p, t in zip(predicted, truth, strict=True)) >= 5
+    assert all(line.count("%") == 3 for line in lines)
+
+
+def test_predict_reports_unreadable_images(tmp_path, capsys):
+    ckpt = tmp_path / "m.pt"
+    assert (
+        _train(tmp_path, "--model", "mlp", "--max-steps", "2", "--save", str(ckpt)) == 0
+    )
+    (tmp_path / "blank.png").write_bytes(b"")
+    Image.fromarray(np.zeros((28, 28), np.uint8)).save(tmp_path / "black.png")
+    code = main(
+        [
+            "predict",
+            "--checkpoint",
+            str(ckpt),
+            str(tmp_path / "blank.png"),
+            str(tmp_path / "black.png"),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "not an image" in err
+    assert "no ink" in err
+
+
+def test_console_entry_point_runs_headless_without_traceback(tmp_path):
+    bad = tmp_path / "bad.pt"
+    bad.write_text("not a checkpoint")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "workbench",
+            "predict",
+            "--checkpoint",
+            str(bad),
+            "x.png",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    assert "not a readable checkpoint" in proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -1,0 +1,211 @@
+from __future__ import annotations
+
+import dataclasses
+import math
+import threading
+
+import pytest
+import torch
+
+from workbench.core import events as E
+from workbench.core.config import TrainConfig
+from workbench.core.engine import (
+    TrainControl,
+    TrainingError,
+    fit,
+    iter_fit,
+    prepare_run,
+)
+
+
+def _losses(events):
+    return [e.loss for e in events if isinstance(e, E.StepMetrics)]
+
+
+def test_events_come_in_order_and_carry_plain_data(tiny_arrays):
+    cfg = TrainConfig(model="mlp", epochs=2, batch_size=64, log_every=2)
+    events = fit(prepare_run(cfg, arrays=tiny_arrays))
+    kinds = [type(e).__name__ for e in events]
+    assert kinds[0] == "RunStarted"
+    assert kinds[-1] == "TrainResult"
+    # 256 samples / 64 = 4 steps an epoch, logged every 2: two logs, then the epoch.
+    assert kinds[1:-1] == ["StepMetrics", "StepMetrics", "EpochMetrics"] * 2
+    steps = [e for e in events if isinstance(e, E.StepMetrics)]
+    assert [s.global_step for s in steps] == [2, 4, 6, 8]
+    assert [s.epoch for s in steps] == [0, 0, 1, 1]
+    for event in events:
+        for field in dataclasses.fields(event):
+            value = getattr(event, field.name)
+            assert type(value) in (int, float, str, bool), (event, field.name)
+
+
+def test_the_model_learns(tiny_arrays):
+    cfg = TrainConfig(model="small-cnn", epochs=3, batch_size=32, log_every=1)
+    events = fit(prepare_run(cfg, arrays=tiny_arrays))
+    losses = _losses(events)
+    assert sum(losses[-4:]) / 4 < 0.5 * sum(losses[:4]) / 4
+    result = events[-1]
+    assert isinstance(result, E.TrainResult)
+    assert result.val_accuracy >= 0.9
+    assert result.epochs_completed == 3
+    assert not result.stopped
+    assert result.images_per_s > 0
+
+
+@pytest.mark.parametrize("loader", ["fast", "dataloader"])
+def test_same_seed_same_losses_on_cpu(tiny_arrays, loader):
+    cfg = TrainConfig(
+        model="small-cnn",
+        epochs=2,
+        batch_size=64,
+        log_every=1,
+        seed=3,
+        loader=loader,
+        device="cpu",
+    )
+    first = _losses(fit(prepare_run(cfg, arrays=tiny_arrays)))
+    second = _losses(fit(prepare_run(cfg, arrays=tiny_arrays)))
+    assert first == second
+    other = _losses(fit(prepare_run(cfg.replace(seed=4), arrays=tiny_arrays)))
+    assert other != first
+
+
+def test_max_steps_counts_global_steps(tiny_arrays):
+    cfg = TrainConfig(model="mlp", epochs=5, batch_size=64, max_steps=6, log_every=1)
+    run = prepare_run(cfg, arrays=tiny_arrays)
+    events = fit(run)
+    assert run.total_steps == 6
+    assert events[-1].global_step == 6
+    # The second epoch stopped after 2 of 4 batches: it is reported but not completed.
+    epochs = [e for e in events if isinstance(e, E.EpochMetrics)]
+    assert [e.global_step for e in epochs] == [4, 6]
+    assert run.epoch == 1
+    assert run.batch_in_epoch == 2
+
+
+def test_stop_finishes_the_batch_and_still_returns(tiny_arrays):
+    cfg = TrainConfig(model="mlp", epochs=3, batch_size=16, log_every=1)
+    run = prepare_run(cfg, arrays=tiny_arrays)
+    control = TrainControl()
+    events = []
+    for event in iter_fit(run, control):
+        events.append(event)
+        if isinstance(event, E.StepMetrics) and event.global_step == 5:
+            control.request_stop()
+    result = events[-1]
+    assert isinstance(result, E.TrainResult)
+    assert result.stopped
+    assert result.global_step == 5
+    assert run.global_step == 5
+    assert run.batch_in_epoch == 5
+
+
+def test_pause_blocks_until_resumed(tiny_arrays):
+    cfg = TrainConfig(model="mlp", epochs=1, batch_size=16, log_every=1)
+    run = prepare_run(cfg, arrays=tiny_arrays)
+    control = TrainControl()
+    seen: list[int] = []
+    paused_at = threading.Event()
+    finished = threading.Event()
+
+    def worker():
+        for event in iter_fit(run, control):
+            if isinstance(event, E.StepMetrics):
+                seen.append(event.global_step)
+                if event.global_step == 3:
+                    control.pause()
+                    paused_at.set()
+        finished.set()
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    assert paused_at.wait(10)
+    assert not finished.wait(0.5)  # held before step 4
+    assert seen == [1, 2, 3]
+    control.resume()
+    thread.join(10)
+    assert finished.is_set()
+    assert seen == list(range(1, 17))
+
+
+def test_stop_releases_a_pause(tiny_arrays):
+    run = prepare_run(TrainConfig(model="mlp", batch_size=16), arrays=tiny_arrays)
+    control = TrainControl()
+    control.pause()
+    done = []
+    thread = threading.Thread(target=lambda: done.append(fit(run, control)[-1]))
+    thread.start()
+    control.request_stop()
+    thread.join(10)
+    assert done
+    assert done[0].stopped
+    assert done[0].global_step == 0
+
+
+def test_non_finite_loss_stops_with_a_clear_error(tiny_arrays):
+    cfg = TrainConfig(
+        model="mlp",
+        lr=1e12,
+        optimizer="sgd",
+        schedule="constant",
+        batch_size=32,
+        log_every=1,
+    )
+    with pytest.raises(TrainingError, match=r"loss became (nan|inf).*learning rate"):
+        fit(prepare_run(cfg, arrays=tiny_arrays))
+
+
+def test_mask_change_while_paused_reaches_the_optimizer(tiny_arrays):
+    from workbench.core.freezing import set_frozen
+
+    cfg = TrainConfig(model="mlp", epochs=1, batch_size=32, log_every=1)
+    run = prepare_run(cfg, arrays=tiny_arrays)
+    control = TrainControl()
+    hidden_before = None
+    for event in iter_fit(run, control):
+        if isinstance(event, E.StepMetrics) and event.global_step == 2:
+            set_frozen(run.model, ["hidden.*"])
+            control.notify_mask_changed()
+            hidden_before = run.model.hidden[1].weight.detach().clone()
+    held = run.optimizer.param_groups[0]["params"]
+    assert [id(p) for p in held] == [id(run.model.head.weight), id(run.model.head.bias)]
+    assert torch.equal(run.model.hidden[1].weight, hidden_before)
+
+
+def test_bf16_autocast_trains_on_cpu(tiny_arrays):
+    cfg = TrainConfig(model="small-cnn", precision="bf16", epochs=2, batch_size=32)
+    result = fit(prepare_run(cfg, arrays=tiny_arrays))[-1]
+    assert math.isfinite(result.val_loss)
+    assert result.val_accuracy > 0.5
+
+
+def test_fp16_without_cuda_is_refused(tiny_arrays):
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA, where fp16 is allowed")
+    with pytest.raises(TrainingError, match="fp16 needs a CUDA"):
+        prepare_run(TrainConfig(precision="fp16", device="cpu"), arrays=tiny_arrays)
+
+
+def test_lazy_model_trains_with_its_parameters_in_the_optimizer(tiny_arrays):
+    run = prepare_run(
+        TrainConfig(model="lazy-cnn", epochs=1, batch_size=64), arrays=tiny_arrays
+    )
+    held = run.optimizer.param_groups[0]["params"]
+    assert len(held) == len(list(run.model.parameters())) == 8
+    before = run.model.fc1.weight.detach().clone()
+    fit(run)
+    assert not torch.equal(before, run.model.fc1.weight)
+
+
+@pytest.mark.slow
+def test_compile_in_place_keeps_clean_keys_and_reports_compile_time(tiny_arrays):
+    cfg = TrainConfig(model="mlp", compile=True, epochs=1, batch_size=64, log_every=1)
+    run = prepare_run(cfg, arrays=tiny_arrays)
+    events = fit(run)
+    kinds = [type(e).__name__ for e in events]
+    assert kinds.index("CompileStarted") < kinds.index("CompileFinished")
+    finished = next(e for e in events if isinstance(e, E.CompileFinished))
+    result = events[-1]
+    assert finished.seconds > 0
+    assert result.compile_seconds > result.step_seconds
+    assert not any(k.startswith("_orig_mod") for k in run.model.state_dict())

@@ -1,0 +1,388 @@
+"""``ptcore-workbench``: the window by default, or headless commands.
+
+``train`` and ``predict`` run the same core engine as the window, with no Qt
+imported, so they work over SSH and in CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import os
+import signal
+import sys
+import tempfile
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from workbench import __version__
+from workbench.core import config as C
+
+log = logging.getLogger("workbench")
+
+
+def _user_errors() -> tuple[type[Exception], ...]:
+    """Errors the core raises with user-readable text; anything else is a bug."""
+    from workbench.core.checkpoints import CheckpointError
+    from workbench.core.data import DataError
+    from workbench.core.devices import DeviceError
+    from workbench.core.engine import TrainingError
+    from workbench.core.freezing import FreezeError
+    from workbench.core.predict import PredictError
+
+    return (
+        C.ConfigError,
+        CheckpointError,
+        DataError,
+        DeviceError,
+        TrainingError,
+        FreezeError,
+        PredictError,
+    )
+
+
+def _say(text: str) -> None:
+    from tqdm import tqdm
+
+    tqdm.write(text, file=sys.stdout)
+
+
+def _add_train_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per config field; each defaults to "not given" so files can fill in."""
+    add = parser.add_argument
+    add(
+        "--config",
+        metavar="FILE",
+        help="a run config (.json or .toml); flags override it",
+    )
+    add("--dataset", choices=C.DATASETS, help="default: digits (bundled, offline)")
+    add("--data-dir", metavar="DIR", help="torchvision root holding e.g. MNIST/raw/")
+    add(
+        "--download",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="download missing datasets (default: yes)",
+    )
+    add("--model", choices=C.MODELS, help="default: small-cnn")
+    add("--device", help="auto, cpu, cuda, cuda:N or mps (default: auto)")
+    add("--precision", choices=C.PRECISIONS, help="default: fp32")
+    add("--epochs", type=int, help="default: depends on the dataset")
+    add("--max-steps", type=int, metavar="N", help="stop at this global step")
+    add("--batch-size", type=int)
+    add("--lr", type=float, help="learning rate (the peak, with onecycle)")
+    add("--weight-decay", type=float)
+    add("--optimizer", choices=C.OPTIMIZERS)
+    add("--schedule", choices=C.SCHEDULES)
+    add("--loader", choices=C.LOADERS, help="fast (in-memory, default) or dataloader")
+    add("--workers", type=int, help="DataLoader num_workers (loader dataloader)")
+    add("--pin-memory", action=argparse.BooleanOptionalAction, default=None)
+    add(
+        "--compile",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="torch.compile the model in place",
+    )
+    add("--compile-mode", choices=C.COMPILE_MODES)
+    add(
+        "--freeze",
+        nargs="+",
+        metavar="GLOB",
+        help="parameters to freeze, e.g. 'conv1.*'",
+    )
+    add("--seed", type=int)
+    add("--log-every", type=int, metavar="N", help="log the loss every N steps")
+    add("--save", metavar="PATH", help="checkpoint, rewritten after every epoch")
+    add("--resume", metavar="PATH", help="continue the run saved in this checkpoint")
+    add("--metrics-json", metavar="PATH", help="write the metric history as JSON")
+    add("--quiet", action="store_true", help="no progress bar")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line; with no command the window opens."""
+    parser = argparse.ArgumentParser(
+        prog="ptcore-workbench",
+        description="See and steer PyTorch training. No command opens the window.",
+    )
+    parser.add_argument("--version", action="version", version=__version__)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _add_train_flags(sub.add_parser("train", help="train headless"))
+    predict = sub.add_parser("predict", help="classify images with a checkpoint")
+    predict.add_argument("--checkpoint", required=True, metavar="PATH")
+    predict.add_argument("images", nargs="+", metavar="IMAGE")
+    predict.add_argument(
+        "--top", type=int, default=3, help="classes to show (default 3)"
+    )
+    sub.add_parser(
+        "devices", help="list CPU/CUDA/MPS devices and why any is unavailable"
+    )
+    return parser
+
+
+def config_from_args(args: argparse.Namespace, base: C.TrainConfig) -> C.TrainConfig:
+    """``base`` with every flag the user gave applied (validated)."""
+    names = set(C.TrainConfig.__dataclass_fields__)
+    changes: dict[str, Any] = {}
+    for name in names:
+        value = getattr(args, "freeze" if name == "frozen" else name, None)
+        if value is not None:
+            changes[name] = tuple(value) if name == "frozen" else value
+    return base.replace(**changes)
+
+
+def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=2, allow_nan=True)
+        handle.write("\n")
+    os.replace(tmp, path)
+
+
+def metrics_document(
+    cfg: C.TrainConfig, history: Any, final: Any | None
+) -> dict[str, Any]:
+    """The ``--metrics-json`` document (see README, "Metrics JSON")."""
+    epochs = [
+        {
+            "epoch": e["epoch"] + 1,
+            "global_step": e["global_step"],
+            "train_loss": e["train_loss"],
+            "train_accuracy": e["train_accuracy"],
+            "val_loss": e["val_loss"],
+            "val_accuracy": e["val_accuracy"],
+            "images_per_s": e["images_per_s"],
+            "seconds": e["seconds"],
+        }
+        for e in history.epochs
+    ]
+    doc: dict[str, Any] = {
+        "config": cfg.to_dict(),
+        "epochs": epochs,
+        "steps": [{"step": s, "loss": loss} for s, loss in history.steps],
+        "final": None,
+    }
+    if final is not None:
+        doc["final"] = {
+            "val_accuracy": final.val_accuracy,
+            "val_loss": final.val_loss,
+            "images_per_s": final.images_per_s,
+            "seconds": final.seconds,
+            "compile_seconds": final.compile_seconds,
+            "step_seconds": final.step_seconds,
+            "global_step": final.global_step,
+            "stopped": final.stopped,
+        }
+    return doc
+
+
+def _percent(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{100 * value:.2f}%"
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    """Train headless with a progress bar; save and report as asked."""
+    from tqdm import tqdm
+
+    from workbench.core import events as E
+    from workbench.core.checkpoints import (
+        config_of,
+        load_checkpoint,
+        restore_run,
+        save_checkpoint,
+    )
+    from workbench.core.engine import TrainControl, iter_fit, prepare_run
+
+    payload = load_checkpoint(args.resume) if args.resume else None
+    if args.config:
+        base = C.load_config(args.config)
+    elif payload is not None:
+        base = config_of(payload)
+    else:
+        base = C.TrainConfig()
+    cfg = config_from_args(args, base)
+
+    show_bar = not args.quiet and sys.stderr.isatty()
+    download_bar: tqdm | None = None
+
+    def on_download(p: Any) -> None:
+        nonlocal download_bar
+        if download_bar is None or download_bar.desc != p.file_name:
+            if download_bar is not None:
+                download_bar.close()
+            download_bar = tqdm(
+                total=p.bytes_total,
+                desc=p.file_name,
+                unit="B",
+                unit_scale=True,
+                disable=args.quiet,
+                leave=False,
+            )
+        download_bar.update(p.bytes_done - download_bar.n)
+
+    if payload is not None:
+        run = restore_run(payload, config=cfg, progress=on_download)
+        _say(
+            f"resuming {args.resume} at step {run.global_step} (epoch {run.epoch + 1})"
+        )
+    else:
+        run = prepare_run(cfg, progress=on_download)
+    if download_bar is not None:
+        download_bar.close()
+
+    control = TrainControl()
+    _stop_on_first_interrupt(control)
+    save_path = Path(args.save) if args.save else None
+    metrics_path = Path(args.metrics_json) if args.metrics_json else None
+    bar = tqdm(
+        total=run.total_steps,
+        initial=run.global_step,
+        unit="step",
+        disable=not show_bar,
+        dynamic_ncols=True,
+    )
+    result = None
+    try:
+        for event in iter_fit(run, control):
+            text = describe_event(event, run)
+            if text:
+                _say(text)
+            if isinstance(event, E.CompileStarted):
+                bar.set_description("compiling")
+            elif isinstance(event, E.CompileFinished):
+                bar.set_description("")
+            elif isinstance(event, E.StepMetrics):
+                bar.update(event.global_step - bar.n)
+                loss, speed = f"{event.loss:.4f}", f"{event.images_per_s:,.0f}"
+                bar.set_postfix(loss=loss, img_s=speed)
+            elif isinstance(event, E.EpochMetrics):
+                if save_path:
+                    save_checkpoint(save_path, run)
+                if metrics_path:
+                    document = metrics_document(cfg, run.history, None)
+                    _write_json_atomic(metrics_path, document)
+            elif isinstance(event, E.TrainResult):
+                result = event
+    finally:
+        bar.close()
+    assert result is not None
+    if save_path:
+        save_checkpoint(save_path, run)
+    if metrics_path:
+        _write_json_atomic(metrics_path, metrics_document(cfg, run.history, result))
+    _say(summary_line(result, run, save_path))
+    return 130 if result.stopped else 0
+
+
+def describe_event(event: Any, run: Any) -> str | None:
+    """The line the console prints for an engine event, if any."""
+    from workbench.core import events as E
+
+    if isinstance(event, E.RunStarted):
+        images = run.loaders.train.num_samples
+        return (
+            f"training {event.model} on {run.config.dataset} ({images:,} images) on "
+            f"{event.device}, {event.precision}, {event.trainable_parameters:,}/"
+            f"{event.parameters:,} parameters trainable"
+        )
+    if isinstance(event, E.Notice):
+        return f"note: {event.message}"
+    if isinstance(event, E.CompileFinished):
+        return f"torch.compile took {event.seconds:.1f} s"
+    if isinstance(event, E.EpochMetrics):
+        return (
+            f"epoch {event.epoch + 1}: train loss {event.train_loss:.4f} "
+            f"acc {_percent(event.train_accuracy)} | val loss {event.val_loss:.4f} "
+            f"acc {_percent(event.val_accuracy)} | "
+            f"{event.images_per_s:,.0f} img/s | {event.seconds:.1f} s"
+        )
+    return None
+
+
+def summary_line(result: Any, run: Any, save_path: Path | None) -> str:
+    """The one-line summary that ends a headless run."""
+    state = "stopped" if result.stopped else "done"
+    parts = [
+        f"{state}: step {result.global_step}/{run.total_steps}",
+        f"val accuracy {_percent(result.val_accuracy)}",
+        f"{result.images_per_s:,.0f} img/s",
+        f"{result.seconds:.1f} s",
+    ]
+    if run.config.compile:
+        parts.append(f"compile {result.compile_seconds:.1f} s")
+    if save_path:
+        parts.append(f"saved {save_path}")
+    return ", ".join(parts)
+
+
+def _stop_on_first_interrupt(control: Any) -> None:
+    """First Ctrl+C stops cleanly after the current batch; a second one kills."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        _say("stopping after this batch (Ctrl+C again to abort)")
+        control.request_stop()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    # Signal handlers can only be installed from the main thread.
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, handler)
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    """Print each image's predicted class and top probabilities."""
+    from workbench.core.checkpoints import config_of, load_checkpoint, load_model_state
+    from workbench.core.data import DATASET_INFO
+    from workbench.core.models import build_model
+    from workbench.core.predict import PredictError, load_image, predict, preprocess
+
+    payload = load_checkpoint(args.checkpoint)
+    cfg = config_of(payload)
+    info = DATASET_INFO[cfg.dataset]
+    model = build_model(cfg.model, info.num_classes)
+    load_model_state(model, payload["model_state"])
+    failures = 0
+    for path in args.images:
+        try:
+            batch = preprocess(load_image(path), cfg.dataset)
+        except PredictError as exc:
+            sys.stderr.write(f"{path}: {exc}\n")
+            failures += 1
+            continue
+        result = predict(model, batch, info.class_names)[0]
+        ranked = "  ".join(f"{name} {100 * p:.1f}%" for name, p in result.top(args.top))
+        _say(f"{path}: {info.class_names[result.label]}   ({ranked})")
+    return 1 if failures else 0
+
+
+def cmd_devices(_: argparse.Namespace) -> int:
+    """List every device and why an unavailable one cannot be used."""
+    from workbench.core.devices import best_device, list_devices
+
+    for info in list_devices():
+        status = "available" if info.available else f"unavailable: {info.reason}"
+        _say(f"{info.spec:8} {info.name}  ({status})")
+    _say(f"auto -> {best_device()}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``ptcore-workbench``."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
+    args = build_parser().parse_args(argv)
+    if args.command is None:
+        from workbench.app import run_window
+
+        return run_window()
+    commands = {"train": cmd_train, "predict": cmd_predict, "devices": cmd_devices}
+    try:
+        return commands[args.command](args)
+    except _user_errors() as exc:
+        sys.stderr.write(f"ptcore-workbench {args.command}: error: {exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130

@@ -1,0 +1,278 @@
+"""Versioned checkpoints: written atomically, read without unpickling code.
+
+A checkpoint holds only tensors and Python builtins, so it loads with
+``torch.load(weights_only=True)``: a file that would run code is refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import pickle
+import random
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+import workbench
+from workbench.core.config import ConfigError, TrainConfig
+from workbench.core.data import DownloadProgress, ImageArrays
+from workbench.core.engine import MetricHistory, TrainingRun, prepare_run
+from workbench.core.freezing import frozen_names, match_patterns
+
+FORMAT_VERSION = 1
+_REQUIRED_KEYS = ("format_version", "model_state", "config", "epoch", "global_step")
+# Wrappers rename keys: torch.compile(m) adds "_orig_mod.", DataParallel "module.".
+_WRAPPER_PREFIXES = ("_orig_mod.", "module.")
+
+
+class CheckpointError(Exception):
+    """A checkpoint that cannot be written or used; the text says why."""
+
+
+def _numpy_state() -> dict[str, Any]:
+    kind, keys, pos, has_gauss, gauss = np.random.get_state()
+    return {
+        "kind": kind,
+        "keys": torch.from_numpy(keys.astype(np.int64)),
+        "pos": int(pos),
+        "has_gauss": int(has_gauss),
+        "gauss": float(gauss),
+    }
+
+
+def _set_numpy_state(state: dict[str, Any]) -> None:
+    keys = state["keys"].numpy().astype(np.uint32)
+    np.random.set_state(
+        (state["kind"], keys, state["pos"], state["has_gauss"], state["gauss"])
+    )
+
+
+def rng_states() -> dict[str, Any]:
+    """Python, NumPy, torch (and CUDA) RNG states as checkpoint-safe values."""
+    states: dict[str, Any] = {
+        "python": random.getstate(),
+        "numpy": _numpy_state(),
+        "torch": torch.get_rng_state(),
+    }
+    if torch.cuda.is_available():
+        states["cuda"] = torch.cuda.get_rng_state_all()
+    return states
+
+
+def set_rng_states(states: dict[str, Any]) -> None:
+    """Restore what :func:`rng_states` captured."""
+    version, internal, gauss = states["python"]
+    random.setstate((version, tuple(internal), gauss))
+    _set_numpy_state(states["numpy"])
+    torch.set_rng_state(states["torch"])
+    if "cuda" in states and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(states["cuda"])
+
+
+def _config_with_current_mask(run: TrainingRun) -> TrainConfig:
+    """The run's config, its freeze patterns replaced if the mask was edited since."""
+    names = frozen_names(run.model)
+    if set(names) == match_patterns(run.model, run.config.frozen):
+        return run.config
+    return run.config.replace(frozen=tuple(names))
+
+
+def checkpoint_dict(run: TrainingRun) -> dict[str, Any]:
+    """A snapshot of ``run`` as tensors and builtins."""
+    return {
+        "format_version": FORMAT_VERSION,
+        "model_state": run.model.state_dict(),
+        "optimizer_state": run.optimizer.state_dict(),
+        "scheduler_state": run.scheduler.state_dict() if run.scheduler else None,
+        "epoch": run.epoch,
+        "batch_in_epoch": run.batch_in_epoch,
+        "global_step": run.global_step,
+        "config": _config_with_current_mask(run).to_dict(),
+        "frozen": frozen_names(run.model),
+        "history": run.history.to_dict(),
+        "rng": rng_states(),
+        "torch_version": str(torch.__version__),
+        "workbench_version": workbench.__version__,
+    }
+
+
+def save_checkpoint(path: str | Path, run: TrainingRun) -> Path:
+    """Write ``run`` to ``path`` atomically: the old file survives any failure."""
+    return write_checkpoint(path, checkpoint_dict(run))
+
+
+def write_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
+    """Save ``payload`` to a temp file beside ``path``, sync it, rename it in place."""
+    path = Path(path).expanduser()
+    folder = path.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(
+            prefix=f".{path.name}.", suffix=".tmp", dir=folder
+        )
+    except OSError as exc:
+        raise CheckpointError(_os_error_text(path, exc)) from exc
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            torch.save(payload, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        if isinstance(exc, OSError):
+            raise CheckpointError(_os_error_text(path, exc)) from exc
+        raise
+    return path
+
+
+def _os_error_text(path: Path, exc: OSError) -> str:
+    if exc.errno == errno.ENOSPC:
+        return f"cannot save {path}: the disk is full (the previous file is intact)"
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return f"cannot save {path}: no permission to write in {path.parent}"
+    return f"cannot save {path}: {exc.strerror or exc}"
+
+
+def load_checkpoint(path: str | Path) -> dict[str, Any]:
+    """Read and check a checkpoint; never runs code stored in the file.
+
+    Raises
+    ------
+    CheckpointError
+        Missing, empty, truncated or corrupted files, files holding Python
+        objects other than tensors and builtins, and unknown format versions.
+    """
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise CheckpointError(f"no checkpoint at {path}")
+    if path.stat().st_size == 0:
+        raise CheckpointError(f"{path} is empty (an interrupted save?)")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # any parse failure of an untrusted file is "unreadable"
+        text = str(exc)
+        # torch names the blocked callable in a line mentioning GLOBAL (wording
+        # varies between releases).
+        offender = next(
+            (ln for ln in text.splitlines()[1:] if "global" in ln.lower()), None
+        )
+        if isinstance(exc, pickle.UnpicklingError) and offender:
+            raise CheckpointError(
+                f"refused to load {path}: it contains Python objects that could run "
+                "code when unpickled, and a checkpoint only needs tensors and plain "
+                f"values ({offender.strip().rstrip('.')}). Nothing in it was run."
+            ) from exc
+        first_line = text.splitlines()[0] if text else type(exc).__name__
+        raise CheckpointError(
+            f"{path} is not a readable checkpoint (truncated or corrupted): "
+            f"{first_line}"
+        ) from exc
+    if not isinstance(payload, dict) or not all(k in payload for k in _REQUIRED_KEYS):
+        raise CheckpointError(
+            f"{path} is a PyTorch file but not a ptcore-workbench checkpoint "
+            "(no format_version/model_state/config)"
+        )
+    version = payload["format_version"]
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        raise CheckpointError(
+            f"{path} has checkpoint format {version!r}; this program reads up to "
+            f"{FORMAT_VERSION}: upgrade ptcore-workbench"
+        )
+    return payload
+
+
+def strip_wrapper_prefixes(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Drop ``_orig_mod.`` and ``module.`` prefixes that wrappers add to keys."""
+    cleaned = {}
+    for key, value in state.items():
+        changed = True
+        while changed:
+            changed = False
+            for prefix in _WRAPPER_PREFIXES:
+                if key.startswith(prefix):
+                    key = key[len(prefix) :]
+                    changed = True
+        cleaned[key] = value
+    return cleaned
+
+
+def load_model_state(model: nn.Module, state: dict[str, torch.Tensor]) -> None:
+    """Load weights strictly; a mismatch names the keys and shapes that differ.
+
+    The model is untouched when the state does not fit.
+    """
+    state = strip_wrapper_prefixes(state)
+    own = model.state_dict()
+    missing = sorted(set(own) - set(state))
+    unexpected = sorted(set(state) - set(own))
+    shapes = sorted(
+        f"{k}: file {tuple(state[k].shape)} vs model {tuple(own[k].shape)}"
+        for k in set(own) & set(state)
+        if own[k].shape != state[k].shape
+    )
+    if missing or unexpected or shapes:
+        parts = []
+        if missing:
+            parts.append(f"missing in the file: {', '.join(missing[:8])}")
+        if unexpected:
+            parts.append(f"not in the model: {', '.join(unexpected[:8])}")
+        if shapes:
+            parts.append(f"shape mismatch: {'; '.join(shapes[:8])}")
+        raise CheckpointError(
+            "the checkpoint does not fit this model: " + "; ".join(parts)
+        )
+    model.load_state_dict(state)
+
+
+def config_of(payload: dict[str, Any]) -> TrainConfig:
+    """The run configuration stored in a checkpoint."""
+    try:
+        return TrainConfig.from_dict(payload["config"])
+    except (ConfigError, TypeError) as exc:
+        raise CheckpointError(f"the checkpoint's config is not usable: {exc}") from exc
+
+
+def restore_run(
+    payload: dict[str, Any],
+    *,
+    config: TrainConfig | None = None,
+    arrays: ImageArrays | None = None,
+    progress: Callable[[DownloadProgress], None] | None = None,
+) -> TrainingRun:
+    """Rebuild a run from a checkpoint so training continues where it stopped.
+
+    ``config`` may change what is safe to change on resume (epochs, max_steps,
+    device, loader); by default the stored config is used.
+    """
+    cfg = config or config_of(payload)
+    run = prepare_run(cfg, arrays=arrays, progress=progress)
+    load_model_state(run.model, payload["model_state"])
+    if payload.get("optimizer_state") is not None:
+        try:
+            run.optimizer.load_state_dict(payload["optimizer_state"])
+        except (ValueError, KeyError) as exc:
+            raise CheckpointError(f"the optimizer state does not fit: {exc}") from exc
+    scheduler_state = payload.get("scheduler_state")
+    if run.scheduler is not None and scheduler_state is not None:
+        if scheduler_state.get("total_steps") == run.total_steps:
+            run.scheduler.load_state_dict(scheduler_state)
+        else:
+            run.notices.append(
+                "the learning-rate schedule starts over: the run's length changed"
+            )
+    run.epoch = int(payload["epoch"])
+    run.batch_in_epoch = int(payload.get("batch_in_epoch", 0))
+    run.global_step = int(payload["global_step"])
+    run.history = MetricHistory.from_dict(payload.get("history", {}))
+    if "rng" in payload:
+        set_rng_states(payload["rng"])
+    return run

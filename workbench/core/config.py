@@ -1,0 +1,214 @@
+"""One run's configuration: a frozen dataclass, validated, saved as JSON or TOML.
+
+The window, the command line and checkpoints all speak this one type, so a run
+started anywhere can be repeated anywhere.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+
+DATASETS = ("digits", "mnist", "fashion-mnist", "kmnist")
+MODELS = ("small-cnn", "cnn", "lazy-cnn", "mlp")
+PRECISIONS = ("fp32", "bf16", "fp16")
+LOADERS = ("fast", "dataloader")
+OPTIMIZERS = ("adam", "adamw", "sgd")
+SCHEDULES = ("onecycle", "constant")
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune")
+
+# Epochs a dataset needs with the default recipe when the user names none:
+# digits has 1,437 training images (6 steps an epoch at batch 256).
+DEFAULT_EPOCHS = {"digits": 15, "mnist": 1, "fashion-mnist": 3, "kmnist": 3}
+
+
+class ConfigError(ValueError):
+    """A configuration value or file that cannot be used; the text names the field."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrainConfig:
+    """Everything that defines a training run.
+
+    ``epochs=None`` means the dataset's recommended count (``DEFAULT_EPOCHS``);
+    ``max_steps`` (global steps, counted across resumes) ends the run earlier.
+    ``frozen`` holds parameter names or glob patterns (``conv1.*``).
+    """
+
+    dataset: str = "digits"
+    data_dir: str | None = None
+    download: bool = True
+    model: str = "small-cnn"
+    device: str = "auto"
+    precision: str = "fp32"
+    batch_size: int = 256
+    loader: str = "fast"
+    workers: int = 0
+    pin_memory: bool = False
+    compile: bool = False
+    compile_mode: str = "default"
+    optimizer: str = "adam"
+    lr: float = 3e-3
+    weight_decay: float = 0.0
+    schedule: str = "onecycle"
+    epochs: int | None = None
+    max_steps: int | None = None
+    seed: int = 0
+    log_every: int = 10
+    frozen: tuple[str, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        # Lists arrive from JSON and argparse; a tuple keeps the dataclass hashable.
+        if not isinstance(self.frozen, tuple):
+            object.__setattr__(self, "frozen", tuple(self.frozen))
+        validate(self)
+
+    @property
+    def resolved_epochs(self) -> int:
+        """The number of epochs this run trains for at most."""
+        return self.epochs if self.epochs is not None else DEFAULT_EPOCHS[self.dataset]
+
+    def replace(self, **changes: Any) -> TrainConfig:
+        """A copy with ``changes`` applied and validated."""
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain builtins only, so the dict is JSON-, TOML- and checkpoint-safe."""
+        data = dataclasses.asdict(self)
+        data["frozen"] = list(self.frozen)
+        return {"schema_version": SCHEMA_VERSION, **data}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
+        """Build from a dict; unknown keys are ignored with a log line."""
+        version = data.get("schema_version", SCHEMA_VERSION)
+        if not isinstance(version, int) or version > SCHEMA_VERSION:
+            raise ConfigError(
+                f"schema_version {version!r} is newer than this program understands "
+                f"(up to {SCHEMA_VERSION}); upgrade ptcore-workbench"
+            )
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names - {"schema_version"})
+        if unknown:
+            log.warning("ignoring unknown config keys: %s", ", ".join(unknown))
+        # TOML has no null: an empty string stands for "not set" in optional fields.
+        values = {k: v for k, v in data.items() if k in names}
+        for key in ("data_dir", "epochs", "max_steps"):
+            if values.get(key) == "":
+                values[key] = None
+        try:
+            return cls(**values)
+        except TypeError as exc:
+            raise ConfigError(str(exc)) from exc
+
+
+def _check_choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ConfigError(f"{name}: {value!r} is not one of {', '.join(allowed)}")
+
+
+def _check_int(name: str, value: object, minimum: int, optional: bool = False) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ConfigError(f"{name}: {value!r} must be a whole number >= {minimum}")
+
+
+def validate(cfg: TrainConfig) -> None:
+    """Raise :class:`ConfigError` naming the first bad field and its allowed values."""
+    _check_choice("dataset", cfg.dataset, DATASETS)
+    _check_choice("model", cfg.model, MODELS)
+    _check_choice("precision", cfg.precision, PRECISIONS)
+    _check_choice("loader", cfg.loader, LOADERS)
+    _check_choice("optimizer", cfg.optimizer, OPTIMIZERS)
+    _check_choice("schedule", cfg.schedule, SCHEDULES)
+    _check_choice("compile_mode", cfg.compile_mode, COMPILE_MODES)
+    if not isinstance(cfg.device, str) or not cfg.device:
+        raise ConfigError("device: must be auto, cpu, cuda, cuda:N or mps")
+    _check_int("batch_size", cfg.batch_size, 1)
+    _check_int("workers", cfg.workers, 0)
+    _check_int("epochs", cfg.epochs, 1, optional=True)
+    _check_int("max_steps", cfg.max_steps, 1, optional=True)
+    _check_int("seed", cfg.seed, 0)
+    _check_int("log_every", cfg.log_every, 1)
+    for name in ("lr", "weight_decay"):
+        value = getattr(cfg, name)
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise ConfigError(f"{name}: {value!r} must be a number")
+        if not (value >= 0 and value < float("inf")) or (name == "lr" and value == 0):
+            raise ConfigError(f"{name}: {value!r} must be a finite number > 0")
+    for name in ("pin_memory", "compile", "download"):
+        if not isinstance(getattr(cfg, name), bool):
+            raise ConfigError(f"{name}: must be true or false")
+    if cfg.data_dir is not None and not isinstance(cfg.data_dir, str):
+        raise ConfigError("data_dir: must be a folder path")
+    if not all(isinstance(p, str) and p for p in cfg.frozen):
+        raise ConfigError("frozen: must be a list of parameter names or glob patterns")
+    if cfg.workers > 0 and cfg.loader == "fast":
+        raise ConfigError(
+            "workers: the fast in-memory loader has no worker processes; "
+            "use loader 'dataloader' to study num_workers"
+        )
+
+
+def save_config(cfg: TrainConfig, path: str | Path) -> None:
+    """Write ``cfg`` as JSON, or TOML when ``path`` ends in ``.toml``."""
+    path = Path(path)
+    data = cfg.to_dict()
+    if path.suffix.lower() == ".toml":
+        text = _to_toml(data)
+    else:
+        text = json.dumps(data, indent=2) + "\n"
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot write config {path}: {exc.strerror or exc}") from exc
+
+
+def load_config(path: str | Path) -> TrainConfig:
+    """Read a JSON or TOML config; errors name the file and what is wrong."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config {path}: {exc}") from exc
+    try:
+        if path.suffix.lower() == ".toml":
+            data = tomllib.loads(text)
+        else:
+            data = json.loads(text)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(
+            f"{path} is not valid {path.suffix[1:].upper()}: {exc}"
+        ) from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a table of settings at the top level")
+    try:
+        return TrainConfig.from_dict(data)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+
+
+def _to_toml(data: dict[str, Any]) -> str:
+    # The config is flat scalars and one list of strings: json quoting is valid TOML.
+    lines = []
+    for key, value in data.items():
+        if value is None:
+            value = ""
+        if isinstance(value, bool):
+            rendered = "true" if value else "false"
+        else:
+            rendered = json.dumps(value)
+        lines.append(f"{key} = {rendered}")
+    return "\n".join(lines) + "\n"

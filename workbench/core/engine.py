@@ -1,0 +1,497 @@
+"""The training engine: prepare a run, then iterate it as a generator of events.
+
+``iter_fit`` is the standard loop (zero_grad, forward, loss, backward, step) and
+nothing else; the window iterates it in a thread, the command line in a for
+loop. Stop and pause are checked at every batch boundary.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import random
+import statistics
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from workbench.core.config import TrainConfig
+from workbench.core.data import DownloadProgress, ImageArrays, Loaders, build_loaders
+from workbench.core.devices import DeviceError, resolve_device
+from workbench.core.events import (
+    CompileFinished,
+    CompileStarted,
+    EpochMetrics,
+    Notice,
+    RunStarted,
+    StepMetrics,
+    TrainEvent,
+    TrainResult,
+)
+from workbench.core.freezing import (
+    count_parameters,
+    reconcile_optimizer,
+    set_frozen,
+    train_mode,
+    trainable_parameters,
+)
+from workbench.core.models import build_model
+
+
+class TrainingError(RuntimeError):
+    """A run that cannot go on; the text tells the user what to change."""
+
+
+class TrainControl:
+    """Stop and pause flags shared between the caller and a running engine.
+
+    Plain ``threading.Event``s: the engine polls them between batches, so a
+    button handler in another thread may call these methods directly.
+    """
+
+    def __init__(self) -> None:
+        self._stop = threading.Event()
+        self._running = threading.Event()
+        self._running.set()
+        self._mask_changed = threading.Event()
+
+    def request_stop(self) -> None:
+        """Finish the current batch, then end the run (also ends a pause)."""
+        self._stop.set()
+        self._running.set()
+
+    def pause(self) -> None:
+        """Hold the run before its next batch."""
+        self._running.clear()
+
+    def resume(self) -> None:
+        """Let a paused run go on."""
+        self._running.set()
+
+    @property
+    def stop_requested(self) -> bool:
+        """True once :meth:`request_stop` was called."""
+        return self._stop.is_set()
+
+    @property
+    def paused(self) -> bool:
+        """True between :meth:`pause` and :meth:`resume`."""
+        return not self._running.is_set()
+
+    def wait_if_paused(self) -> None:
+        """Block while paused; returns at once otherwise."""
+        while not self._running.wait(0.1):
+            pass
+
+    def notify_mask_changed(self) -> None:
+        """Tell the engine ``requires_grad`` was edited (while paused)."""
+        self._mask_changed.set()
+
+    def take_mask_changed(self) -> bool:
+        """True once after each :meth:`notify_mask_changed`."""
+        if self._mask_changed.is_set():
+            self._mask_changed.clear()
+            return True
+        return False
+
+
+@dataclass
+class MetricHistory:
+    """What a run has logged so far; saved in checkpoints and re-plotted on load."""
+
+    steps: list[tuple[int, float]] = field(default_factory=list)
+    epochs: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Builtins only (checkpoint-safe)."""
+        return {"steps": [list(s) for s in self.steps], "epochs": list(self.epochs)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MetricHistory:
+        """Inverse of :meth:`to_dict`."""
+        steps = [(int(s), float(loss)) for s, loss in data.get("steps", [])]
+        return cls(steps, [dict(e) for e in data.get("epochs", [])])
+
+
+@dataclass
+class TrainingRun:
+    """Everything a run needs to continue; a checkpoint is a snapshot of it."""
+
+    config: TrainConfig
+    model: nn.Module
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LRScheduler | None
+    loaders: Loaders
+    device: torch.device
+    total_steps: int
+    epoch: int = 0  # epochs completed
+    batch_in_epoch: int = 0  # batches of the current epoch already trained
+    global_step: int = 0
+    history: MetricHistory = field(default_factory=MetricHistory)
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def steps_per_epoch(self) -> int:
+        """Batches in one training epoch."""
+        return len(self.loaders.train)
+
+    @property
+    def finished(self) -> bool:
+        """True when the run has trained all its steps."""
+        return self.global_step >= self.total_steps
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python, NumPy and torch so a CPU run repeats exactly."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def check_precision(precision: str, device: torch.device) -> None:
+    """Raise :class:`TrainingError` for a precision this device cannot train in."""
+    if precision == "fp16" and device.type != "cuda":
+        raise TrainingError(
+            "precision fp16 needs a CUDA device (it trains with a gradient scaler); "
+            f"this run uses {device.type}: choose bf16 or fp32"
+        )
+    if precision == "bf16" and device.type not in ("cpu", "cuda"):
+        raise TrainingError(
+            f"precision bf16 autocast is not supported on {device.type}"
+        )
+
+
+def build_optimizer(cfg: TrainConfig, model: nn.Module) -> torch.optim.Optimizer:
+    """The configured optimizer over the trainable parameters only."""
+    params = trainable_parameters(model)
+    if not params:
+        raise TrainingError(
+            "every parameter is frozen, so there is nothing to train: "
+            "unfreeze at least one layer"
+        )
+    if cfg.optimizer == "sgd":
+        return torch.optim.SGD(
+            params, lr=cfg.lr, momentum=0.9, weight_decay=cfg.weight_decay
+        )
+    optim_cls = torch.optim.AdamW if cfg.optimizer == "adamw" else torch.optim.Adam
+    return optim_cls(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+
+
+def build_scheduler(
+    cfg: TrainConfig, optimizer: torch.optim.Optimizer, total_steps: int
+) -> torch.optim.lr_scheduler.LRScheduler | None:
+    """One-cycle warm-up and anneal over the whole run, or none."""
+    if cfg.schedule == "constant":
+        return None
+    return torch.optim.lr_scheduler.OneCycleLR(
+        optimizer,
+        max_lr=cfg.lr,
+        total_steps=max(total_steps, 1),
+        # Adam's beta1 is not a momentum OneCycle should cycle.
+        cycle_momentum=cfg.optimizer == "sgd",
+    )
+
+
+def prepare_run(
+    cfg: TrainConfig,
+    *,
+    arrays: ImageArrays | None = None,
+    progress: Callable[[DownloadProgress], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> TrainingRun:
+    """Load data, build the model (materialised), freeze, and build the optimizer."""
+    try:
+        device = resolve_device(cfg.device)
+    except DeviceError as exc:
+        raise TrainingError(str(exc)) from exc
+    check_precision(cfg.precision, device)
+    seed_everything(cfg.seed)
+    loaders = build_loaders(
+        cfg, device, arrays=arrays, progress=progress, cancel=cancel
+    )
+    model = build_model(cfg.model, loaders.info.num_classes, seed=cfg.seed).to(device)
+    set_frozen(model, cfg.frozen)
+    total_steps = cfg.resolved_epochs * len(loaders.train)
+    if cfg.max_steps is not None:
+        total_steps = min(total_steps, cfg.max_steps)
+    optimizer = build_optimizer(cfg, model)
+    scheduler = build_scheduler(cfg, optimizer, total_steps)
+    if cfg.compile:
+        # In place: the module keeps its own state_dict keys (no "_orig_mod.").
+        model.compile(mode=cfg.compile_mode)
+    return TrainingRun(
+        config=cfg,
+        model=model,
+        optimizer=optimizer,
+        scheduler=scheduler,
+        loaders=loaders,
+        device=device,
+        total_steps=total_steps,
+        notices=list(loaders.notices),
+    )
+
+
+def autocast_context(
+    precision: str, device: torch.device
+) -> contextlib.AbstractContextManager[Any]:
+    """Autocast for bf16/fp16; a no-op for fp32."""
+    if precision == "fp32":
+        return contextlib.nullcontext()
+    dtype = torch.bfloat16 if precision == "bf16" else torch.float16
+    return torch.autocast(device.type, dtype=dtype)
+
+
+def evaluate(run: TrainingRun) -> tuple[float, float]:
+    """Mean loss and accuracy on the validation split, in ``eval()`` mode."""
+    model = run.model
+    was_training = model.training
+    model.eval()
+    loss_sum = torch.zeros((), device=run.device)
+    correct = torch.zeros((), device=run.device, dtype=torch.long)
+    count = 0
+    with torch.no_grad(), autocast_context(run.config.precision, run.device):
+        for x, y in run.loaders.val:
+            logits = model(x)
+            loss_sum += nn.functional.cross_entropy(logits.float(), y, reduction="sum")
+            correct += (logits.argmax(1) == y).sum()
+            count += y.numel()
+    model.train(was_training)
+    if count == 0:
+        return math.nan, math.nan
+    return loss_sum.item() / count, correct.item() / count
+
+
+class _Interval:
+    """Running sums between two log points, kept on the device to avoid syncs."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+        self.reset()
+
+    def reset(self) -> None:
+        self.loss_sum = torch.zeros((), device=self.device)
+        self.correct = torch.zeros((), device=self.device, dtype=torch.long)
+        self.samples = 0
+        self.steps = 0
+        self.seconds = 0.0
+
+    def add(self, loss: torch.Tensor, logits: torch.Tensor, y: torch.Tensor) -> None:
+        n = y.numel()
+        self.loss_sum += loss.detach() * n
+        self.correct += (logits.detach().argmax(1) == y).sum()
+        self.samples += n
+        self.steps += 1
+
+
+def iter_fit(
+    run: TrainingRun, control: TrainControl | None = None
+) -> Iterator[TrainEvent]:
+    """Train ``run`` to its end, yielding events; the last one is a TrainResult.
+
+    Raises
+    ------
+    TrainingError
+        When the loss stops being finite (checked at every log step, so within
+        ``log_every`` steps of the first bad one).
+    """
+    control = control or TrainControl()
+    cfg, model, device = run.config, run.model, run.device
+    total_params, trainable = count_parameters(model)
+    yield RunStarted(
+        total_steps=run.total_steps,
+        steps_per_epoch=run.steps_per_epoch,
+        start_step=run.global_step,
+        device=str(device),
+        precision=cfg.precision,
+        model=cfg.model,
+        parameters=total_params,
+        trainable_parameters=trainable,
+    )
+    for message in run.notices:
+        yield Notice(message)
+
+    scaler = torch.amp.GradScaler(device.type, enabled=cfg.precision == "fp16")
+    interval = _Interval(device)
+    epoch_stats = _Interval(device)
+    step_times: list[float] = []
+    compile_seconds = 0.0
+    needs_compile = cfg.compile
+    train_seconds = 0.0
+    train_samples = 0
+    run_started = time.perf_counter()
+    stopped = False
+    val_loss = val_acc = math.nan
+    if run.history.epochs:
+        val_loss = run.history.epochs[-1]["val_loss"]
+        val_acc = run.history.epochs[-1]["val_accuracy"]
+
+    while not run.finished and run.epoch < cfg.resolved_epochs and not stopped:
+        epoch = run.epoch
+        run.loaders.train.set_epoch(epoch)
+        train_mode(model)
+        epoch_stats.reset()
+        epoch_started = time.perf_counter()
+        # Step time runs from the end of the previous step, so fetching the batch
+        # (the data pipeline) counts, and time spent paused does not.
+        mark = time.perf_counter()
+        for x, y in run.loaders.train.iter_from(run.batch_in_epoch):
+            if control.paused:
+                control.wait_if_paused()
+                mark = time.perf_counter()
+            if control.stop_requested:
+                stopped = True
+                break
+            if control.take_mask_changed():
+                reconcile_optimizer(run.optimizer, model)
+                train_mode(model)
+            if needs_compile:
+                yield CompileStarted()
+                mark = time.perf_counter()
+            run.optimizer.zero_grad(set_to_none=True)
+            with autocast_context(cfg.precision, device):
+                logits = model(x)
+                loss = nn.functional.cross_entropy(logits.float(), y)
+            scaler.scale(loss).backward()
+            scaler.step(run.optimizer)
+            scaler.update()
+            if run.scheduler is not None:
+                run.scheduler.step()
+            run.global_step += 1
+            run.batch_in_epoch += 1
+            epoch_stats.add(loss, logits, y)
+            if needs_compile:
+                # Also compile the eval graph now, so validation does not stall later.
+                evaluate_one_batch(run)
+                _sync(device)
+                compile_seconds = time.perf_counter() - mark
+                needs_compile = False
+                yield CompileFinished(compile_seconds)
+                mark = time.perf_counter()
+                continue
+            interval.add(loss, logits, y)
+            is_log_step = run.global_step % cfg.log_every == 0 or run.finished
+            if is_log_step:
+                loss_value = loss.item()  # syncs the device: the interval's end
+            now = time.perf_counter()
+            interval.seconds += now - mark
+            mark = now
+            if is_log_step:
+                step_times.append(interval.seconds / interval.steps)
+                train_seconds += interval.seconds
+                train_samples += interval.samples
+                yield _log_step(run, interval, epoch, loss_value, run_started)
+                mark = time.perf_counter()
+            if run.finished:
+                break
+        epoch_seconds = time.perf_counter() - epoch_started
+        if stopped or epoch_stats.steps == 0:
+            break
+        val_loss, val_acc = evaluate(run)
+        completed = run.batch_in_epoch >= run.steps_per_epoch
+        metrics = _epoch_metrics(
+            run, epoch_stats, epoch, val_loss, val_acc, epoch_seconds
+        )
+        run.history.epochs.append(metrics.to_dict())
+        if completed:
+            run.epoch += 1
+            run.batch_in_epoch = 0
+        yield metrics
+
+    # The device syncs only at log points, so step time is a median over whole
+    # log intervals: the steady step time that compile is judged against.
+    step_seconds = statistics.median(step_times) if step_times else math.nan
+    yield TrainResult(
+        stopped=stopped,
+        epochs_completed=run.epoch,
+        global_step=run.global_step,
+        val_loss=val_loss,
+        val_accuracy=val_acc,
+        images_per_s=train_samples / train_seconds if train_seconds else math.nan,
+        seconds=time.perf_counter() - run_started,
+        compile_seconds=_compile_overhead(compile_seconds, step_seconds),
+        step_seconds=step_seconds,
+    )
+
+
+def _compile_overhead(first_step_seconds: float, step_seconds: float) -> float:
+    """What compiling added to the first step, beyond a steady step."""
+    if first_step_seconds == 0.0:
+        return 0.0
+    steady = 0.0 if math.isnan(step_seconds) else step_seconds
+    return max(first_step_seconds - steady, 0.0)
+
+
+def evaluate_one_batch(run: TrainingRun) -> None:
+    """One eval-mode forward pass (compiles the eval graph)."""
+    model = run.model
+    model.eval()
+    with torch.no_grad(), autocast_context(run.config.precision, run.device):
+        for x, _ in run.loaders.val:
+            model(x)
+            break
+    train_mode(model)
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    elif device.type == "mps":
+        torch.mps.synchronize()
+
+
+def _log_step(
+    run: TrainingRun, interval: _Interval, epoch: int, loss: float, started: float
+) -> StepMetrics:
+    loss_mean = (interval.loss_sum / max(interval.samples, 1)).item()
+    if not (math.isfinite(loss) and math.isfinite(loss_mean)):
+        raise TrainingError(
+            f"the loss became {loss} at step {run.global_step} (epoch {epoch + 1}); "
+            f"training stopped. Lower the learning rate (now {run.config.lr:g}) "
+            "or use fp32."
+        )
+    run.history.steps.append((run.global_step, loss))
+    lr = run.optimizer.param_groups[0]["lr"]
+    metrics = StepMetrics(
+        epoch=epoch,
+        step=run.batch_in_epoch,
+        global_step=run.global_step,
+        total_steps=run.total_steps,
+        loss=loss,
+        accuracy=interval.correct.item() / max(interval.samples, 1),
+        lr=float(lr),
+        images_per_s=interval.samples / interval.seconds if interval.seconds else 0.0,
+        elapsed_s=time.perf_counter() - started,
+    )
+    interval.reset()
+    return metrics
+
+
+def _epoch_metrics(
+    run: TrainingRun,
+    stats: _Interval,
+    epoch: int,
+    val_loss: float,
+    val_acc: float,
+    seconds: float,
+) -> EpochMetrics:
+    return EpochMetrics(
+        epoch=epoch,
+        global_step=run.global_step,
+        train_loss=(stats.loss_sum / max(stats.samples, 1)).item(),
+        train_accuracy=stats.correct.item() / max(stats.samples, 1),
+        val_loss=val_loss,
+        val_accuracy=val_acc,
+        images_per_s=stats.samples / seconds if seconds else 0.0,
+        seconds=seconds,
+    )
+
+
+def fit(run: TrainingRun, control: TrainControl | None = None) -> list[TrainEvent]:
+    """Run :func:`iter_fit` to the end and return every event (tests, scripts)."""
+    return list(iter_fit(run, control))

@@ -1,0 +1,166 @@
+"""The built-in networks, and materialising lazy ones.
+
+Each model names its classifier layer in ``head_module`` so "freeze all but the head"
+works for every architecture.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn.parameter import is_lazy
+
+from workbench.core.config import MODELS, ConfigError
+
+MODEL_TITLES = {
+    "small-cnn": "Small CNN (3 conv + BatchNorm; fast, the default)",
+    "cnn": "Classic CNN (the PyTorch MNIST example)",
+    "lazy-cnn": "Lazy CNN (LazyConv2d/LazyLinear, shapes found by a first batch)",
+    "mlp": "MLP (two hidden layers)",
+}
+
+
+class SmallCNN(nn.Module):
+    """Three conv blocks with BatchNorm and a linear head; ~30k parameters."""
+
+    head_module = "head"
+
+    def __init__(self, num_classes: int) -> None:
+        super().__init__()
+
+        def block(cin: int, cout: int) -> nn.Sequential:
+            return nn.Sequential(
+                nn.Conv2d(cin, cout, 3, padding=1, bias=False),
+                nn.BatchNorm2d(cout),
+                nn.ReLU(inplace=True),
+                nn.MaxPool2d(2),
+            )
+
+        self.features = nn.Sequential(block(1, 16), block(16, 32), block(32, 64))
+        self.head = nn.Linear(64 * 3 * 3, num_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(torch.flatten(self.features(x), 1))
+
+
+class ClassicCNN(nn.Module):
+    """``Net`` from pytorch/examples ``mnist/main.py``: two convs, two linears."""
+
+    head_module = "fc2"
+
+    def __init__(self, num_classes: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 32, 3, 1)
+        self.conv2 = nn.Conv2d(32, 64, 3, 1)
+        self.dropout1 = nn.Dropout(0.25)
+        self.dropout2 = nn.Dropout(0.5)
+        self.fc1 = nn.Linear(9216, 128)
+        self.fc2 = nn.Linear(128, num_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = torch.relu(self.conv1(x))
+        x = torch.relu(self.conv2(x))
+        x = self.dropout1(torch.max_pool2d(x, 2))
+        x = self.dropout2(torch.relu(self.fc1(torch.flatten(x, 1))))
+        return self.fc2(x)
+
+
+class LazyCNN(nn.Module):
+    """Like the classic CNN, with no input sizes written down: a batch sets them."""
+
+    head_module = "fc2"
+
+    def __init__(self, num_classes: int) -> None:
+        super().__init__()
+        self.conv1 = nn.LazyConv2d(32, 3)
+        self.conv2 = nn.LazyConv2d(64, 3)
+        self.fc1 = nn.LazyLinear(128)
+        self.fc2 = nn.LazyLinear(num_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = torch.max_pool2d(torch.relu(self.conv1(x)), 2)
+        x = torch.max_pool2d(torch.relu(self.conv2(x)), 2)
+        x = torch.relu(self.fc1(torch.flatten(x, 1)))
+        return self.fc2(x)
+
+
+class MLP(nn.Module):
+    """Flatten, two hidden layers, a linear head."""
+
+    head_module = "head"
+
+    def __init__(self, num_classes: int) -> None:
+        super().__init__()
+        self.hidden = nn.Sequential(
+            nn.Flatten(),
+            nn.Linear(28 * 28, 256),
+            nn.ReLU(inplace=True),
+            nn.Linear(256, 128),
+            nn.ReLU(inplace=True),
+        )
+        self.head = nn.Linear(128, num_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.hidden(x))
+
+
+_BUILDERS: dict[str, type[nn.Module]] = {
+    "small-cnn": SmallCNN,
+    "cnn": ClassicCNN,
+    "lazy-cnn": LazyCNN,
+    "mlp": MLP,
+}
+assert set(_BUILDERS) == set(MODELS)
+
+
+def has_lazy_parameters(model: nn.Module) -> bool:
+    """True while any parameter's shape is still unknown."""
+    return any(is_lazy(p) for p in model.parameters())
+
+
+def materialize(model: nn.Module, input_shape: tuple[int, ...] = (1, 28, 28)) -> bool:
+    """Run one dry-run batch so lazy modules learn their shapes.
+
+    Must happen before parameters are listed, frozen or given to an optimizer:
+    a lazy parameter has no shape yet. Returns True if anything was materialised.
+    """
+    if not has_lazy_parameters(model):
+        return False
+    device = next(model.parameters()).device
+    was_training = model.training
+    model.eval()  # the dry run must not touch BatchNorm statistics
+    with torch.no_grad():
+        model(torch.zeros(2, *input_shape, device=device))
+    model.train(was_training)
+    return True
+
+
+def build_model(
+    name: str, num_classes: int = 10, *, seed: int | None = None
+) -> nn.Module:
+    """A fresh, fully materialised model; ``seed`` makes its initial weights fixed."""
+    if name not in _BUILDERS:
+        raise ConfigError(f"model: {name!r} is not one of {', '.join(MODELS)}")
+    if seed is None:
+        model = _BUILDERS[name](num_classes)
+        materialize(model)
+        return model
+    # fork_rng keeps the caller's global stream untouched by our initialisation.
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = _BUILDERS[name](num_classes)
+        materialize(model)
+    return model
+
+
+def head_name(model: nn.Module) -> str:
+    """The module path of the classifier layer (``fc2``, ``head``)."""
+    name = getattr(model, "head_module", None)
+    if isinstance(name, str):
+        return name
+    # Unknown architectures: the last module that owns parameters.
+    last = ""
+    for path, module in model.named_modules():
+        if any(True for _ in module.parameters(recurse=False)):
+            last = path
+    return last
