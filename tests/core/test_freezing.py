@@ -33,9 +33,21 @@ def test_tree_mirrors_named_parameters_with_counts():
     walk(tree)
     assert flat == [n for n, _ in model.named_parameters()]
     assert tree.numel == sum(p.numel() for p in model.parameters())
-    features = tree.children[0]
-    assert features.name == "features"
-    assert features.numel + tree.children[1].numel == tree.numel
+    assert [c.name for c in tree.children] == [
+        "block1",
+        "block2",
+        "block3",
+        "block4",
+        "head",
+    ]
+    assert sum(c.numel for c in tree.children) == tree.numel
+    conv, bn = tree.children[0].children
+    assert (conv.name, conv.type_name, bn.type_name) == (
+        "block1.0",
+        "Conv2d",
+        "BatchNorm2d",
+    )
+    assert bn.numel == 2 * 16
 
 
 def test_patterns_match_names_modules_and_globs():
@@ -93,9 +105,9 @@ def test_reconcile_after_mask_change_keeps_one_group_and_valid_state():
 
 def test_frozen_batchnorm_keeps_its_running_statistics():
     model = build_model("small-cnn", seed=0)
-    set_frozen(model, ["features.0.*"])
+    set_frozen(model, ["block1.*"])
     train_mode(model)
-    bn_frozen, bn_free = model.features[0][1], model.features[1][1]
+    bn_frozen, bn_free = model.block1[1], model.block2[1]
     assert not bn_frozen.training
     assert bn_free.training
     before = bn_frozen.running_mean.clone(), bn_free.running_mean.clone()
@@ -109,7 +121,7 @@ def test_frozen_parameters_are_bit_identical_after_training(tiny_arrays):
         model="small-cnn",
         epochs=1,
         batch_size=64,
-        frozen=("features.0.*",),
+        frozen=("block1.*",),
         weight_decay=0.01,
         optimizer="adamw",
     )
@@ -117,12 +129,10 @@ def test_frozen_parameters_are_bit_identical_after_training(tiny_arrays):
     frozen = {
         n: p.detach().clone()
         for n, p in run.model.named_parameters()
-        if n.startswith("features.0.")
+        if n.startswith("block1.")
     }
     buffers = {
-        n: b.clone()
-        for n, b in run.model.named_buffers()
-        if n.startswith("features.0.")
+        n: b.clone() for n, b in run.model.named_buffers() if n.startswith("block1.")
     }
     head_before = run.model.head.weight.detach().clone()
     fit(run)

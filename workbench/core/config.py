@@ -57,7 +57,7 @@ class TrainConfig:
     compile: bool = False
     compile_mode: str = "default"
     optimizer: str = "adam"
-    lr: float = 3e-3
+    lr: float = 6e-3
     weight_decay: float = 0.0
     schedule: str = "onecycle"
     epochs: int | None = None

