@@ -26,26 +26,6 @@ from workbench.core import config as C
 log = logging.getLogger("workbench")
 
 
-def _user_errors() -> tuple[type[Exception], ...]:
-    """Errors the core raises with user-readable text; anything else is a bug."""
-    from workbench.core.checkpoints import CheckpointError
-    from workbench.core.data import DataError
-    from workbench.core.devices import DeviceError
-    from workbench.core.engine import TrainingError
-    from workbench.core.freezing import FreezeError
-    from workbench.core.predict import PredictError
-
-    return (
-        C.ConfigError,
-        CheckpointError,
-        DataError,
-        DeviceError,
-        TrainingError,
-        FreezeError,
-        PredictError,
-    )
-
-
 def _say(text: str) -> None:
     from tqdm import tqdm
 
@@ -378,9 +358,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_window()
     commands = {"train": cmd_train, "predict": cmd_predict, "devices": cmd_devices}
+    from workbench.core.errors import USER_ERRORS
+
     try:
         return commands[args.command](args)
-    except _user_errors() as exc:
+    except USER_ERRORS as exc:
         sys.stderr.write(f"ptcore-workbench {args.command}: error: {exc}\n")
         return 2
     except KeyboardInterrupt:

@@ -26,6 +26,8 @@ def test_train_saves_checkpoint_and_metrics_json(tmp_path, capsys):
         "mlp",
         "--epochs",
         "2",
+        "--lr",
+        "0.003",
         "--log-every",
         "5",
         "--save",

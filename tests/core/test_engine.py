@@ -209,3 +209,17 @@ def test_compile_in_place_keeps_clean_keys_and_reports_compile_time(tiny_arrays)
     assert finished.seconds > 0
     assert result.compile_seconds > result.step_seconds
     assert not any(k.startswith("_orig_mod") for k in run.model.state_dict())
+
+
+def test_freezing_everything_mid_run_is_a_clear_error(tiny_arrays):
+    from workbench.core.freezing import set_frozen
+
+    run = prepare_run(TrainConfig(model="mlp", batch_size=32), arrays=tiny_arrays)
+    control = TrainControl()
+    events = iter_fit(run, control)
+    while not isinstance(next(events), E.StepMetrics):
+        pass
+    set_frozen(run.model, ["*"])
+    control.notify_mask_changed()
+    with pytest.raises(TrainingError, match="nothing to train"):
+        next(events)

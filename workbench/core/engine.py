@@ -48,6 +48,12 @@ class TrainingError(RuntimeError):
     """A run that cannot go on; the text tells the user what to change."""
 
 
+_ALL_FROZEN = (
+    "every parameter is frozen, so there is nothing to train: "
+    "unfreeze at least one layer"
+)
+
+
 class TrainControl:
     """Stop and pause flags shared between the caller and a running engine.
 
@@ -171,10 +177,7 @@ def build_optimizer(cfg: TrainConfig, model: nn.Module) -> torch.optim.Optimizer
     """The configured optimizer over the trainable parameters only."""
     params = trainable_parameters(model)
     if not params:
-        raise TrainingError(
-            "every parameter is frozen, so there is nothing to train: "
-            "unfreeze at least one layer"
-        )
+        raise TrainingError(_ALL_FROZEN)
     if cfg.optimizer == "sgd":
         return torch.optim.SGD(
             params, lr=cfg.lr, momentum=0.9, weight_decay=cfg.weight_decay
@@ -349,6 +352,8 @@ def iter_fit(
                 break
             if control.take_mask_changed():
                 reconcile_optimizer(run.optimizer, model)
+                if not run.optimizer.param_groups[0]["params"]:
+                    raise TrainingError(_ALL_FROZEN)
                 train_mode(model)
             if needs_compile:
                 yield CompileStarted()

@@ -1,0 +1,88 @@
+"""Qt fixtures for the window tests: offscreen, isolated settings, no leftovers."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from workbench.ui import dialogs, window_state
+from workbench.ui.tasks import TaskThread
+from workbench.ui.trainer_thread import TrainerThread
+
+from .helpers import FAST
+
+
+@pytest.fixture(autouse=True)
+def _isolated_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
+    """Window state goes to an INI file in tmp_path; data to tmp_path too."""
+    path = tmp_path / "settings.ini"
+    window_state.use_settings_file(path)
+    monkeypatch.setenv("PTCORE_DATA_DIR", str(tmp_path / "data"))
+    yield path
+    window_state.use_settings_file(None)
+
+
+@pytest.fixture(autouse=True)
+def _no_dangling_threads() -> Iterator[None]:
+    """Fail a test that leaves a trainer or task thread running (and stop it)."""
+    yield
+    leftovers: list[str] = []
+    for thread in TrainerThread.running_threads():
+        thread.control.request_stop()
+        thread.wait(10_000)
+        leftovers.append("TrainerThread")
+    for task in TaskThread.running_threads():
+        task.cancel()
+        task.wait(10_000)
+        leftovers.append(f"TaskThread {task.objectName()}")
+    assert not leftovers, f"threads left running: {leftovers}"
+
+
+@dataclass
+class ErrorDialogs:
+    """Error dialogs the window asked for (instead of showing them)."""
+
+    shown: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def titles(self) -> list[str]:
+        return [title for title, _, _ in self.shown]
+
+
+@pytest.fixture(autouse=True)
+def error_dialogs(monkeypatch: pytest.MonkeyPatch) -> Iterator[ErrorDialogs]:
+    """Record error dialogs; a test that does not expect one fails if one appears.
+
+    A test expecting errors asserts on ``error_dialogs.shown`` and clears it.
+    """
+    record = ErrorDialogs()
+
+    def show_error(parent: Any, title: str, message: str, details: str = "") -> None:
+        record.shown.append((title, message, details))
+
+    monkeypatch.setattr(dialogs, "show_error", show_error)
+    yield record
+    assert not record.shown, f"unexpected error dialogs: {record.shown}"
+
+
+@pytest.fixture
+def window(qtbot: Any) -> Iterator[Any]:
+    """A MainWindow with the fast config applied and its data loaded."""
+    from workbench.ui.main_window import MainWindow
+
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.apply_config(FAST)
+    win.show()
+    qtbot.waitUntil(lambda: win.data_panel.is_loaded(), timeout=30_000)
+    yield win
+    win.close()

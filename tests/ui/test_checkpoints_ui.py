@@ -1,0 +1,135 @@
+"""Save and open checkpoints through the (monkeypatched) file dialogs."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.ui import dialogs, window_state
+from workbench.ui.main_window import MainWindow
+
+from .helpers import FAST, run_to_end
+
+pytestmark = pytest.mark.gui
+
+
+def _use_dialog(monkeypatch, name, path):
+    calls = []
+
+    def fake(parent, title, name_filter):
+        calls.append((title, name_filter))
+        return path
+
+    monkeypatch.setattr(dialogs, name, fake)
+    return calls
+
+
+def test_save_then_open_restores_everything(qtbot, window, tmp_path, monkeypatch):
+    window.apply_config(FAST.replace(max_steps=None, epochs=50, lr=0.004))
+    window.freeze_panel.head_button.click()
+    with qtbot.waitSignal(window.epoch_finished, timeout=30_000):
+        window.start()
+    with qtbot.waitSignal(window.run_finished, timeout=10_000):
+        window.stop()
+    run = window.current_run
+    path = tmp_path / "ckpt.pt"
+    calls = _use_dialog(monkeypatch, "get_save_path", path)
+    window.save_action.trigger()
+    assert path.is_file()
+    assert "*.pt" in calls[0][1]
+
+    other = MainWindow()
+    qtbot.addWidget(other)
+    qtbot.waitUntil(lambda: not other.data_panel.is_busy(), timeout=30_000)
+    _use_dialog(monkeypatch, "get_open_path", path)
+    with qtbot.waitSignal(
+        other.state_changed, timeout=30_000, check_params_cb=lambda s: s == "idle"
+    ):
+        other.open_action.trigger()
+    restored = other.current_run
+    assert restored is not None
+    assert restored.global_step == run.global_step
+    assert restored.config.lr == 0.004
+    assert other.current_config().lr == 0.004  # panels show the checkpoint's config
+    assert other.freeze_panel.model is restored.model
+    frozen = [n for n, p in restored.model.named_parameters() if not p.requires_grad]
+    assert frozen == [n for n, p in run.model.named_parameters() if not p.requires_grad]
+    for (name, a), (_, b) in zip(
+        run.model.state_dict().items(), restored.model.state_dict().items(), strict=True
+    ):
+        assert (a == b).all(), name
+    assert (
+        restored.optimizer.state_dict()["state"].keys()
+        == run.optimizer.state_dict()["state"].keys()
+    )
+    # The plots show the stored history.
+    assert other.loss_plot.point_count("loss") == len(run.history.steps)
+    assert other.accuracy_plot.point_count("validation") == len(run.history.epochs)
+    assert window_state.recent_files(other._settings)[0] == str(path.resolve())
+    assert other.recent_menu.actions()[0].data() == str(path.resolve())
+
+    # Training continues from the checkpoint.
+    assert other.training_panel.start_button.text() == "Continue"
+    steps = []
+    other.step_finished.connect(steps.append)
+    other.apply_config(other.current_config().replace(max_steps=run.global_step + 2))
+    run_to_end(qtbot, other)
+    assert steps[0].global_step == run.global_step + 1
+    assert other.current_run.global_step == run.global_step + 2
+    assert other.loss_plot.point_count("loss") == len(run.history.steps) + 2
+    other.close()
+
+
+def test_opening_a_bad_file_shows_the_error(
+    qtbot, window, tmp_path, monkeypatch, error_dialogs
+):
+    path = tmp_path / "not-a-checkpoint.pt"
+    path.write_bytes(b"garbage")
+    _use_dialog(monkeypatch, "get_open_path", path)
+    with qtbot.waitSignal(
+        window.state_changed, timeout=30_000, check_params_cb=lambda s: s == "idle"
+    ):
+        window.open_action.trigger()
+    assert error_dialogs.titles() == ["Could not open the checkpoint"]
+    assert "not a readable checkpoint" in error_dialogs.shown[0][1]
+    assert window.current_run is None
+    error_dialogs.shown.clear()
+
+
+def test_cancelled_dialogs_do_nothing(qtbot, window, monkeypatch):
+    _use_dialog(monkeypatch, "get_open_path", None)
+    _use_dialog(monkeypatch, "get_save_path", None)
+    window.open_action.trigger()
+    window.save_config_action.trigger()
+    assert window.state == "idle"
+
+
+def test_save_is_offered_only_with_a_run(qtbot, window):
+    assert not window.save_action.isEnabled()
+    run_to_end(qtbot, window)
+    assert window.save_action.isEnabled()
+
+
+def test_gpu_checkpoint_opens_on_this_machine(qtbot, window, tmp_path, monkeypatch):
+    import torch
+
+    from workbench.core.devices import list_devices
+
+    if any(d.kind == "cuda" and d.available for d in list_devices()):
+        pytest.skip("this machine has CUDA: nothing to fall back from")
+    run_to_end(qtbot, window)
+    path = tmp_path / "gpu.pt"
+    window.save_checkpoint(path)
+    payload = torch.load(path, map_location="cpu", weights_only=True)
+    payload["config"].update(device="cuda", precision="fp16")
+    torch.save(payload, path)
+    _use_dialog(monkeypatch, "get_open_path", path)
+    with qtbot.waitSignal(
+        window.state_changed, timeout=30_000, check_params_cb=lambda s: s == "idle"
+    ):
+        window.open_action.trigger()
+    run = window.current_run
+    assert run.device.type == "cpu"
+    assert run.config.precision == "fp32"
+    notes = window.training_panel.notes_label.text()
+    assert "cuda" in notes
+    assert "fp16 needs CUDA" in notes

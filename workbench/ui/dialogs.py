@@ -1,0 +1,81 @@
+"""Every dialog the window opens goes through here, so tests can replace them.
+
+``get_open_path``/``get_save_path`` return a path or None (cancelled); they
+remember the folder per file type in the window settings. Error boxes open
+window-modal without blocking (``QDialog.open``), so a worker's error cannot stall
+the event loop and tests need no dialog handling.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+
+from workbench.ui import window_state
+
+
+def _kind(name_filter: str) -> str:
+    """A settings key for a filter: its first pattern's suffix, e.g. ``pt``."""
+    match = re.search(r"\*\.(\w+)", name_filter)
+    return match.group(1) if match else "any"
+
+
+def _remember(name_filter: str, path: str) -> None:
+    window_state.set_last_folder(
+        window_state.open_window_settings(), _kind(name_filter), Path(path).parent
+    )
+
+
+def get_open_path(parent: QWidget | None, title: str, name_filter: str) -> Path | None:
+    """Ask for an existing file; None when cancelled."""
+    settings = window_state.open_window_settings()
+    start = window_state.last_folder(settings, _kind(name_filter))
+    path, _ = QFileDialog.getOpenFileName(parent, title, start, name_filter)
+    if not path:
+        return None
+    _remember(name_filter, path)
+    return Path(path)
+
+
+def get_save_path(parent: QWidget | None, title: str, name_filter: str) -> Path | None:
+    """Ask where to save; adds the filter's suffix when the name has none."""
+    settings = window_state.open_window_settings()
+    start = window_state.last_folder(settings, _kind(name_filter))
+    path, _ = QFileDialog.getSaveFileName(parent, title, start, name_filter)
+    if not path:
+        return None
+    result = Path(path)
+    if not result.suffix and _kind(name_filter) != "any":
+        result = result.with_suffix("." + _kind(name_filter))
+    _remember(name_filter, str(result))
+    return result
+
+
+def get_directory(parent: QWidget | None, title: str, start: str = "") -> Path | None:
+    """Ask for a folder; None when cancelled."""
+    settings = window_state.open_window_settings()
+    start = start or window_state.last_folder(settings, "folder")
+    path = QFileDialog.getExistingDirectory(parent, title, start)
+    if not path:
+        return None
+    window_state.set_last_folder(settings, "folder", path)
+    return Path(path)
+
+
+def show_error(
+    parent: QWidget | None, title: str, message: str, details: str = ""
+) -> QMessageBox:
+    """A critical message box with ``details`` (a traceback) behind "Show Details"."""
+    box = QMessageBox(
+        QMessageBox.Icon.Critical, title, message, QMessageBox.StandardButton.Ok, parent
+    )
+    box.setObjectName("errorDialog")
+    box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    if details:
+        box.setDetailedText(details)
+    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    box.open()
+    return box

@@ -1,0 +1,382 @@
+"""Data: which dataset, where it lives, downloading it, and what it looks like."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtGui import QImage, QPixmap
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QWidget,
+)
+
+from workbench.core.config import DATASETS, TrainConfig
+from workbench.core.data import (
+    DATASET_INFO,
+    DownloadProgress,
+    ImageArrays,
+    default_data_dir,
+    load_arrays,
+)
+from workbench.ui import dialogs
+from workbench.ui.panels.base import ConfigPanel, select_data
+from workbench.ui.tasks import TaskThread
+
+log = logging.getLogger(__name__)
+
+STRIP_COLUMNS = 10
+STRIP_ROWS = 2
+_CACHE_SIZE = 2
+
+
+def sample_strip(
+    arrays: ImageArrays, columns: int = STRIP_COLUMNS, rows: int = STRIP_ROWS
+) -> np.ndarray:
+    """A uint8 picture of example training images: one column per class."""
+    labels = arrays.train_labels.numpy()
+    images = arrays.train_images.numpy()
+    side = images.shape[1]
+    gap = 2
+    out = np.full(
+        (rows * (side + gap) - gap, columns * (side + gap) - gap), 60, np.uint8
+    )
+    for col in range(columns):
+        index = np.flatnonzero(labels == col % max(int(labels.max()) + 1, 1))[:rows]
+        for row, i in enumerate(index):
+            y, x = row * (side + gap), col * (side + gap)
+            out[y : y + side, x : x + side] = images[i]
+    return out
+
+
+def cache_key(dataset: str, data_dir: str | None) -> tuple[str, str]:
+    """What identifies loaded data: the bundled digits ignore the folder."""
+    return (dataset, "" if dataset == "digits" else (data_dir or ""))
+
+
+def _pixmap(gray: np.ndarray, scale: int) -> QPixmap:
+    gray = np.ascontiguousarray(gray)
+    h, w = gray.shape
+    image = QImage(gray.data, w, h, w, QImage.Format.Format_Grayscale8).copy()
+    return QPixmap.fromImage(image).scaled(
+        w * scale,
+        h * scale,
+        Qt.AspectRatioMode.KeepAspectRatio,
+        Qt.TransformationMode.FastTransformation,
+    )
+
+
+class DataPanel(ConfigPanel):
+    """Dataset choice, data folder, Download with progress and Cancel, samples.
+
+    Keeps the last loaded datasets in memory so a run does not load them again.
+    """
+
+    arrays_changed = Signal()  # the current dataset finished loading (or failed)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Data", parent)
+        self.dataset_combo = QComboBox(objectName="datasetCombo")
+        for name in DATASETS:
+            info = DATASET_INFO[name]
+            self.dataset_combo.addItem(info.title, name)
+        self.dataset_combo.setToolTip(
+            "The digits set ships with the program and needs no download."
+        )
+        self.dataset_combo.currentIndexChanged.connect(self._on_dataset_combo_changed)
+        self.form.addRow("Dataset", self.dataset_combo)
+
+        self.dir_edit = QLineEdit(objectName="dataDirEdit")
+        self.dir_edit.setPlaceholderText(str(default_data_dir()))
+        self.dir_edit.setToolTip(
+            "Folder holding MNIST/raw/ (or FashionMNIST, KMNIST); empty means the "
+            f"default, {default_data_dir()}"
+        )
+        self.dir_edit.editingFinished.connect(self._on_dir_edit_finished)
+        browse = QPushButton("Browse…", objectName="dataDirButton")
+        browse.clicked.connect(self._on_browse_clicked)
+        row = QHBoxLayout()
+        row.addWidget(self.dir_edit, 1)
+        row.addWidget(browse)
+        self.browse_button = browse
+        self.form.addRow("Folder", row)
+
+        self.download_button = QPushButton("Download", objectName="downloadButton")
+        self.download_button.clicked.connect(self._on_download_clicked)
+        self.cancel_button = QPushButton("Cancel", objectName="cancelDownloadButton")
+        self.cancel_button.clicked.connect(self._on_cancel_clicked)
+        self.cancel_button.setVisible(False)
+        self.download_bar = QProgressBar(objectName="downloadProgress")
+        self.download_bar.setVisible(False)
+        self.download_bar.setTextVisible(True)
+        row = QHBoxLayout()
+        row.addWidget(self.download_button)
+        row.addWidget(self.download_bar, 1)
+        row.addWidget(self.cancel_button)
+        self.form.addRow("", row)
+
+        self.count_label = QLabel(objectName="sampleCountLabel")
+        self.count_label.setWordWrap(True)
+        self.form.addRow("Samples", self.count_label)
+        self.strip_label = QLabel(objectName="sampleStrip")
+        self.strip_label.setMinimumHeight(2 * 28)
+        self.strip_label.setToolTip("Example training images, one column per class")
+        self.form.addRow(self.strip_label)
+
+        self._cache: dict[tuple[str, str], ImageArrays] = {}
+        self._tasks: list[TaskThread] = []
+        self._download: TaskThread | None = None
+        self._state = "idle"
+        self._run_active = False
+
+    # ---------------------------------------------------------------- config
+
+    def _apply(self, cfg: TrainConfig) -> None:
+        before = self._key()
+        select_data(self.dataset_combo, cfg.dataset)
+        self.dir_edit.setText(cfg.data_dir or "")
+        if self._key() != before or self._state == "idle":
+            self._reload()
+
+    def config_values(self) -> dict[str, Any]:
+        """``dataset`` and ``data_dir``."""
+        return {"dataset": self.dataset(), "data_dir": self.data_dir()}
+
+    def dataset(self) -> str:
+        """The selected dataset name."""
+        return str(self.dataset_combo.currentData())
+
+    def data_dir(self) -> str | None:
+        """The data folder, or None for the default."""
+        return self.dir_edit.text().strip() or None
+
+    def _key(self) -> tuple[str, str]:
+        return cache_key(self.dataset(), self.data_dir())
+
+    # ---------------------------------------------------------------- cache
+
+    def cached_arrays(self, dataset: str, data_dir: str | None) -> ImageArrays | None:
+        """Loaded arrays of ``dataset`` from ``data_dir`` if this panel holds them."""
+        return self._cache.get(cache_key(dataset, data_dir))
+
+    def arrays_lookup(self) -> Callable[[str, str | None], ImageArrays | None]:
+        """A snapshot of the cache that another thread may read."""
+        cache = dict(self._cache)
+        return lambda dataset, data_dir: cache.get(cache_key(dataset, data_dir))
+
+    def remember_arrays(
+        self, dataset: str, data_dir: str | None, arrays: ImageArrays
+    ) -> None:
+        """Keep ``arrays`` loaded elsewhere (by a run); show them if current."""
+        self._store(cache_key(dataset, data_dir), arrays)
+
+    def _store(self, key: tuple[str, str], arrays: ImageArrays) -> None:
+        self._cache[key] = arrays
+        while len(self._cache) > _CACHE_SIZE:
+            self._cache.pop(next(iter(self._cache)))
+        if key == self._key():
+            self._show_arrays(arrays)
+
+    # ---------------------------------------------------------------- loading
+
+    def _reload(self) -> None:
+        """Show the current dataset: from the cache, or load it if it is on disk."""
+        key = self._key()
+        info = DATASET_INFO[key[0]]
+        self.download_button.setEnabled(not info.offline and not self._run_active)
+        self.download_button.setToolTip(
+            "Bundled with the program: nothing to download"
+            if info.offline
+            else f"Download {info.title} into the data folder"
+        )
+        self._update_folder_enabled()
+        arrays = self._cache.get(key)
+        if arrays is not None:
+            self._show_arrays(arrays)
+            return
+        self._state = "loading"
+        self.count_label.setText(f"Loading {info.title}…")
+        self.strip_label.clear()
+        dataset, data_dir = key[0], self.data_dir()
+
+        def work(progress: Any, cancel: Any) -> ImageArrays:
+            return load_arrays(dataset, data_dir, download=False)
+
+        self._start_task(work, key, download=False)
+
+    def _start_task(
+        self, work: Any, key: tuple[str, str], *, download: bool
+    ) -> TaskThread:
+        task = TaskThread(work, self, name=f"load-{key[0]}")
+        task.succeeded.connect(self._on_task_succeeded)
+        task.failed.connect(self._on_task_failed)
+        task.cancelled.connect(self._on_task_cancelled)
+        task.finished.connect(self._on_task_finished)
+        if download:
+            task.progressed.connect(self._on_task_progressed)
+            self._download = task
+        task.setProperty("key", list(key))
+        task.setProperty("download", download)
+        self._tasks.append(task)
+        task.start()
+        return task
+
+    def _task_key(self, task: TaskThread) -> tuple[str, str]:
+        return tuple(task.property("key"))  # type: ignore[return-value]
+
+    @Slot()
+    def _on_task_succeeded(self) -> None:
+        task = self.sender()
+        assert isinstance(task, TaskThread)
+        self._store(self._task_key(task), task.result)
+
+    @Slot(str, str)
+    def _on_task_failed(self, message: str, details: str) -> None:
+        task = self.sender()
+        assert isinstance(task, TaskThread)
+        if self._task_key(task) != self._key():
+            return
+        self._state = "missing"
+        if task.property("download") or "missing" not in message:
+            self.count_label.setText(message)
+        else:
+            self.count_label.setText(
+                "Not in the data folder yet: press Download, or choose a folder "
+                "that holds it (a run downloads it too)."
+            )
+        self.count_label.setToolTip(message)
+        if task.property("download"):
+            dialogs.show_error(self, "Download failed", message, details)
+        self.arrays_changed.emit()
+
+    @Slot()
+    def _on_task_cancelled(self) -> None:
+        self.count_label.setText("Download cancelled")
+
+    @Slot(object)
+    def _on_task_progressed(self, p: DownloadProgress) -> None:
+        if p.bytes_total:
+            self.download_bar.setRange(0, 1000)
+            self.download_bar.setValue(int(1000 * p.bytes_done / p.bytes_total))
+        else:
+            self.download_bar.setRange(0, 0)
+        self.download_bar.setFormat(
+            f"{p.file_index}/{p.file_count}: {p.bytes_done / 1e6:.1f} MB"
+        )
+
+    @Slot()
+    def _on_task_finished(self) -> None:
+        task = self.sender()
+        assert isinstance(task, TaskThread)
+        if task is self._download:
+            self._download = None
+            self._show_download_controls(False)
+        if task in self._tasks:
+            self._tasks.remove(task)
+        task.deleteLater()
+
+    def _show_arrays(self, arrays: ImageArrays) -> None:
+        self._state = "loaded"
+        train, test = len(arrays.train_labels), len(arrays.test_labels)
+        self.count_label.setText(f"{train:,} training · {test:,} test images")
+        self.count_label.setToolTip("")
+        self.strip_label.setPixmap(_pixmap(sample_strip(arrays), 1))
+        self.arrays_changed.emit()
+
+    def is_loaded(self) -> bool:
+        """True when the current dataset is in memory."""
+        return self._key() in self._cache
+
+    def is_busy(self) -> bool:
+        """True while a load or download runs."""
+        return bool(self._tasks)
+
+    # ---------------------------------------------------------------- slots
+
+    @Slot(int)
+    def _on_dataset_combo_changed(self, _index: int) -> None:
+        if self._applying:
+            return
+        self._reload()
+        self.changed.emit()
+
+    @Slot()
+    def _on_dir_edit_finished(self) -> None:
+        if self._applying or not self.dir_edit.isModified():
+            return
+        self.dir_edit.setModified(False)
+        self._reload()
+        self.changed.emit()
+
+    @Slot()
+    def _on_browse_clicked(self) -> None:
+        folder = dialogs.get_directory(self, "Data folder", self.data_dir() or "")
+        if folder is None:
+            return
+        self.dir_edit.setText(str(folder))
+        self._reload()
+        self.changed.emit()
+
+    @Slot()
+    def _on_download_clicked(self) -> None:
+        if self._download is not None:
+            return
+        key = self._key()
+        dataset, data_dir = key[0], self.data_dir()
+
+        def work(progress: Any, cancel: Any) -> ImageArrays:
+            return load_arrays(
+                dataset, data_dir, download=True, progress=progress, cancel=cancel
+            )
+
+        self.count_label.setText(f"Downloading {DATASET_INFO[dataset].title}…")
+        self._start_task(work, key, download=True)
+        self._show_download_controls(True)
+
+    @Slot()
+    def _on_cancel_clicked(self) -> None:
+        if self._download is not None:
+            self._download.cancel()
+            self.count_label.setText("Cancelling…")
+
+    def _show_download_controls(self, downloading: bool) -> None:
+        self.download_bar.setVisible(downloading)
+        self.download_bar.setRange(0, 0)
+        self.download_bar.setFormat("connecting…")
+        self.cancel_button.setVisible(downloading)
+        self.download_button.setVisible(not downloading)
+        self.dataset_combo.setEnabled(not downloading and not self._run_active)
+        self._update_folder_enabled()
+
+    def set_run_active(self, active: bool) -> None:
+        """Lock the choice while a run uses the data."""
+        self._run_active = active
+        busy = self._download is not None
+        self.dataset_combo.setEnabled(not active and not busy)
+        info = DATASET_INFO[self.dataset()]
+        self.download_button.setEnabled(not active and not info.offline)
+        self._update_folder_enabled()
+
+    def _update_folder_enabled(self) -> None:
+        offline = DATASET_INFO[self.dataset()].offline
+        enabled = not offline and not self._run_active and self._download is None
+        for widget in (self.dir_edit, self.browse_button):
+            widget.setEnabled(enabled)
+        self.browse_button.setToolTip(
+            "The bundled digits need no folder" if offline else "Choose the data folder"
+        )
+
+    def shutdown(self, timeout_ms: int = 5000) -> None:
+        """Cancel and wait for background loads (window closing)."""
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            task.wait(timeout_ms)

@@ -1,0 +1,86 @@
+"""Device: CPU, each CUDA GPU, MPS; the unavailable ones say why."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Slot
+from PySide6.QtWidgets import QComboBox, QLabel, QWidget
+
+from workbench.core.config import TrainConfig
+from workbench.core.devices import DeviceInfo, best_device, list_devices
+from workbench.ui.panels.base import ConfigPanel, select_data, set_item_enabled
+
+_KIND_TITLES = {"cpu": "CPU", "cuda": "CUDA", "mps": "MPS"}
+
+
+class DevicePanel(ConfigPanel):
+    """One entry per device; unavailable ones disabled, the reason as tooltip."""
+
+    def __init__(
+        self, parent: QWidget | None = None, devices: list[DeviceInfo] | None = None
+    ) -> None:
+        super().__init__("Device", parent)
+        self.devices = devices if devices is not None else list_devices()
+        self.device_combo = QComboBox(objectName="deviceCombo")
+        self.form.addRow("Train on", self.device_combo)
+        self.reason_label = QLabel(objectName="deviceReasonLabel")
+        self.reason_label.setWordWrap(True)
+        self.reason_label.setStyleSheet("color: #666;")
+        self.form.addRow(self.reason_label)
+        self._fill()
+        self.device_combo.currentIndexChanged.connect(self._on_device_combo_changed)
+
+    def _fill(self) -> None:
+        combo = self.device_combo
+        best = best_device_of(self.devices)
+        combo.addItem(f"auto ({best})", "auto")
+        set_item_enabled(
+            combo, 0, True, f"The first available GPU, else the CPU: {best}"
+        )
+        missing = []
+        for info in self.devices:
+            combo.addItem(
+                f"{_KIND_TITLES.get(info.kind, info.kind)} — {info.name}", info.spec
+            )
+            index = combo.count() - 1
+            tooltip = info.name if info.available else f"Unavailable: {info.reason}"
+            set_item_enabled(combo, index, info.available, tooltip)
+            if not info.available:
+                missing.append(
+                    f"{_KIND_TITLES.get(info.kind, info.kind)}: {info.reason}"
+                )
+        self.reason_label.setText("\n".join(missing))
+        self.reason_label.setVisible(bool(missing))
+
+    def _apply(self, cfg: TrainConfig) -> None:
+        spec = cfg.device
+        if self.device_combo.findData(spec) < 0 and spec.startswith("cuda"):
+            spec = "cuda:0" if spec == "cuda" else spec
+        index = self.device_combo.findData(spec)
+        if index < 0 or not self.device_combo.model().item(index).isEnabled():
+            spec = "auto"
+        select_data(self.device_combo, spec)
+
+    def config_values(self) -> dict[str, Any]:
+        """``device``."""
+        return {"device": str(self.device_combo.currentData())}
+
+    def kind(self) -> str:
+        """``cpu``, ``cuda`` or ``mps``: what the selection trains on."""
+        spec = str(self.device_combo.currentData())
+        if spec == "auto":
+            spec = best_device_of(self.devices)
+        return spec.split(":")[0]
+
+    @Slot(int)
+    def _on_device_combo_changed(self, _index: int) -> None:
+        self._emit_changed()
+
+
+def best_device_of(devices: list[DeviceInfo]) -> str:
+    """What ``auto`` picks among ``devices`` (as ``devices.best_device``)."""
+    for info in devices:
+        if info.available and info.kind != "cpu":
+            return info.spec
+    return "cpu" if devices else best_device()

@@ -1,0 +1,107 @@
+"""Loader: batch size, fast in-memory path or a DataLoader, workers, pin_memory."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Slot
+from PySide6.QtWidgets import QCheckBox, QComboBox, QSpinBox, QWidget
+
+from workbench.core.config import TrainConfig
+from workbench.ui.panels.base import ConfigPanel, select_data
+
+PIN_ON = (
+    "Pin host memory so batches are copied to the GPU asynchronously "
+    "(only with the DataLoader; the fast path keeps data on the GPU)."
+)
+PIN_OFF_DEVICE = (
+    "pin_memory only speeds up host-to-CUDA copies; the selected device is {kind}, "
+    "so it would do nothing."
+)
+PIN_OFF_FAST = (
+    "The fast path keeps the whole dataset on the device: no batch is copied from "
+    "pinned host memory. Choose the DataLoader to study pin_memory."
+)
+
+
+class LoaderPanel(ConfigPanel):
+    """How batches reach the model."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Loader", parent)
+        self.batch_spin = QSpinBox(objectName="batchSizeSpin")
+        self.batch_spin.setRange(1, 65536)
+        self.batch_spin.setSingleStep(32)
+        self.batch_spin.setToolTip("Images per training step")
+        self.batch_spin.valueChanged.connect(self._emit_changed)
+        self.form.addRow("Batch size", self.batch_spin)
+        self.loader_combo = QComboBox(objectName="loaderCombo")
+        self.loader_combo.addItem("fast (whole dataset in one tensor)", "fast")
+        self.loader_combo.addItem("torch.utils.data.DataLoader", "dataloader")
+        self.loader_combo.setToolTip(
+            "The fast path slices batches from a pre-normalised tensor; the "
+            "DataLoader is the textbook per-sample pipeline with workers"
+        )
+        self.loader_combo.currentIndexChanged.connect(self._on_loader_combo_changed)
+        self.form.addRow("Loader", self.loader_combo)
+        self.workers_spin = QSpinBox(objectName="workersSpin")
+        self.workers_spin.setRange(0, 32)
+        self.workers_spin.valueChanged.connect(self._emit_changed)
+        self.form.addRow("Workers", self.workers_spin)
+        self.pin_check = QCheckBox("pin_memory", objectName="pinMemoryCheck")
+        self.pin_check.toggled.connect(self._emit_changed)
+        self.form.addRow("", self.pin_check)
+        self._device_kind = "cpu"
+        self._update_enabled()
+
+    def _apply(self, cfg: TrainConfig) -> None:
+        self.batch_spin.setValue(cfg.batch_size)
+        select_data(self.loader_combo, cfg.loader)
+        self.workers_spin.setValue(cfg.workers)
+        self.pin_check.setChecked(cfg.pin_memory)
+        self._update_enabled()
+
+    def config_values(self) -> dict[str, Any]:
+        """``batch_size``, ``loader``, ``workers``, ``pin_memory`` (where it acts)."""
+        dataloader = self.loader_combo.currentData() == "dataloader"
+        return {
+            "batch_size": self.batch_spin.value(),
+            "loader": str(self.loader_combo.currentData()),
+            "workers": self.workers_spin.value() if dataloader else 0,
+            "pin_memory": self.pin_check.isChecked() and self.pin_check.isEnabled(),
+        }
+
+    def set_device_kind(self, kind: str) -> None:
+        """pin_memory only does something on CUDA."""
+        self._device_kind = kind
+        self._update_enabled()
+
+    def _update_enabled(self) -> None:
+        dataloader = self.loader_combo.currentData() == "dataloader"
+        self.workers_spin.setEnabled(dataloader)
+        self.workers_spin.setToolTip(
+            "Worker processes (spawned) that load batches in parallel"
+            if dataloader
+            else "The fast in-memory path has no worker processes; "
+            "choose the DataLoader"
+        )
+        if self._device_kind != "cuda":
+            self.pin_check.setEnabled(False)
+            self.pin_check.setToolTip(
+                PIN_OFF_DEVICE.format(kind=self._device_kind.upper())
+            )
+        elif not dataloader:
+            self.pin_check.setEnabled(False)
+            self.pin_check.setToolTip(PIN_OFF_FAST)
+        else:
+            self.pin_check.setEnabled(True)
+            self.pin_check.setToolTip(PIN_ON)
+
+    @Slot(int)
+    def _on_loader_combo_changed(self, _index: int) -> None:
+        self._update_enabled()
+        self._emit_changed()
+
+    def set_run_active(self, active: bool) -> None:
+        """Lock while a run owns the loaders."""
+        self.setEnabled(not active)

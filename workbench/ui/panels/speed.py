@@ -1,0 +1,127 @@
+"""Speed: precision and torch.compile, with measured step times, not promises."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from PySide6.QtCore import Slot
+from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QWidget
+
+from workbench.core.config import COMPILE_MODES, TrainConfig
+from workbench.ui.panels.base import ConfigPanel, select_data, set_item_enabled
+
+_PRECISIONS = (
+    ("fp32", "fp32 (full precision)"),
+    ("bf16", "bf16 autocast"),
+    ("fp16", "fp16 autocast + gradient scaler"),
+)
+COMPILE_TIP = (
+    "torch.compile the model in place. The first step compiles (many seconds); "
+    "for these small models on a CPU the compiled step can be slower than eager, "
+    "so compare the measured step times below."
+)
+
+
+def _ms(seconds: float | None) -> str:
+    if seconds is None or math.isnan(seconds):
+        return "not measured"
+    return f"{seconds * 1000:.1f} ms"
+
+
+class SpeedPanel(ConfigPanel):
+    """Precision, compile toggle and mode, and what they measured on this machine."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Speed", parent)
+        self.precision_combo = QComboBox(objectName="precisionCombo")
+        for value, label in _PRECISIONS:
+            self.precision_combo.addItem(label, value)
+        self.precision_combo.currentIndexChanged.connect(self._emit_changed)
+        self.form.addRow("Precision", self.precision_combo)
+        self.compile_check = QCheckBox("torch.compile", objectName="compileCheck")
+        self.compile_check.setToolTip(COMPILE_TIP)
+        self.compile_check.toggled.connect(self._on_compile_check_toggled)
+        self.mode_combo = QComboBox(objectName="compileModeCombo")
+        for mode in COMPILE_MODES:
+            self.mode_combo.addItem(mode, mode)
+        self.mode_combo.setToolTip("torch.compile mode")
+        self.mode_combo.currentIndexChanged.connect(self._emit_changed)
+        self.form.addRow(self.compile_check, self.mode_combo)
+        self.step_label = QLabel(objectName="stepTimeLabel")
+        self.step_label.setToolTip(
+            "Median time of one training step on this machine, measured by the "
+            "last run of each kind with the current model, device, precision and "
+            "batch size"
+        )
+        self.form.addRow("Step time", self.step_label)
+        self.compile_label = QLabel(objectName="compileTimeLabel")
+        self.form.addRow("Compile", self.compile_label)
+        self._device_kind = "cpu"
+        self.show_measurements(None, None, None)
+        self._update_enabled()
+
+    def _apply(self, cfg: TrainConfig) -> None:
+        select_data(self.precision_combo, cfg.precision)
+        self.compile_check.setChecked(cfg.compile)
+        select_data(self.mode_combo, cfg.compile_mode)
+        self._update_enabled()
+
+    def config_values(self) -> dict[str, Any]:
+        """``precision``, ``compile`` and ``compile_mode``."""
+        precision = str(self.precision_combo.currentData())
+        if precision == "fp16" and self._device_kind != "cuda":
+            precision = "fp32"
+        return {
+            "precision": precision,
+            "compile": self.compile_check.isChecked(),
+            "compile_mode": str(self.mode_combo.currentData()),
+        }
+
+    def set_device_kind(self, kind: str) -> None:
+        """fp16 needs CUDA (a gradient scaler); bf16 autocast needs CPU or CUDA."""
+        self._device_kind = kind
+        self._update_enabled()
+
+    def _update_enabled(self) -> None:
+        combo = self.precision_combo
+        cuda = self._device_kind == "cuda"
+        set_item_enabled(
+            combo,
+            2,
+            cuda,
+            ""
+            if cuda
+            else "fp16 training needs a CUDA device (it uses a gradient scaler)",
+        )
+        bf16 = self._device_kind in ("cpu", "cuda")
+        set_item_enabled(
+            combo,
+            1,
+            bf16,
+            "" if bf16 else f"bf16 autocast is not supported on {self._device_kind}",
+        )
+        if not combo.model().item(combo.currentIndex()).isEnabled():
+            select_data(combo, "fp32")
+        self.mode_combo.setEnabled(self.compile_check.isChecked())
+
+    def show_measurements(
+        self, eager_s: float | None, compiled_s: float | None, compile_s: float | None
+    ) -> None:
+        """Show measured step times with and without compile, and the compile cost."""
+        self.step_label.setText(f"eager {_ms(eager_s)} · compiled {_ms(compiled_s)}")
+        if compile_s is None or math.isnan(compile_s):
+            self.compile_label.setText("not measured")
+        else:
+            self.compile_label.setText(
+                f"{compile_s:.1f} s for the first step (not in step time)"
+            )
+
+    def show_compiling(self, seconds: float) -> None:
+        """While the first step compiles."""
+        self.compile_label.setText(f"compiling… {seconds:.0f} s")
+
+    @Slot(bool)
+    def _on_compile_check_toggled(self, _checked: bool) -> None:
+        self._update_enabled()
+        self._emit_changed()

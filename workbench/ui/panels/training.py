@@ -1,0 +1,182 @@
+"""Training: optimizer and schedule, length and seed, and the run's controls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtGui import QValidator
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QWidget,
+)
+
+from workbench.core.config import DEFAULT_EPOCHS, OPTIMIZERS, SCHEDULES, TrainConfig
+from workbench.ui.panels.base import ConfigPanel, select_data
+
+START_TIP = "Start a new run ({keys})"
+CONTINUE_TIP = "Continue the current run from step {step} ({keys})"
+
+
+class LearningRateSpin(QDoubleSpinBox):
+    """A spin box that shows 3e-3 as 0.003 and accepts 3e-3 typed in."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setDecimals(10)
+        self.setRange(1e-7, 10.0)
+        self.setStepType(QDoubleSpinBox.StepType.AdaptiveDecimalStepType)
+
+    def textFromValue(self, value: float) -> str:
+        """``%g``: short and exact for learning rates."""
+        return f"{value:g}"
+
+    def valueFromText(self, text: str) -> float:
+        """Parse plain or scientific notation."""
+        try:
+            return float(text)
+        except ValueError:
+            return self.value()
+
+    def validate(self, text: str, pos: int) -> object:
+        """Accept anything on the way to a float (``3e-``)."""
+        try:
+            value = float(text)
+        except ValueError:
+            ok = text == "" or all(c in "0123456789.eE+-" for c in text)
+            state = QValidator.State.Intermediate if ok else QValidator.State.Invalid
+            return state, text, pos
+        if self.minimum() <= value <= self.maximum():
+            return QValidator.State.Acceptable, text, pos
+        return QValidator.State.Intermediate, text, pos
+
+
+class TrainingPanel(ConfigPanel):
+    """Optimizer settings plus Start, Pause/Resume, Stop and progress."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Training", parent)
+        self.optimizer_combo = QComboBox(objectName="optimizerCombo")
+        for name in OPTIMIZERS:
+            self.optimizer_combo.addItem(name, name)
+        self.optimizer_combo.currentIndexChanged.connect(self._emit_changed)
+        self.schedule_combo = QComboBox(objectName="scheduleCombo")
+        for name in SCHEDULES:
+            self.schedule_combo.addItem(name, name)
+        self.schedule_combo.setToolTip(
+            "onecycle: warm up to the learning rate, then anneal"
+        )
+        self.schedule_combo.currentIndexChanged.connect(self._emit_changed)
+        row = QHBoxLayout()
+        row.addWidget(self.optimizer_combo, 1)
+        row.addWidget(self.schedule_combo, 1)
+        self.form.addRow("Optimizer", row)
+
+        self.lr_spin = LearningRateSpin()
+        self.lr_spin.setObjectName("lrSpin")
+        self.lr_spin.setToolTip("Learning rate (the peak, with onecycle)")
+        self.lr_spin.valueChanged.connect(self._emit_changed)
+        self.seed_spin = QSpinBox(objectName="seedSpin")
+        self.seed_spin.setRange(0, 2**31 - 1)
+        self.seed_spin.setToolTip("Seeds the weights, the data order and dropout")
+        self.seed_spin.valueChanged.connect(self._emit_changed)
+        row = QHBoxLayout()
+        row.addWidget(self.lr_spin, 1)
+        row.addWidget(QLabel("Seed"))
+        row.addWidget(self.seed_spin, 1)
+        self.form.addRow("Learning rate", row)
+
+        self.epochs_spin = QSpinBox(objectName="epochsSpin")
+        self.epochs_spin.setRange(0, 10_000)
+        self.epochs_spin.valueChanged.connect(self._emit_changed)
+        self.max_steps_spin = QSpinBox(objectName="maxStepsSpin")
+        self.max_steps_spin.setRange(0, 100_000_000)
+        self.max_steps_spin.setSpecialValueText("no limit")
+        self.max_steps_spin.setToolTip("Stop at this global step (0: no limit)")
+        self.max_steps_spin.valueChanged.connect(self._emit_changed)
+        row = QHBoxLayout()
+        row.addWidget(self.epochs_spin, 1)
+        row.addWidget(QLabel("Max steps"))
+        row.addWidget(self.max_steps_spin, 1)
+        self.form.addRow("Epochs", row)
+
+        self.start_button = QPushButton("Start", objectName="startButton")
+        self.pause_button = QPushButton("Pause", objectName="pauseButton")
+        self.stop_button = QPushButton("Stop", objectName="stopButton")
+        self.reset_button = QPushButton("New run", objectName="resetButton")
+        self.reset_button.setToolTip(
+            "Forget the current run (its weights and plots) so Start begins a new one"
+        )
+        row = QHBoxLayout()
+        for button in (
+            self.start_button,
+            self.pause_button,
+            self.stop_button,
+            self.reset_button,
+        ):
+            row.addWidget(button)
+        self.form.addRow(row)
+        self.progress_bar = QProgressBar(objectName="progressBar")
+        self.progress_bar.setFormat("idle")
+        self.progress_bar.setValue(0)
+        self.form.addRow(self.progress_bar)
+        self.speed_label = QLabel("\u2013", objectName="speedLabel")
+        self.speed_label.setToolTip(
+            "Training images per second over the last logged steps"
+        )
+        self.form.addRow("Images/s", self.speed_label)
+        self.notes_label = QLabel(objectName="notesLabel")
+        self.notes_label.setWordWrap(True)
+        self.notes_label.setStyleSheet("color: #8a5a00;")
+        self.notes_label.setVisible(False)
+        self.form.addRow(self.notes_label)
+
+    def _apply(self, cfg: TrainConfig) -> None:
+        select_data(self.optimizer_combo, cfg.optimizer)
+        select_data(self.schedule_combo, cfg.schedule)
+        self.lr_spin.setValue(cfg.lr)
+        self.seed_spin.setValue(cfg.seed)
+        self.epochs_spin.setValue(cfg.epochs or 0)
+        self.max_steps_spin.setValue(cfg.max_steps or 0)
+        self.set_dataset(cfg.dataset)
+
+    def config_values(self) -> dict[str, Any]:
+        """Optimizer, schedule, lr, seed, epochs (None: dataset default), max steps."""
+        return {
+            "optimizer": str(self.optimizer_combo.currentData()),
+            "schedule": str(self.schedule_combo.currentData()),
+            "lr": self.lr_spin.value(),
+            "seed": self.seed_spin.value(),
+            "epochs": self.epochs_spin.value() or None,
+            "max_steps": self.max_steps_spin.value() or None,
+        }
+
+    def set_dataset(self, dataset: str) -> None:
+        """The "auto" epoch count depends on the dataset."""
+        self.epochs_spin.setSpecialValueText(f"auto ({DEFAULT_EPOCHS[dataset]})")
+        self.epochs_spin.setToolTip(
+            f"Epochs to train; auto is the recipe's {DEFAULT_EPOCHS[dataset]} "
+            "for this dataset"
+        )
+
+    def set_settings_enabled(self, enabled: bool) -> None:
+        """Lock the optimizer settings while a run trains."""
+        for widget in (
+            self.optimizer_combo,
+            self.schedule_combo,
+            self.lr_spin,
+            self.seed_spin,
+            self.epochs_spin,
+            self.max_steps_spin,
+        ):
+            widget.setEnabled(enabled)
+
+    def show_notes(self, notes: list[str]) -> None:
+        """Messages the run wants read once."""
+        self.notes_label.setText("\n".join(f"• {n}" for n in notes))
+        self.notes_label.setVisible(bool(notes))

@@ -1,0 +1,297 @@
+"""Live plots that stay smooth for millions of points.
+
+One ``PlotDataItem`` per series, created once; ``append`` writes into a numpy
+buffer that doubles when full and arms a single-shot timer that hands the
+filled part to pyqtgraph (pyqtgraph ``examples/scrollingPlots.py``), so there
+is at most one redraw per interval and none while nothing arrives. Curves
+downsample (peak mode) and clip to the visible range. The refresh interval grows
+with the measured cost of a refresh, so drawing never takes more than a few
+percent of the GUI thread while a run trains.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QTimer, Slot
+from PySide6.QtGui import QPaintEvent, QShowEvent
+from PySide6.QtWidgets import QWidget
+
+pg.setConfigOptions(antialias=False, background="w", foreground="k")
+
+MIN_INTERVAL_MS = 50
+MAX_INTERVAL_MS = 1000
+# Refresh at most this often relative to its cost: 20x cost = at most 5% busy.
+COST_FACTOR = 20
+
+
+@dataclass
+class _Series:
+    name: str
+    curve: pg.PlotDataItem
+    xs: np.ndarray
+    ys: np.ndarray
+    n: int = 0
+    dirty: bool = False
+    fmt: str = "{:.4g}"
+
+    def append(self, x: float, y: float) -> None:
+        if self.n == len(self.xs):
+            self.xs = np.resize(self.xs, 2 * len(self.xs))
+            self.ys = np.resize(self.ys, 2 * len(self.ys))
+        self.xs[self.n] = x
+        self.ys[self.n] = y
+        self.n += 1
+        self.dirty = True
+
+    def extend(self, xs: np.ndarray, ys: np.ndarray) -> None:
+        need = self.n + len(xs)
+        if need > len(self.xs):
+            size = max(need, 2 * len(self.xs))
+            self.xs = np.resize(self.xs, size)
+            self.ys = np.resize(self.ys, size)
+        self.xs[self.n : need] = xs
+        self.ys[self.n : need] = ys
+        self.n = need
+        self.dirty = True
+
+    def clear(self) -> None:
+        self.n = 0
+        self.dirty = True
+
+    def value_near(self, x: float) -> tuple[float, float] | None:
+        if self.n == 0:
+            return None
+        xs = self.xs[: self.n]
+        i = int(np.searchsorted(xs, x))
+        if i >= self.n or (i > 0 and abs(xs[i - 1] - x) <= abs(xs[i] - x)):
+            i -= 1
+        return float(xs[i]), float(self.ys[i])
+
+
+class LivePlot(pg.PlotWidget):
+    """A plot of named series fed point by point; hovering shows the values."""
+
+    def __init__(
+        self,
+        title: str,
+        x_label: str,
+        y_label: str,
+        parent: QWidget | None = None,
+        *,
+        x_name: str = "x",
+        legend_offset: tuple[int, int] | None = (-10, 10),
+    ) -> None:
+        super().__init__(parent)
+        self._x_name = x_name
+        self._series: dict[str, _Series] = {}
+        self.setTitle(title)
+        self.setLabel("bottom", x_label)
+        self.setLabel("left", y_label)
+        self.showGrid(x=True, y=True, alpha=0.2)
+        self.setMenuEnabled(False)
+        self.setMinimumHeight(120)
+        if legend_offset is not None:  # None: one series, the title names it
+            self.getPlotItem().addLegend(offset=legend_offset)
+        self._hover_line = pg.InfiniteLine(
+            angle=90,
+            pen=pg.mkPen((120, 120, 120), style=pg.QtCore.Qt.PenStyle.DashLine),
+        )
+        self._hover_line.setVisible(False)
+        self.addItem(self._hover_line, ignoreBounds=True)
+        self._hover_text = pg.TextItem(
+            anchor=(0, 0), color=(20, 20, 20), fill=pg.mkBrush(255, 255, 255, 220)
+        )
+        self._hover_text.setZValue(100)
+        self._hover_text.setVisible(False)
+        self.addItem(self._hover_text, ignoreBounds=True)
+        self.scene().sigMouseMoved.connect(self._on_scene_mouse_moved)
+        self.refresh_cost_s = 0.0
+        self.paint_cost_s = 0.0
+        self._stopped = False
+        # Single-shot, armed by the first new point: an idle plot never wakes the
+        # GUI thread (each wake-up takes the GIL from a training thread).
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(MIN_INTERVAL_MS)
+        self._timer.timeout.connect(self._on_timer_timeout)
+
+    # ------------------------------------------------------------------ series
+
+    def add_series(
+        self,
+        name: str,
+        color: str | tuple[int, ...],
+        *,
+        width: float = 1.5,
+        symbol: str | None = None,
+        fmt: str = "{:.4g}",
+        capacity: int = 1024,
+    ) -> None:
+        """Create the curve of series ``name`` (once; fed by :meth:`append`)."""
+        curve = self.plot(
+            [],
+            [],
+            name=name,
+            pen=pg.mkPen(color, width=width),
+            symbol=symbol,
+            symbolBrush=color if symbol else None,
+            symbolPen=None,
+            symbolSize=6,
+        )
+        curve.setDownsampling(auto=True, method="peak")
+        # One min/max pair per pixel column draws the same envelope as pyqtgraph's
+        # default five, at a fraction of the painting cost (measured: 52 -> 28 ms
+        # a frame for two 1M-point curves).
+        curve.opts["autoDownsampleFactor"] = 1.0
+        curve.setClipToView(True)
+        # The engine rejects non-finite losses, so every value is finite.
+        curve.setSkipFiniteCheck(True)
+        self._series[name] = _Series(
+            name, curve, np.empty(capacity), np.empty(capacity), fmt=fmt
+        )
+
+    def append(self, name: str, x: float, y: float) -> None:
+        """Add one point; drawn at the next refresh."""
+        self._series[name].append(x, y)
+        if not self._timer.isActive() and not self._stopped:
+            self._timer.start()
+
+    def extend(self, name: str, xs: np.ndarray, ys: np.ndarray) -> None:
+        """Add many points at once (history from a checkpoint)."""
+        self._series[name].extend(np.asarray(xs, float), np.asarray(ys, float))
+        if not self._timer.isActive() and not self._stopped:
+            self._timer.start()
+
+    def clear_data(self) -> None:
+        """Empty every series (the curves stay)."""
+        for series in self._series.values():
+            series.clear()
+        self.refresh()
+
+    def point_count(self, name: str) -> int:
+        """Points in series ``name``."""
+        return self._series[name].n
+
+    def data(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """Copies of the x and y values of series ``name``."""
+        s = self._series[name]
+        return s.xs[: s.n].copy(), s.ys[: s.n].copy()
+
+    def last(self, name: str) -> float | None:
+        """The newest y value of series ``name``."""
+        s = self._series[name]
+        return float(s.ys[s.n - 1]) if s.n else None
+
+    # ------------------------------------------------------------------ drawing
+
+    @Slot()
+    def _on_timer_timeout(self) -> None:
+        # Hidden plots keep their data dirty and draw it when shown again.
+        if self.isVisible():
+            self.refresh()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Draw what arrived while hidden."""
+        super().showEvent(event)
+        self.refresh()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        """Paint, and remember what it cost (it sets the refresh interval)."""
+        started = time.perf_counter()
+        super().paintEvent(event)
+        self.paint_cost_s = time.perf_counter() - started
+
+    @Slot()
+    def refresh(self) -> None:
+        """Hand changed series to pyqtgraph (the timer calls this)."""
+        dirty = [s for s in self._series.values() if s.dirty]
+        if not dirty:
+            return
+        started = time.perf_counter()
+        for s in dirty:
+            # Views of the buffers: no copy; later appends write past ``n`` only.
+            s.curve.setData(s.xs[: s.n], s.ys[: s.n])
+            s.dirty = False
+        self.refresh_cost_s = time.perf_counter() - started
+        # A frame costs the update plus its painting (measured on the last paint).
+        cost_ms = 1000 * (self.refresh_cost_s + self.paint_cost_s)
+        interval = int(
+            min(MAX_INTERVAL_MS, max(MIN_INTERVAL_MS, COST_FACTOR * cost_ms))
+        )
+        if interval != self._timer.interval():
+            self._timer.setInterval(interval)
+
+    def stop_updates(self) -> None:
+        """Stop refreshing (the window is closing)."""
+        self._stopped = True
+        self._timer.stop()
+
+    def hover_text_at(self, x: float) -> str:
+        """What hovering at data coordinate ``x`` shows."""
+        parts = []
+        x_shown = None
+        for s in self._series.values():
+            hit = s.value_near(x)
+            if hit is None:
+                continue
+            if x_shown is None:
+                x_shown = hit[0]
+            parts.append(f"{s.name}: {s.fmt.format(hit[1])}")
+        if x_shown is None:
+            return ""
+        x_text = f"{x_shown:,.0f}" if float(x_shown).is_integer() else f"{x_shown:.2f}"
+        return f"{self._x_name} {x_text}\n" + "\n".join(parts)
+
+    @Slot(object)
+    def _on_scene_mouse_moved(self, pos: QPointF) -> None:
+        view = self.getPlotItem().getViewBox()
+        if not view.sceneBoundingRect().contains(pos):
+            self._hover_line.setVisible(False)
+            self._hover_text.setVisible(False)
+            return
+        point = view.mapSceneToView(pos)
+        text = self.hover_text_at(point.x())
+        if not text:
+            return
+        self._hover_line.setPos(point.x())
+        self._hover_line.setVisible(True)
+        self._hover_text.setText(text)
+        (x0, x1), (_, y1) = view.viewRange()
+        # Keep the label inside the view: left of the cursor on the right half.
+        anchor_x = 1 if point.x() > (x0 + x1) / 2 else 0
+        self._hover_text.setAnchor((anchor_x, 0))
+        self._hover_text.setPos(point.x(), y1)
+        self._hover_text.setVisible(True)
+
+
+def ema(values: np.ndarray, beta: float = 0.9) -> np.ndarray:
+    """Bias-corrected exponential moving average (as TensorBoard smooths)."""
+    return Smoother(beta).feed(values)
+
+
+class Smoother:
+    """The bias-corrected exponential moving average, one point at a time."""
+
+    def __init__(self, beta: float = 0.9) -> None:
+        self.beta = beta
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every point."""
+        self._acc = 0.0
+        self._count = 0
+
+    def __call__(self, value: float) -> float:
+        """Add ``value``; the smoothed value so far."""
+        self._acc = self.beta * self._acc + (1 - self.beta) * value
+        self._count += 1
+        # beta**count underflows to 0.0 for long runs: the correction is then 1.
+        return self._acc / (1 - self.beta**self._count)
+
+    def feed(self, values: np.ndarray) -> np.ndarray:
+        """Add many values; their smoothed values."""
+        return np.fromiter((self(float(v)) for v in values), float, len(values))
