@@ -150,7 +150,10 @@ class WindowProbe:
 def main() -> None:
     """Measure and print; ``--json`` also writes the figures."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data-dir", default="/work/shared/data/mnist")
+    ap.add_argument(
+        "--data-dir",
+        default=str(Path(__file__).resolve().parents[2] / "shared/data/mnist"),
+    )
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--steps", type=int, default=120, help="training steps per run")
     ap.add_argument("--models", default=",".join(MODELS))

@@ -1,0 +1,241 @@
+from __future__ import annotations
+
+import os
+import resource
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from workbench.core import threads
+
+needs_libgomp = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or not threads._loaded_gomp_paths(),
+    reason="torch here does not use GNU OpenMP (libgomp)",
+)
+needs_two_threads = pytest.mark.skipif(
+    torch.get_num_threads() < 2, reason="needs at least 2 intra-op threads"
+)
+
+
+@pytest.fixture(autouse=True)
+def _restore_torch_threading(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Each test starts with nothing recorded and leaves torch as it found it."""
+    monkeypatch.setattr(threads, "_starter_settings", None)
+    num_threads = torch.get_num_threads()
+    flushed = threads._denormals_flushed()
+    yield
+    torch.set_num_threads(num_threads)
+    torch.set_flush_denormal(flushed)
+
+
+def run_in_thread(
+    body: Callable[[threading.Event], Any],
+    after_start: Callable[[], None] = lambda: None,
+) -> Any:
+    """Run ``body(go)`` in a new thread; ``after_start`` runs here before ``go``."""
+    out: dict[str, Any] = {}
+    go = threading.Event()
+
+    def target() -> None:
+        try:
+            out["value"] = body(go)
+        except BaseException as exc:  # re-raised in the test's thread
+            out["error"] = exc
+
+    worker = threading.Thread(target=target)
+    worker.start()
+    try:
+        after_start()
+    finally:
+        go.set()
+        worker.join(timeout=120)
+    assert not worker.is_alive()
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
+def parallel_op() -> None:
+    """One op big enough for ATen to open an OpenMP parallel region."""
+    torch.ones(1 << 20).mul_(2.0)
+
+
+def test_new_thread_has_main_threads_count_after_prepare():
+    def body(go: threading.Event) -> int:
+        go.wait()
+        threads.prepare_training_thread()
+        return torch.get_num_threads()
+
+    assert run_in_thread(body) == torch.get_num_threads()
+
+
+def test_thread_count_set_after_the_worker_started_is_copied():
+    # ATen applies torch.set_num_threads to a new thread only until that thread's
+    # first parallel op; the worker here has run one before the main thread changes.
+    target = 1 if torch.get_num_threads() > 1 else 2
+    ran_parallel_op = threading.Event()
+
+    def body(go: threading.Event) -> tuple[int, int]:
+        parallel_op()
+        ran_parallel_op.set()
+        go.wait()
+        before = torch.get_num_threads()
+        threads.prepare_training_thread()
+        return before, torch.get_num_threads()
+
+    def change_main() -> None:
+        assert ran_parallel_op.wait(timeout=60)
+        torch.set_num_threads(target)
+        threads.prepare_main_thread()
+
+    before, after = run_in_thread(body, change_main)
+    assert torch.get_num_threads() == target
+    assert after == target
+    assert before != target  # what the copy is for; torch leaves it stale
+
+
+def test_flush_denormal_set_after_the_worker_started_is_copied():
+    if not torch.set_flush_denormal(False):
+        pytest.skip("this CPU cannot flush denormals")
+
+    def body(go: threading.Event) -> tuple[bool, bool]:
+        go.wait()
+        before = threads._denormals_flushed()
+        threads.prepare_training_thread()
+        return before, threads._denormals_flushed()
+
+    def change_main() -> None:
+        torch.set_flush_denormal(True)
+        threads.prepare_main_thread()
+
+    before, after = run_in_thread(body, change_main)
+    assert threads._denormals_flushed()
+    assert (before, after) == (False, True)
+
+
+def test_prepare_main_thread_records_this_threads_settings():
+    threads.prepare_main_thread()
+    assert threads._starter_settings == threads.current_settings()
+    assert threads._starter_settings.num_threads == torch.get_num_threads()
+
+
+def test_prepare_training_thread_is_idempotent(monkeypatch: pytest.MonkeyPatch):
+    threads.prepare_main_thread()
+
+    def body(go: threading.Event) -> tuple[int, int]:
+        go.wait()
+        threads.prepare_training_thread()
+        calls: list[object] = []
+        with monkeypatch.context() as m:
+            m.setattr(torch, "set_num_threads", calls.append)
+            m.setattr(torch, "set_flush_denormal", calls.append)
+            m.setattr(torch, "get_num_threads", lambda: calls.append("get") or 1)
+            threads.prepare_training_thread()
+            threads.prepare_training_thread()
+        return len(calls), torch.get_num_threads()
+
+    n_calls, count = run_in_thread(body)
+    assert n_calls == 0  # a repeat call touches no torch setting at all
+    assert count == torch.get_num_threads()
+
+
+def test_a_reused_thread_picks_up_newly_recorded_settings():
+    target = 1 if torch.get_num_threads() > 1 else 2
+    results: list[int] = []
+    first_run_done = threading.Event()
+
+    def body(go: threading.Event) -> list[int]:
+        threads.prepare_training_thread()
+        parallel_op()
+        results.append(torch.get_num_threads())
+        first_run_done.set()
+        go.wait()
+        threads.prepare_training_thread()
+        results.append(torch.get_num_threads())
+        return results
+
+    def change_main() -> None:
+        assert first_run_done.wait(timeout=60)
+        torch.set_num_threads(target)
+        threads.prepare_main_thread()
+
+    first, second = run_in_thread(body, change_main)
+    assert first != target
+    assert second == target
+
+
+def task_count() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+@needs_libgomp
+@needs_two_threads
+def test_release_frees_the_calling_threads_openmp_helpers():
+    parallel_op()  # the main thread now owns a pool of num_threads - 1 helpers
+    with_pool = task_count()
+    assert threads.release_openmp_pool() is True
+    assert task_count() <= with_pool - (torch.get_num_threads() - 1)
+    # Idempotent, and torch still computes (a new pool is built on demand).
+    assert threads.release_openmp_pool() is True
+    x = torch.arange(1 << 20, dtype=torch.float64)
+    assert float(x.mul(2.0).sum()) == float((1 << 20) * ((1 << 20) - 1))
+    assert task_count() >= with_pool - (torch.get_num_threads() - 1)
+
+
+def test_release_is_harmless_in_a_thread_without_a_pool():
+    def body(go: threading.Event) -> bool:
+        go.wait()
+        return threads.release_openmp_pool()
+
+    released = run_in_thread(body)
+    has_gomp = sys.platform.startswith("linux") and bool(threads._gomp_runtimes())
+    assert released is has_gomp
+
+
+def voluntary_switches(tid: int) -> int:
+    status = Path(f"/proc/self/task/{tid}/status").read_text()
+    key = "voluntary_ctxt_switches:"
+    return int(next(x for x in status.splitlines() if x.startswith(key)).split()[1])
+
+
+def worker_switches_per_op(fix: bool, ops: int = 200) -> float:
+    """Voluntary context switches per parallel op of a worker thread's team.
+
+    Not a timing: libgomp's helpers either spin between ops (~0 switches) or
+    sleep in futex and are woken for each op (>= 1 switch per op).
+    """
+    parallel_op()  # the main thread owns an OpenMP pool, as in the window
+    main_tid = threading.main_thread().native_id
+
+    def body(go: threading.Event) -> float:
+        go.wait()
+        if fix:
+            threads.prepare_training_thread()
+        x = torch.ones(1 << 20)
+        for _ in range(20):
+            x.mul_(1.0)  # builds this thread's pool
+        main0 = voluntary_switches(main_tid)
+        r0 = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
+        for _ in range(ops):
+            x.mul_(1.0)
+        r1 = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
+        return (r1 - r0 - (voluntary_switches(main_tid) - main0)) / ops
+
+    return run_in_thread(body, threads.prepare_main_thread if fix else lambda: None)
+
+
+@needs_libgomp
+@needs_two_threads
+def test_fix_lets_a_worker_threads_openmp_helpers_spin_like_the_main_threads():
+    # The measured cause of the slow worker thread: with the main thread's pool
+    # alive, libgomp counts more threads than CPUs and its helpers sleep in
+    # futex after every op instead of spinning for the next one.
+    unfixed = worker_switches_per_op(fix=False)
+    fixed = worker_switches_per_op(fix=True)
+    assert unfixed >= 0.5
+    assert fixed < unfixed / 2
