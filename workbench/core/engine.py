@@ -218,7 +218,9 @@ def prepare_run(
     loaders = build_loaders(
         cfg, device, arrays=arrays, progress=progress, cancel=cancel
     )
-    model = build_model(cfg.model, loaders.info.num_classes, seed=cfg.seed).to(device)
+    model = build_model(cfg.model, loaders.info.num_classes, seed=cfg.seed)
+    # channels_last: oneDNN's convolutions run ~1.3x faster on it on this CPU.
+    model = model.to(device, memory_format=torch.channels_last)
     set_frozen(model, cfg.frozen)
     total_steps = cfg.resolved_epochs * len(loaders.train)
     if cfg.max_steps is not None:
