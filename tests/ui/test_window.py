@@ -40,6 +40,13 @@ OBJECT_NAMES = (
 )
 
 
+def start_long_run(qtbot, window):
+    """Start a run too long to end by itself; return once its first step is in."""
+    window.apply_config(FAST.replace(max_steps=None, epochs=50))
+    with qtbot.waitSignal(window.step_finished, timeout=30_000):
+        window.start()
+
+
 def test_every_named_widget_exists_once(window):
     for name in OBJECT_NAMES:
         found = window.findChildren(QWidget, name)
@@ -83,9 +90,7 @@ def test_short_run_end_to_end(qtbot, window):
 
 
 def test_controls_are_locked_while_running(qtbot, window):
-    window.apply_config(FAST.replace(max_steps=None, epochs=50))
-    with qtbot.waitSignal(window.step_finished, timeout=30_000):
-        window.start()
+    start_long_run(qtbot, window)
     assert window.state == "running"
     for widget in (
         window.data_panel.dataset_combo,
@@ -112,11 +117,9 @@ def test_controls_are_locked_while_running(qtbot, window):
 
 
 def test_stop_ends_within_a_batch_and_continue_resumes(qtbot, window):
-    window.apply_config(FAST.replace(max_steps=None, epochs=50))
     results = []
     window.training_done.connect(results.append)
-    with qtbot.waitSignal(window.step_finished, timeout=30_000):
-        window.start()
+    start_long_run(qtbot, window)
     with qtbot.waitSignal(window.run_finished, timeout=10_000):
         window.stop()
     stopped_at = results[-1].global_step
@@ -136,9 +139,7 @@ def test_stop_ends_within_a_batch_and_continue_resumes(qtbot, window):
 
 
 def test_continue_without_changes_iterates_the_same_run(qtbot, window):
-    window.apply_config(FAST.replace(max_steps=None, epochs=50))
-    with qtbot.waitSignal(window.step_finished, timeout=30_000):
-        window.start()
+    start_long_run(qtbot, window)
     with qtbot.waitSignal(window.run_finished, timeout=10_000):
         window.stop()
     run = window.current_run
@@ -157,11 +158,9 @@ def test_continue_without_changes_iterates_the_same_run(qtbot, window):
 
 
 def test_pause_holds_the_run_and_resume_goes_on(qtbot, window):
-    window.apply_config(FAST.replace(max_steps=None, epochs=50))
     steps = []
     window.step_finished.connect(steps.append)
-    with qtbot.waitSignal(window.step_finished, timeout=30_000):
-        window.start()
+    start_long_run(qtbot, window)
     with qtbot.waitSignal(window.pause_reached, timeout=10_000):
         window.training_panel.pause_button.click()
     assert window.state == "paused"
@@ -183,9 +182,7 @@ def test_pause_holds_the_run_and_resume_goes_on(qtbot, window):
 
 
 def test_stop_while_paused(qtbot, window):
-    window.apply_config(FAST.replace(max_steps=None, epochs=50))
-    with qtbot.waitSignal(window.step_finished, timeout=30_000):
-        window.start()
+    start_long_run(qtbot, window)
     with qtbot.waitSignal(window.pause_reached, timeout=10_000):
         window.toggle_pause()
     with qtbot.waitSignal(window.run_finished, timeout=10_000):
@@ -195,11 +192,9 @@ def test_stop_while_paused(qtbot, window):
 
 
 def test_freeze_edit_while_paused_applies_on_resume(qtbot, window):
-    window.apply_config(FAST.replace(max_steps=None, epochs=50))
     steps = []
     window.step_finished.connect(steps.append)
-    with qtbot.waitSignal(window.step_finished, timeout=30_000):
-        window.start()
+    start_long_run(qtbot, window)
     with qtbot.waitSignal(window.pause_reached, timeout=10_000):
         window.toggle_pause()
     run = window.current_run
@@ -278,9 +273,7 @@ def test_unexpected_exception_names_its_type(qtbot, window, monkeypatch, error_d
 def test_closing_mid_run_stops_the_thread(qtbot, window):
     import time
 
-    window.apply_config(FAST.replace(max_steps=None, epochs=50))
-    with qtbot.waitSignal(window.step_finished, timeout=30_000):
-        window.start()
+    start_long_run(qtbot, window)
     started = time.monotonic()
     window.close()
     assert not window.trainer.isRunning()
@@ -288,9 +281,7 @@ def test_closing_mid_run_stops_the_thread(qtbot, window):
 
 
 def test_closing_while_paused_stops_the_thread(qtbot, window):
-    window.apply_config(FAST.replace(max_steps=None, epochs=50))
-    with qtbot.waitSignal(window.step_finished, timeout=30_000):
-        window.start()
+    start_long_run(qtbot, window)
     with qtbot.waitSignal(window.pause_reached, timeout=10_000):
         window.toggle_pause()
     window.close()
