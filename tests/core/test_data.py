@@ -22,6 +22,7 @@ from workbench.core.data import (
     ArrayDataset,
     DataError,
     DataLoaderBatches,
+    DataMissing,
     FastLoader,
     ImageArrays,
     build_loaders,
@@ -169,7 +170,7 @@ def test_archives_failing_their_checksum_are_named(tmp_path):
 
 
 def test_missing_files_without_download_name_the_folder(tmp_path):
-    with pytest.raises(DataError, match="missing") as caught:
+    with pytest.raises(DataMissing, match="missing") as caught:
         load_arrays("kmnist", tmp_path, download=False)
     assert str(tmp_path / "KMNIST" / "raw") in str(caught.value)
     assert "t10k-labels-idx1-ubyte" in str(caught.value)

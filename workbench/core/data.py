@@ -74,6 +74,10 @@ class DownloadCancelled(DataError):
     """The user cancelled a download; partial files have been removed."""
 
 
+class DataMissing(DataError):
+    """The dataset's files are not in the folder and downloading was not allowed."""
+
+
 @dataclass(frozen=True, slots=True)
 class DatasetInfo:
     """What the rest of the program needs to know about one dataset.
@@ -380,7 +384,7 @@ def _load_torchvision_splits(
         _unpack_present_archives(raw_dir, dataset_cls)
     missing = _missing_raw_files(raw_dir, dataset_cls)
     if missing and not download:
-        raise DataError(_missing_files_message(name, raw_dir, missing))
+        raise DataMissing(_missing_files_message(name, raw_dir, missing))
     if missing:
         download_dataset(name, root, progress=progress, cancel=cancel, mirrors=mirrors)
     return (

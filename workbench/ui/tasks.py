@@ -59,6 +59,7 @@ class TaskThread(QThread):
         self._work = work
         self._cancel = threading.Event()
         self.result: Any = None
+        self.error: Exception | None = None  # set before ``failed`` is emitted
         TaskThread._live.add(self)
 
     @classmethod
@@ -86,6 +87,7 @@ class TaskThread(QThread):
                 self.cancelled.emit()
                 return
             log.debug("task %s failed", self.objectName(), exc_info=True)
+            self.error = exc
             self.failed.emit(*describe_error(exc))
         else:
             self.succeeded.emit()

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from workbench.core.config import DATASETS, TrainConfig
 from workbench.core.data import (
     DATASET_INFO,
+    DataMissing,
     DownloadProgress,
     ImageArrays,
     default_data_dir,
@@ -245,7 +246,7 @@ class DataPanel(ConfigPanel):
         if self._task_key(task) != self._key():
             return
         self._state = "missing"
-        if task.property("download") or "missing" not in message:
+        if task.property("download") or not isinstance(task.error, DataMissing):
             self.count_label.setText(message)
         else:
             self.count_label.setText(
