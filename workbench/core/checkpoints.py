@@ -247,6 +247,7 @@ def restore_run(
     config: TrainConfig | None = None,
     arrays: ImageArrays | None = None,
     progress: Callable[[DownloadProgress], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
 ) -> TrainingRun:
     """Rebuild a run from a checkpoint so training continues where it stopped.
 
@@ -254,7 +255,7 @@ def restore_run(
     device, loader); by default the stored config is used.
     """
     cfg = config or config_of(payload)
-    run = prepare_run(cfg, arrays=arrays, progress=progress)
+    run = prepare_run(cfg, arrays=arrays, progress=progress, cancel=cancel)
     load_model_state(run.model, payload["model_state"])
     if payload.get("optimizer_state") is not None:
         try:

@@ -547,6 +547,7 @@ class MainWindow(QMainWindow):
                     config=cfg,
                     arrays=arrays(progress, cancel),
                     progress=progress,
+                    cancel=cancel,
                 )
             )
         else:
@@ -910,7 +911,9 @@ class MainWindow(QMainWindow):
             payload = load_checkpoint(path)
             cfg, notes = _usable_here(config_of(payload))
             arrays = cached(cfg.dataset, cfg.data_dir)
-            run = restore_run(payload, config=cfg, arrays=arrays, progress=progress)
+            run = restore_run(
+                payload, config=cfg, arrays=arrays, progress=progress, cancel=cancel
+            )
             return run, notes
 
         task = TaskThread(work, self, name="open-checkpoint")
