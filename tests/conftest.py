@@ -12,25 +12,18 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
 def make_arrays(n_train: int = 256, n_test: int = 128, seed: int = 0):
-    """Ten classes of 28x28 images a small model learns in a few steps.
-
-    Class ``c`` lights a 6x6 block at a class-specific place, plus noise.
-    """
+    """Learnable ImageArrays built from the tiny IDX test data's generator."""
+    from tests.idx_files import mnist_like_arrays
     from workbench.core.data import ImageArrays
 
-    gen = torch.Generator().manual_seed(seed)
-
-    def split(n: int) -> tuple[torch.Tensor, torch.Tensor]:
-        labels = torch.arange(n) % 10
-        images = torch.randint(0, 40, (n, 28, 28), generator=gen, dtype=torch.int32)
-        for c in range(10):
-            row, col = 3 + 6 * (c // 4), 3 + 6 * (c % 4)
-            images[labels == c, row : row + 6, col : col + 6] += 200
-        return images.clamp(0, 255).to(torch.uint8), labels.long()
-
-    train_x, train_y = split(n_train)
-    test_x, test_y = split(n_test)
-    return ImageArrays(train_x, train_y, test_x, test_y)
+    train_x, train_y = mnist_like_arrays(n_train, seed)
+    test_x, test_y = mnist_like_arrays(n_test, seed + 1)
+    return ImageArrays(
+        torch.from_numpy(train_x),
+        torch.from_numpy(train_y).long(),
+        torch.from_numpy(test_x),
+        torch.from_numpy(test_y).long(),
+    )
 
 
 @pytest.fixture(scope="session")

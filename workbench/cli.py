@@ -10,10 +10,8 @@ import argparse
 import json
 import logging
 import math
-import os
 import signal
 import sys
-import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -115,31 +113,18 @@ def config_from_args(args: argparse.Namespace, base: C.TrainConfig) -> C.TrainCo
 
 
 def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2, allow_nan=True)
-        handle.write("\n")
-    os.replace(tmp, path)
+    from workbench.core.files import write_atomically
+
+    text = json.dumps(data, indent=2, allow_nan=True) + "\n"
+    write_atomically(path, lambda handle: handle.write(text.encode("utf-8")))
 
 
 def metrics_document(
     cfg: C.TrainConfig, history: Any, final: Any | None
 ) -> dict[str, Any]:
     """The ``--metrics-json`` document (see README, "Metrics JSON")."""
-    epochs = [
-        {
-            "epoch": e["epoch"] + 1,
-            "global_step": e["global_step"],
-            "train_loss": e["train_loss"],
-            "train_accuracy": e["train_accuracy"],
-            "val_loss": e["val_loss"],
-            "val_accuracy": e["val_accuracy"],
-            "images_per_s": e["images_per_s"],
-            "seconds": e["seconds"],
-        }
-        for e in history.epochs
-    ]
+    # Epochs count from 1 for people; the engine's events count from 0.
+    epochs = [{**e, "epoch": e["epoch"] + 1} for e in history.epochs]
     doc: dict[str, Any] = {
         "config": cfg.to_dict(),
         "epochs": epochs,

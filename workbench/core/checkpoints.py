@@ -6,12 +6,9 @@ A checkpoint holds only tensors and Python builtins, so it loads with
 
 from __future__ import annotations
 
-import contextlib
 import errno
-import os
 import pickle
 import random
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,6 +21,7 @@ import workbench
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.data import DownloadProgress, ImageArrays
 from workbench.core.engine import MetricHistory, TrainingRun, prepare_run
+from workbench.core.files import write_atomically
 from workbench.core.freezing import frozen_names, match_patterns
 
 FORMAT_VERSION = 1
@@ -109,29 +107,12 @@ def save_checkpoint(path: str | Path, run: TrainingRun) -> Path:
 
 
 def write_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
-    """Save ``payload`` to a temp file beside ``path``, sync it, rename it in place."""
+    """Save ``payload`` atomically; the previous file survives any failure."""
     path = Path(path).expanduser()
-    folder = path.parent
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(
-            prefix=f".{path.name}.", suffix=".tmp", dir=folder
-        )
+        return write_atomically(path, lambda handle: torch.save(payload, handle))
     except OSError as exc:
         raise CheckpointError(_os_error_text(path, exc)) from exc
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            torch.save(payload, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        if isinstance(exc, OSError):
-            raise CheckpointError(_os_error_text(path, exc)) from exc
-        raise
-    return path
 
 
 def _os_error_text(path: Path, exc: OSError) -> str:
