@@ -30,3 +30,11 @@ def make_arrays(n_train: int = 256, n_test: int = 128, seed: int = 0):
 def tiny_arrays():
     """Synthetic image arrays (256 train, 128 test), built once per session."""
     return make_arrays()
+
+
+@pytest.fixture(autouse=True)
+def my_digits_dir(tmp_path_factory, monkeypatch):
+    """Drawings saved by a test go to a fresh folder, never the user's own."""
+    folder = tmp_path_factory.mktemp("my-digits")
+    monkeypatch.setenv("PTCORE_MY_DIGITS_DIR", str(folder))
+    return folder

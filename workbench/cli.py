@@ -39,6 +39,18 @@ def _add_train_flags(parser: argparse.ArgumentParser) -> None:
         help="a run config (.json or .toml); flags override it",
     )
     add("--dataset", choices=C.DATASETS, help="default: digits (bundled, offline)")
+    add(
+        "--base-dataset",
+        choices=C.MY_DIGITS_BASES,
+        help="with my-digits: prepare the drawings like this dataset and replay "
+        "it (default: mnist)",
+    )
+    add(
+        "--replay",
+        type=int,
+        metavar="N",
+        help="with my-digits: mix N base-dataset training images into each epoch",
+    )
     add("--data-dir", metavar="DIR", help="torchvision root holding e.g. MNIST/raw/")
     add(
         "--download",
@@ -76,6 +88,12 @@ def _add_train_flags(parser: argparse.ArgumentParser) -> None:
     add("--log-every", type=int, metavar="N", help="log the loss every N steps")
     add("--save", metavar="PATH", help="checkpoint, rewritten after every epoch")
     add("--resume", metavar="PATH", help="continue the run saved in this checkpoint")
+    add(
+        "--init-from",
+        metavar="PATH",
+        help="start from this checkpoint's weights (a new run: fresh optimizer "
+        "and schedule), e.g. to fine-tune on my-digits",
+    )
     add("--metrics-json", metavar="PATH", help="write the metric history as JSON")
     add("--quiet", action="store_true", help="no progress bar")
 
@@ -157,11 +175,17 @@ def cmd_train(args: argparse.Namespace) -> int:
     from workbench.core.checkpoints import (
         config_of,
         load_checkpoint,
+        load_model_state,
         restore_run,
         save_checkpoint,
     )
     from workbench.core.engine import TrainControl, iter_fit, prepare_run
 
+    if args.resume and args.init_from:
+        raise C.ConfigError(
+            "--resume continues a run, --init-from starts a new one from its "
+            "weights: give one of them"
+        )
     payload = load_checkpoint(args.resume) if args.resume else None
     if args.config:
         base = C.load_config(args.config)
@@ -169,6 +193,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         base = config_of(payload)
     else:
         base = C.TrainConfig()
+    init_payload = load_checkpoint(args.init_from) if args.init_from else None
+    if init_payload is not None:
+        # The weights decide the architecture unless a flag names it.
+        base = base.replace(model=config_of(init_payload).model)
     cfg = config_from_args(args, base)
 
     show_bar = not args.quiet and sys.stderr.isatty()
@@ -196,6 +224,9 @@ def cmd_train(args: argparse.Namespace) -> int:
         )
     else:
         run = prepare_run(cfg, progress=on_download)
+        if init_payload is not None:
+            load_model_state(run.model, init_payload["model_state"])
+            _say(f"starting from the weights in {args.init_from}")
     if download_bar is not None:
         download_bar.close()
 
@@ -312,7 +343,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     failures = 0
     for path in args.images:
         try:
-            batch = preprocess(load_image(path), cfg.dataset)
+            batch = preprocess(load_image(path), cfg.style_dataset)
         except PredictError as exc:
             sys.stderr.write(f"{path}: {exc}\n")
             failures += 1

@@ -6,6 +6,7 @@ import sys
 
 import numpy as np
 import pytest
+import torch
 from PIL import Image
 
 from tests.idx_files import write_mnist_raw
@@ -112,6 +113,9 @@ def test_train_on_a_torchvision_root(tmp_path, capsys):
         (["--device", "cuda:7"], "device"),
         (["--dataset", "mnist", "--data-dir", "empty", "--no-download"], "missing"),
         (["--workers", "2"], "workers: the fast in-memory loader"),
+        (["--dataset", "my-digits"], "my-digits has no drawings yet"),
+        (["--replay", "5"], "replay: mixes base_dataset images"),
+        (["--resume", "a.pt", "--init-from", "b.pt"], "give one of them"),
     ],
 )
 def test_bad_input_is_one_clear_message(tmp_path, monkeypatch, capsys, flags, message):
@@ -196,3 +200,49 @@ def test_console_entry_point_runs_headless_without_traceback(tmp_path):
     assert proc.returncode == 2
     assert "not a readable checkpoint" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_train_on_my_digits_from_trained_weights(tmp_path, capsys):
+    from tests.core.test_my_digits import drawing
+    from workbench.core.my_digits import MyDigits
+
+    store = MyDigits()
+    for label in range(10):
+        for _ in range(5):
+            store.add(drawing(label), label)
+    base = tmp_path / "base.pt"
+    assert _train(tmp_path, "--model", "mlp", "--epochs", "5", "--save", str(base)) == 0
+    tuned = tmp_path / "tuned.pt"
+    code = _train(
+        tmp_path,
+        "--dataset",
+        "my-digits",
+        "--base-dataset",
+        "digits",
+        "--replay",
+        "100",
+        "--init-from",
+        str(base),
+        "--freeze",
+        "hidden.*",
+        "--epochs",
+        "10",
+        "--batch-size",
+        "32",
+        "--save",
+        str(tuned),
+    )
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert f"starting from the weights in {base}" in out
+    assert "training mlp on my-digits (140 images)" in out  # 40 drawings + 100
+    saved = load_checkpoint(tuned)
+    assert saved["config"]["dataset"] == "my-digits"
+    assert saved["config"]["base_dataset"] == "digits"
+    # The frozen layers are the base checkpoint's, bit for bit.
+    before = load_checkpoint(base)["model_state"]
+    for name, tensor in saved["model_state"].items():
+        if name.startswith("hidden."):
+            assert torch.equal(tensor, before[name]), name
+    epochs = saved["history"]["epochs"]
+    assert epochs[-1]["val_accuracy"] >= epochs[0]["val_accuracy"] + 0.3, out

@@ -223,3 +223,49 @@ def test_freezing_everything_mid_run_is_a_clear_error(tiny_arrays):
     control.notify_mask_changed()
     with pytest.raises(TrainingError, match="nothing to train"):
         next(events)
+
+
+def test_weights_requested_mid_run_are_those_after_that_step(tiny_arrays):
+    cfg = TrainConfig(model="mlp", epochs=1, batch_size=16, log_every=1)
+    run = prepare_run(cfg, arrays=tiny_arrays)
+    control = TrainControl()
+    copies: dict[int, dict[str, torch.Tensor]] = {}
+    reference: dict[int, dict[str, torch.Tensor]] = {}
+    for event in iter_fit(run, control):
+        if isinstance(event, E.StepMetrics) and event.global_step in (3, 9):
+            # What the model holds right after this step, for comparison.
+            reference[event.global_step] = {
+                k: v.clone() for k, v in run.model.state_dict().items()
+            }
+            control.request_weights()
+        elif isinstance(event, E.WeightsReady):
+            taken = control.take_weights()
+            assert taken is not None
+            step, state = taken
+            assert step == event.global_step
+            copies[step] = state
+    assert sorted(copies) == [3, 9]
+    for step, state in copies.items():
+        assert state.keys() == reference[step].keys()
+        for key, tensor in state.items():
+            assert torch.equal(tensor, reference[step][key])
+            # A copy: training on did not change it.
+            assert tensor.data_ptr() != run.model.state_dict()[key].data_ptr()
+    assert not control.weights_requested
+    assert control.take_weights() is None
+
+
+def test_serving_weights_does_not_change_the_run(tiny_arrays):
+    cfg = TrainConfig(model="small-cnn", epochs=1, batch_size=32, log_every=1)
+    plain = _losses(fit(prepare_run(cfg, arrays=tiny_arrays)))
+    control = TrainControl()
+    served = []
+    events = []
+    for event in iter_fit(prepare_run(cfg, arrays=tiny_arrays), control):
+        events.append(event)
+        if isinstance(event, E.StepMetrics):
+            control.request_weights()
+        if isinstance(event, E.WeightsReady):
+            served.append(control.take_weights())
+    assert len(served) == len(plain) - 1  # every step but the last is followed
+    assert _losses(events) == plain

@@ -62,3 +62,79 @@ def test_predict_uses_eval_mode_and_restores_training_mode():
     assert first.probabilities == second.probabilities
     assert abs(sum(first.probabilities) - 1) < 1e-5
     assert first.top(3)[0][1] == max(first.probabilities)
+
+
+def _trained_predictor_and_model():
+    from workbench.core.models import snapshot_state
+    from workbench.core.predict import Predictor
+
+    model = build_model("small-cnn", 10, seed=1)
+    predictor = Predictor("small-cnn", "mnist", tuple("0123456789"))
+    predictor.load_weights(snapshot_state(model))
+    return predictor, model
+
+
+def test_predictor_reads_with_a_private_eval_copy():
+    predictor, model = _trained_predictor_and_model()
+    model.train()
+    received = []
+    predictor.model.register_forward_pre_hook(
+        lambda module, args: received.append((module.training, args[0].clone()))
+    )
+    reading = predictor.read(_stroke_image())
+    assert model.training  # the source model's mode is untouched
+    assert len(received) == 1
+    was_training, tensor = received[0]
+    assert not was_training
+    assert torch.equal(tensor, reading.input)
+    assert torch.equal(reading.input, to_model_input(reading.field, "mnist"))
+    # The private copy computes what the source model computes in eval mode.
+    model.eval()
+    with torch.no_grad():
+        expected = torch.softmax(model(reading.input), 1)[0].double().numpy()
+    np.testing.assert_allclose(reading.probabilities, expected, rtol=1e-5)
+    assert reading.probabilities.sum() == pytest.approx(1.0)
+    for p in predictor.model.parameters():
+        assert p.data_ptr() not in {q.data_ptr() for q in model.parameters()}
+
+
+def test_predictor_naive_toggle_changes_only_the_recipe():
+    predictor, _ = _trained_predictor_and_model()
+    styled = predictor.read(_stroke_image())
+    naive = predictor.read(_stroke_image(), naive=True)
+    assert naive.naive
+    assert not styled.naive
+    np.testing.assert_array_equal(naive.field, naive_resize(_stroke_image()))
+    np.testing.assert_array_equal(styled.field, mnist_style(_stroke_image()))
+
+
+def test_saliency_is_the_input_gradient_of_the_predicted_logit():
+    predictor, model = _trained_predictor_and_model()
+    reading = predictor.read(_stroke_image(), saliency=True)
+    assert reading.saliency is not None
+    assert reading.saliency.shape == (28, 28)
+    assert reading.saliency.max() == pytest.approx(1.0)
+    x = reading.input.clone().requires_grad_(True)
+    model.eval()
+    model(x)[0, reading.label].backward()
+    expected = x.grad.abs()[0, 0]
+    expected = (expected / expected.max()).numpy()
+    np.testing.assert_allclose(reading.saliency, expected, rtol=1e-4, atol=1e-6)
+    assert all(p.grad is None for p in predictor.model.parameters())
+
+
+def test_predictor_refuses_weights_of_another_model():
+    from workbench.core.checkpoints import CheckpointError
+    from workbench.core.predict import Predictor
+
+    predictor = Predictor("small-cnn", "mnist", tuple("0123456789"))
+    with pytest.raises(CheckpointError, match="does not fit"):
+        predictor.load_weights(build_model("mlp", 10).state_dict())
+
+
+def test_predictor_on_an_empty_drawing_is_a_clear_error():
+    predictor, _ = _trained_predictor_and_model()
+    blank = np.zeros((50, 50), np.float32)
+    for naive in (False, True):
+        with pytest.raises(PredictError, match="no ink"):
+            predictor.read(blank, naive=naive)

@@ -18,7 +18,9 @@ log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
 
-DATASETS = ("digits", "mnist", "fashion-mnist", "kmnist")
+DATASETS = ("digits", "mnist", "fashion-mnist", "kmnist", "my-digits")
+# Datasets my own drawings can be prepared like (and mixed with): digit datasets.
+MY_DIGITS_BASES = ("mnist", "digits")
 MODELS = ("small-cnn", "cnn", "lazy-cnn", "mlp")
 PRECISIONS = ("fp32", "bf16", "fp16")
 LOADERS = ("fast", "dataloader")
@@ -28,7 +30,13 @@ COMPILE_MODES = ("default", "reduce-overhead", "max-autotune")
 
 # Epochs a dataset needs with the default recipe when the user names none:
 # digits has 1,437 training images (6 steps an epoch at batch 256).
-DEFAULT_EPOCHS = {"digits": 15, "mnist": 1, "fashion-mnist": 3, "kmnist": 3}
+DEFAULT_EPOCHS = {
+    "digits": 15,
+    "mnist": 1,
+    "fashion-mnist": 3,
+    "kmnist": 3,
+    "my-digits": 20,
+}
 
 
 class ConfigError(ValueError):
@@ -42,6 +50,11 @@ class TrainConfig:
     ``epochs=None`` means the dataset's recommended count (``DEFAULT_EPOCHS``);
     ``max_steps`` (global steps, counted across resumes) ends the run earlier.
     ``frozen`` holds parameter names or glob patterns (``conv1.*``).
+
+    With ``dataset="my-digits"`` (the user's own drawings), ``base_dataset`` is
+    the dataset the drawings are prepared like (crop and scale recipe, pixel
+    statistics), and ``replay`` training images of it are mixed into every
+    epoch, so fine-tuning on a few drawings does not forget the base data.
     """
 
     dataset: str = "digits"
@@ -65,6 +78,8 @@ class TrainConfig:
     seed: int = 0
     log_every: int = 10
     frozen: tuple[str, ...] = field(default_factory=tuple)
+    base_dataset: str = "mnist"
+    replay: int = 0
 
     def __post_init__(self) -> None:
         # Lists arrive from JSON and argparse; a tuple keeps the dataclass hashable.
@@ -76,6 +91,11 @@ class TrainConfig:
     def resolved_epochs(self) -> int:
         """The number of epochs this run trains for at most."""
         return self.epochs if self.epochs is not None else DEFAULT_EPOCHS[self.dataset]
+
+    @property
+    def style_dataset(self) -> str:
+        """The dataset whose preprocessing and pixel statistics the inputs follow."""
+        return self.base_dataset if self.dataset == "my-digits" else self.dataset
 
     def replace(self, **changes: Any) -> TrainConfig:
         """A copy with ``changes`` applied and validated."""
@@ -140,6 +160,13 @@ def validate(cfg: TrainConfig) -> None:
     _check_int("max_steps", cfg.max_steps, 1, optional=True)
     _check_int("seed", cfg.seed, 0)
     _check_int("log_every", cfg.log_every, 1)
+    _check_choice("base_dataset", cfg.base_dataset, MY_DIGITS_BASES)
+    _check_int("replay", cfg.replay, 0)
+    if cfg.replay and cfg.dataset != "my-digits":
+        raise ConfigError(
+            "replay: mixes base_dataset images into my own digits; "
+            "it needs dataset my-digits"
+        )
     for name in ("lr", "weight_decay"):
         value = getattr(cfg, name)
         if not isinstance(value, int | float) or isinstance(value, bool):

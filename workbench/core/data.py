@@ -34,6 +34,8 @@ from torch.utils.data import DataLoader, Dataset, Sampler
 from torchvision import datasets, transforms
 from torchvision.datasets.utils import USER_AGENT, check_integrity, extract_archive
 
+from workbench.core.preprocess import style_of
+
 if TYPE_CHECKING:
     from workbench.core.config import TrainConfig
 
@@ -54,6 +56,8 @@ __all__ = [
     "default_data_dir",
     "download_dataset",
     "load_arrays",
+    "load_run_arrays",
+    "mix_replay",
 ]
 
 DATA_DIR_ENV = "PTCORE_DATA_DIR"
@@ -151,6 +155,17 @@ DATASET_INFO: dict[str, DatasetInfo] = {
         mean=0.1918,
         std=0.3483,
         offline=False,
+    ),
+    "my-digits": DatasetInfo(
+        name="my-digits",
+        title="My digits (drawn on the canvas)",
+        num_classes=10,
+        class_names=_DIGIT_NAMES,
+        # Drawings are prepared like MNIST by default (config base_dataset);
+        # build_loaders normalises with the base dataset's statistics.
+        mean=0.1307,
+        std=0.3081,
+        offline=True,
     ),
 }
 
@@ -312,6 +327,10 @@ def load_arrays(
     _info(name)
     if name == "digits":
         return _load_digits()
+    if name == "my-digits":
+        from workbench.core.my_digits import MyDigits
+
+        return MyDigits().arrays("mnist")
     train, test = _load_torchvision_splits(
         name,
         data_dir,
@@ -1100,6 +1119,8 @@ def build_loaders(
     """
     device = torch.device(device)
     info = _info(cfg.dataset)
+    # Pixel statistics of the data the inputs are prepared like (my-digits: base).
+    stats = _info(cfg.style_dataset)
     notices: list[str] = []
     pin_memory = cfg.pin_memory
     if pin_memory and not _can_pin(device):
@@ -1114,10 +1135,10 @@ def build_loaders(
     if cfg.loader == "fast":
         if arrays is None:
             arrays = _load_for(cfg, progress, cancel)
-        train, val = _fast_loaders(cfg, device, arrays, info, val_batch_size)
+        train, val = _fast_loaders(cfg, device, arrays, stats, val_batch_size)
         notices.extend(_fast_loader_notices(train, pin_memory))
     else:
-        train_set, val_set = _per_sample_datasets(cfg, info, arrays, progress, cancel)
+        train_set, val_set = _per_sample_datasets(cfg, stats, arrays, progress, cancel)
         options: dict[str, Any] = {
             "seed": cfg.seed,
             "device": device,
@@ -1140,12 +1161,64 @@ def _load_for(
     progress: ProgressCallback | None,
     cancel: CancelCallback | None,
 ) -> ImageArrays:
-    return load_arrays(
-        cfg.dataset,
-        cfg.data_dir,
-        download=cfg.download,
-        progress=progress,
-        cancel=cancel,
+    return load_run_arrays(cfg, progress=progress, cancel=cancel)
+
+
+def load_run_arrays(
+    cfg: TrainConfig,
+    *,
+    progress: ProgressCallback | None = None,
+    cancel: CancelCallback | None = None,
+    base_arrays: ImageArrays | None = None,
+) -> ImageArrays:
+    """The images a run with ``cfg`` trains and validates on.
+
+    For ``my-digits``: the user's drawings prepared like ``cfg.base_dataset``,
+    with ``cfg.replay`` training images of the base dataset mixed into the
+    training split (drawn once with ``cfg.seed``); validation holds drawings
+    only. Any other dataset: :func:`load_arrays`.
+
+    Parameters
+    ----------
+    base_arrays : ImageArrays, optional
+        The base dataset, already loaded (saves loading it for the replay).
+    """
+    if cfg.dataset != "my-digits":
+        return load_arrays(
+            cfg.dataset,
+            cfg.data_dir,
+            download=cfg.download,
+            progress=progress,
+            cancel=cancel,
+        )
+    from workbench.core.my_digits import MyDigits
+
+    mine = MyDigits().arrays(style_of(cfg.base_dataset))
+    if cfg.replay == 0:
+        return mine
+    if base_arrays is None:
+        base_arrays = load_arrays(
+            cfg.base_dataset,
+            cfg.data_dir,
+            download=cfg.download,
+            progress=progress,
+            cancel=cancel,
+        )
+    return mix_replay(mine, base_arrays, cfg.replay, cfg.seed)
+
+
+def mix_replay(
+    mine: ImageArrays, base: ImageArrays, count: int, seed: int
+) -> ImageArrays:
+    """``mine`` with ``count`` random training images of ``base`` added to train."""
+    generator = torch.Generator().manual_seed(seed)
+    count = min(count, len(base.train_labels))
+    pick = torch.randperm(len(base.train_labels), generator=generator)[:count]
+    return ImageArrays(
+        torch.cat([mine.train_images, base.train_images[pick]]),
+        torch.cat([mine.train_labels, base.train_labels[pick]]),
+        mine.test_images,
+        mine.test_labels,
     )
 
 

@@ -33,6 +33,7 @@ from workbench.core.events import (
     StepMetrics,
     TrainEvent,
     TrainResult,
+    WeightsReady,
 )
 from workbench.core.freezing import (
     count_parameters,
@@ -41,7 +42,7 @@ from workbench.core.freezing import (
     train_mode,
     trainable_parameters,
 )
-from workbench.core.models import build_model
+from workbench.core.models import build_model, snapshot_state
 
 
 class TrainingError(RuntimeError):
@@ -66,6 +67,9 @@ class TrainControl:
         self._running = threading.Event()
         self._running.set()
         self._mask_changed = threading.Event()
+        self._weights_wanted = threading.Event()
+        self._weights_lock = threading.Lock()
+        self._weights: tuple[int, dict[str, torch.Tensor]] | None = None
 
     def request_stop(self) -> None:
         """Finish the current batch, then end the run (also ends a pause)."""
@@ -105,6 +109,32 @@ class TrainControl:
             self._mask_changed.clear()
             return True
         return False
+
+    def request_weights(self) -> None:
+        """Ask the engine for a copy of the weights at its next batch boundary.
+
+        The engine answers with a :class:`WeightsReady` event; the copy is then
+        waiting in :meth:`take_weights`. Reading the model from another thread
+        while it trains could see a half-updated step; this cannot.
+        """
+        self._weights_wanted.set()
+
+    @property
+    def weights_requested(self) -> bool:
+        """True while a :meth:`request_weights` is unanswered."""
+        return self._weights_wanted.is_set()
+
+    def offer_weights(self, global_step: int, state: dict[str, torch.Tensor]) -> None:
+        """Engine side: hand over the copy asked for (replaces an untaken one)."""
+        with self._weights_lock:
+            self._weights = (global_step, state)
+        self._weights_wanted.clear()
+
+    def take_weights(self) -> tuple[int, dict[str, torch.Tensor]] | None:
+        """The latest copy and the step it was taken after, once; else None."""
+        with self._weights_lock:
+            weights, self._weights = self._weights, None
+        return weights
 
 
 @dataclass
@@ -352,6 +382,11 @@ def iter_fit(
             if control.stop_requested:
                 stopped = True
                 break
+            if control.weights_requested:
+                # Between two steps: nothing is updating the weights now.
+                control.offer_weights(run.global_step, snapshot_state(model))
+                yield WeightsReady(run.global_step)
+                mark = time.perf_counter()
             if control.take_mask_changed():
                 reconcile_optimizer(run.optimizer, model)
                 if not run.optimizer.param_groups[0]["params"]:

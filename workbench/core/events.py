@@ -99,6 +99,17 @@ class TrainResult:
     step_seconds: float
 
 
+@dataclass(frozen=True, slots=True)
+class WeightsReady:
+    """A copy of the weights asked for with ``TrainControl.request_weights``.
+
+    The copy itself waits in the control (``take_weights``): events carry no
+    tensors.
+    """
+
+    global_step: int
+
+
 TrainEvent = (
     RunStarted
     | Notice
@@ -107,4 +118,5 @@ TrainEvent = (
     | StepMetrics
     | EpochMetrics
     | TrainResult
+    | WeightsReady
 )

@@ -176,3 +176,15 @@ def head_name(model: nn.Module) -> str:
         if any(True for _ in module.parameters(recurse=False)):
             last = path
     return last
+
+
+def snapshot_state(model: nn.Module) -> dict[str, torch.Tensor]:
+    """A detached CPU copy of ``model``'s state_dict, safe to keep while it trains.
+
+    Call it only where nothing updates the model (between two training steps):
+    a copy taken during ``optimizer.step()`` could mix old and new weights.
+    """
+    return {
+        name: tensor.detach().to("cpu", copy=True)
+        for name, tensor in model.state_dict().items()
+    }

@@ -16,12 +16,26 @@ import torch
 from torch import nn
 
 from workbench.core.data import DATASET_INFO
+from workbench.core.preprocess import (
+    PredictError,
+    digits_style,
+    mnist_style,
+    naive_resize,
+    style_image,
+    style_of,
+)
 
-_INK_THRESHOLD = 0.1
-
-
-class PredictError(ValueError):
-    """An image that cannot be read or holds no digit."""
+__all__ = [
+    "PredictError",
+    "Prediction",
+    "digits_style",
+    "load_image",
+    "mnist_style",
+    "naive_resize",
+    "predict",
+    "preprocess",
+    "to_model_input",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,68 +79,6 @@ def load_image(path: str | Path) -> np.ndarray:
     return gray
 
 
-def _resize(image: np.ndarray, height: int, width: int) -> np.ndarray:
-    tensor = torch.from_numpy(np.ascontiguousarray(image))[None, None]
-    out = nn.functional.interpolate(
-        tensor,
-        size=(height, width),
-        mode="bilinear",
-        antialias=True,
-        align_corners=False,
-    )
-    return out[0, 0].clamp(0, 1).numpy()
-
-
-def _crop_to_ink(image: np.ndarray) -> np.ndarray:
-    rows = np.flatnonzero((image > _INK_THRESHOLD).any(axis=1))
-    cols = np.flatnonzero((image > _INK_THRESHOLD).any(axis=0))
-    if rows.size == 0:
-        raise PredictError("the image holds no ink: draw or load a digit first")
-    return image[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1]
-
-
-def _fit_box(image: np.ndarray, box: int) -> np.ndarray:
-    h, w = image.shape
-    scale = box / max(h, w)
-    return _resize(image, max(1, round(h * scale)), max(1, round(w * scale)))
-
-
-def mnist_style(image: np.ndarray) -> np.ndarray:
-    """Crop, fit into 20x20, and centre by mass in 28x28 (values in [0, 1])."""
-    digit = _fit_box(_crop_to_ink(image), 20)
-    h, w = digit.shape
-    field = np.zeros((28, 28), dtype=np.float32)
-    top, left = (28 - h) // 2, (28 - w) // 2
-    field[top : top + h, left : left + w] = digit
-    mass = field.sum()
-    ys, xs = np.indices(field.shape)
-    cy, cx = (ys * field).sum() / mass, (xs * field).sum() / mass
-    # Shift the centre of mass to the field's centre, as MNIST did.
-    dy, dx = round(13.5 - cy), round(13.5 - cx)
-    dy = int(np.clip(dy, -top, 28 - top - h))
-    dx = int(np.clip(dx, -left, 28 - left - w))
-    return np.roll(field, (dy, dx), axis=(0, 1))
-
-
-def digits_style(image: np.ndarray) -> np.ndarray:
-    """The UCI digits recipe: ink fitted to the box, blurred to 8x8, shown at 28x28.
-
-    Mirrors how ``data.py`` brings the 8x8 digits to 28x28: the 8x8 picture is
-    scaled into a 20x20 box centred in the field.
-    """
-    digit = _crop_to_ink(image)
-    low = _resize(digit, 8, 8)
-    low = low / max(float(low.max()), 1e-6)
-    field = np.zeros((28, 28), dtype=np.float32)
-    field[4:24, 4:24] = _resize(low, 20, 20)
-    return field
-
-
-def naive_resize(image: np.ndarray) -> np.ndarray:
-    """Squash the whole picture to 28x28: what skipping preprocessing looks like."""
-    return _resize(image, 28, 28)
-
-
 def to_model_input(image28: np.ndarray, dataset: str) -> torch.Tensor:
     """A (1, 1, 28, 28) tensor normalised with ``dataset``'s statistics."""
     info = DATASET_INFO[dataset]
@@ -136,8 +88,7 @@ def to_model_input(image28: np.ndarray, dataset: str) -> torch.Tensor:
 
 def preprocess(image: np.ndarray, dataset: str) -> torch.Tensor:
     """The recipe that matches ``dataset``, ready for the model."""
-    styled = digits_style(image) if dataset == "digits" else mnist_style(image)
-    return to_model_input(styled, dataset)
+    return to_model_input(style_image(image, style_of(dataset)), dataset)
 
 
 def predict(
@@ -156,3 +107,139 @@ def predict(
     finally:
         model.train(was_training)
     return [Prediction(tuple(row.tolist()), class_names) for row in probs]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Reading:
+    """What the model made of one drawing, and exactly what it was shown.
+
+    Attributes
+    ----------
+    probabilities : numpy.ndarray
+        Softmax over the classes, float64 (num_classes,).
+    class_names : tuple of str
+        Display name of each class.
+    field : numpy.ndarray
+        The 28x28 float32 picture in [0, 1] that was normalised into ``input``.
+    input : torch.Tensor
+        The (1, 1, 28, 28) tensor passed to the model, unchanged.
+    saliency : numpy.ndarray or None
+        |d logit[predicted] / d input| scaled to [0, 1] (28, 28), when asked for.
+    naive : bool
+        True when the field is a plain resize instead of the dataset's recipe.
+    """
+
+    probabilities: np.ndarray
+    class_names: tuple[str, ...]
+    field: np.ndarray
+    input: torch.Tensor
+    saliency: np.ndarray | None
+    naive: bool
+
+    @property
+    def label(self) -> int:
+        """Index of the most likely class."""
+        return int(np.argmax(self.probabilities))
+
+    @property
+    def confidence(self) -> float:
+        """Probability of the most likely class."""
+        return float(self.probabilities[self.label])
+
+
+class Predictor:
+    """A private eval-mode copy of a model, for reading single drawings.
+
+    The copy never trains and never shares tensors with the model it was
+    copied from, so reading a drawing cannot race a training thread or change
+    the trained model's ``train()``/``eval()`` mode. Feed it fresh weights with
+    :meth:`load_weights` (a :func:`~workbench.core.models.snapshot_state`).
+
+    Parameters
+    ----------
+    model_name : str
+        One of ``config.MODELS``.
+    dataset : str
+        The dataset the inputs are prepared like (``TrainConfig.style_dataset``):
+        decides the recipe and the pixel statistics.
+    class_names : tuple of str
+        Display names, one per output.
+    """
+
+    def __init__(
+        self, model_name: str, dataset: str, class_names: tuple[str, ...]
+    ) -> None:
+        from workbench.core.models import build_model
+
+        self.model_name = model_name
+        self.dataset = dataset
+        self.class_names = tuple(class_names)
+        self.model = build_model(model_name, len(class_names), seed=0)
+        self.model.eval()
+        # Saliency needs gradients for the input only, never for the weights.
+        self.model.requires_grad_(False)
+
+    def load_weights(self, state: dict[str, torch.Tensor]) -> None:
+        """Copy ``state`` into the private model (keys as in a checkpoint).
+
+        Raises
+        ------
+        CheckpointError
+            When the weights belong to another architecture.
+        """
+        from workbench.core.checkpoints import load_model_state
+
+        load_model_state(self.model, state)
+
+    def prepare(self, image: np.ndarray, *, naive: bool = False) -> np.ndarray:
+        """The 28x28 field the model will see of ``image`` (float32, [0, 1])."""
+        if naive:
+            return naive_resize(image)
+        return style_image(image, style_of(self.dataset))
+
+    def read(
+        self, image: np.ndarray, *, naive: bool = False, saliency: bool = False
+    ) -> Reading:
+        """Prepare ``image``, run the model in ``eval()`` mode, optionally explain.
+
+        Parameters
+        ----------
+        image : numpy.ndarray
+            Float (H, W) in [0, 1], white ink on black (a canvas, a photo).
+        naive : bool
+            Squash the whole picture to 28x28 instead of the dataset's recipe.
+        saliency : bool
+            Also compute the input gradient of the predicted class's logit.
+
+        Raises
+        ------
+        PredictError
+            When the image holds no ink.
+        """
+        field = self.prepare(image, naive=naive)
+        x = to_model_input(field, self.dataset)
+        model = self.model
+        model.eval()
+        with torch.inference_mode():
+            logits = model(x)
+        probs = torch.softmax(logits.float(), dim=1)[0].double().numpy()
+        label = int(np.argmax(probs))
+        return Reading(
+            probabilities=probs,
+            class_names=self.class_names,
+            field=field,
+            input=x,
+            saliency=self.saliency(x, label) if saliency else None,
+            naive=naive,
+        )
+
+    def saliency(self, x: torch.Tensor, label: int) -> np.ndarray:
+        """|gradient of logit ``label`` with respect to ``x``|, scaled to [0, 1]."""
+        # A fresh leaf: ``x`` may be an inference tensor, which autograd refuses.
+        leaf = x.detach().clone().requires_grad_(True)
+        with torch.enable_grad():
+            logit = self.model(leaf)[0, label]
+            (grad,) = torch.autograd.grad(logit, leaf)
+        magnitude = grad.abs()[0, 0].numpy()
+        peak = float(magnitude.max())
+        return magnitude / peak if peak > 0 else magnitude
