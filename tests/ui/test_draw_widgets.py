@@ -1,0 +1,252 @@
+"""The "Draw a digit" widgets: canvas drawing, undo, bars and input preview."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+from PySide6.QtGui import QKeySequence, QPointingDevice, QTabletEvent
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+
+from workbench.ui.draw_widgets import (
+    CANVAS_SIDE,
+    DigitCanvas,
+    InputPreview,
+    ProbabilityBars,
+)
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture
+def canvas(qtbot: Any) -> DigitCanvas:
+    widget = DigitCanvas()
+    qtbot.addWidget(widget)
+    widget.resize(CANVAS_SIDE, CANVAS_SIDE)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+def drag(widget: DigitCanvas, points: list[tuple[int, int]]) -> None:
+    """A real left-button drag through widget points (QTest moves carry buttons)."""
+    QTest.mousePress(widget, Qt.LeftButton, Qt.NoModifier, QPoint(*points[0]))
+    for x, y in points[1:]:
+        QTest.mouseMove(widget, QPoint(x, y))
+    QTest.mouseRelease(widget, Qt.LeftButton, Qt.NoModifier, QPoint(*points[-1]))
+
+
+def test_stroke_inks_its_path_and_emits(qtbot: Any, canvas: DigitCanvas) -> None:
+    assert canvas.is_empty()
+    with (
+        qtbot.waitSignal(canvas.stroke_finished, timeout=1000),
+        qtbot.waitSignal(canvas.changed, timeout=1000),
+    ):
+        drag(canvas, [(60, 140), (100, 140), (140, 140), (220, 140)])
+    image = canvas.image()
+    assert (image[140, 60:221] > 0.5).all()
+    assert (image[135:146, 100] > 0.5).all()
+    for y, x in [(0, 0), (0, -1), (-1, 0), (-1, -1), (40, 140), (240, 140)]:
+        assert image[y, x] == 0
+    assert canvas.stroke_count() == 1
+    assert not canvas.is_empty()
+
+
+def test_click_without_movement_leaves_a_round_dot(
+    qtbot: Any, canvas: DigitCanvas
+) -> None:
+    with qtbot.waitSignal(canvas.stroke_finished, timeout=1000):
+        QTest.mouseClick(canvas, Qt.LeftButton, Qt.NoModifier, QPoint(100, 80))
+    image = canvas.image()
+    radius = canvas.pen_width / 2
+    assert image[80, 100] == 1.0
+    assert image[80, int(100 + radius - 2)] > 0.5
+    assert image[int(80 + radius - 2), 100] > 0.5
+    # Round, not square: the bounding box corner stays dark.
+    assert image[int(80 + radius - 2), int(100 + radius - 2)] == 0
+    assert canvas.stroke_count() == 1
+
+
+def test_undo_restores_exactly_the_earlier_strokes(
+    qtbot: Any, canvas: DigitCanvas
+) -> None:
+    drag(canvas, [(50, 50), (120, 90), (200, 60)])
+    after_first = canvas.stroke_image()
+    drag(canvas, [(60, 220), (140, 120), (230, 230)])
+    assert not np.array_equal(canvas.stroke_image(), after_first)
+    with qtbot.waitSignal(canvas.changed, timeout=1000):
+        assert canvas.undo()
+    assert np.array_equal(canvas.stroke_image(), after_first)
+    assert canvas.undo()
+    assert not canvas.stroke_image().any()
+    assert canvas.is_empty()
+    with qtbot.assertNotEmitted(canvas.changed):
+        assert not canvas.undo()
+
+
+def test_escape_clears_and_undo_key_undoes(qtbot: Any, canvas: DigitCanvas) -> None:
+    canvas.setFocus()
+    qtbot.waitUntil(canvas.hasFocus, timeout=1000)
+    drag(canvas, [(50, 50), (200, 200)])
+    drag(canvas, [(50, 200), (200, 50)])
+    undo_key = QKeySequence(QKeySequence.Undo)[0]
+    with qtbot.waitSignal(canvas.changed, timeout=1000):
+        QTest.keyClick(canvas, undo_key.key(), undo_key.keyboardModifiers())
+    assert canvas.stroke_count() == 1
+    with qtbot.waitSignal(canvas.changed, timeout=1000):
+        QTest.keyClick(canvas, Qt.Key_Escape)
+    assert canvas.stroke_count() == 0
+    assert canvas.is_empty()
+
+
+def tablet_stroke(widget: DigitCanvas, y: float, pressure: float) -> bool:
+    """Press, move and release a tablet pen; True if every event was accepted."""
+    device = QPointingDevice.primaryPointingDevice()
+    accepted = True
+    for kind, x in [
+        (QEvent.TabletPress, 40.0),
+        (QEvent.TabletMove, 120.0),
+        (QEvent.TabletRelease, 120.0),
+    ]:
+        held = Qt.NoButton if kind == QEvent.TabletRelease else Qt.LeftButton
+        pos = QPointF(x, y)
+        event = QTabletEvent(
+            kind, device, pos, pos, pressure, 0, 0, 0, 0, 0,
+            Qt.NoModifier, Qt.LeftButton, held,
+        )  # fmt: skip
+        QApplication.sendEvent(widget, event)
+        accepted = accepted and event.isAccepted()
+    return accepted
+
+
+def test_tablet_pressure_modulates_width(qtbot: Any, canvas: DigitCanvas) -> None:
+    with qtbot.waitSignal(canvas.stroke_finished, timeout=1000):
+        assert tablet_stroke(canvas, 60, pressure=0.2)
+    assert tablet_stroke(canvas, 200, pressure=0.0)  # no pressure data = full
+    column = canvas.image()[:, 80] > 0.5
+    light, full = column[:130].sum(), column[130:].sum()
+    assert canvas.stroke_count() == 2
+    assert light == pytest.approx(0.64 * canvas.pen_width, abs=1.5)
+    assert full == pytest.approx(1.2 * canvas.pen_width, abs=1.5)
+
+
+def test_widget_to_image_mapping_when_larger(qtbot: Any, canvas: DigitCanvas) -> None:
+    canvas.resize(560, 560)
+    qtbot.waitUntil(lambda: canvas.width() == 560, timeout=1000)
+    QTest.mouseClick(canvas, Qt.LeftButton, Qt.NoModifier, QPoint(280, 280))
+    ys, xs = np.nonzero(canvas.image() > 0.5)
+    assert abs(ys.mean() - 140) < 1
+    assert abs(xs.mean() - 140) < 1
+    # A wide widget centres the square: x offset 100 on a 760x560 widget.
+    canvas.clear()
+    canvas.resize(760, 560)
+    qtbot.waitUntil(lambda: canvas.width() == 760, timeout=1000)
+    QTest.mouseClick(canvas, Qt.LeftButton, Qt.NoModifier, QPoint(100 + 80, 400))
+    ys, xs = np.nonzero(canvas.image() > 0.5)
+    assert abs(ys.mean() - 200) < 1
+    assert abs(xs.mean() - 40) < 1
+
+
+def test_image_arrays_are_typed_copies(canvas: DigitCanvas) -> None:
+    drag(canvas, [(40, 40), (240, 240)])
+    image, strokes = canvas.image(), canvas.stroke_image()
+    assert image.dtype == np.float32
+    assert image.shape == (CANVAS_SIDE, CANVAS_SIDE)
+    assert strokes.dtype == np.uint8
+    assert strokes.shape == (CANVAS_SIDE, CANVAS_SIDE)
+    assert 0 <= image.min()
+    assert image.max() <= 1
+    assert image.max() == 1
+    image[:] = 0.5
+    strokes[:] = 7
+    assert canvas.image()[0, -1] == 0
+    assert canvas.stroke_image()[0, -1] == 0
+
+
+def test_set_image_fills_canvas_and_undoes_to_blank(
+    qtbot: Any, canvas: DigitCanvas
+) -> None:
+    digit = np.zeros((28, 28), dtype=np.float32)
+    digit[4:24, 12:16] = 1.0
+    with qtbot.waitSignal(canvas.changed, timeout=1000):
+        canvas.set_image(digit)
+    image = canvas.image()
+    assert canvas.stroke_count() == 1
+    assert not canvas.is_empty()
+    assert image[140, 140] == 1.0  # inside the bar, scaled 10x
+    assert image[140, 40] == 0
+    assert image[20, 140] == 0
+    # Downscaled back it is the same picture.
+    small = image.reshape(28, 10, 28, 10).mean(axis=(1, 3))
+    assert np.abs(small - digit).max() < 0.3  # bilinear edges
+    assert canvas.undo()
+    assert canvas.is_empty()
+    assert not canvas.stroke_image().any()
+
+
+def test_probability_bars_keep_one_item(qtbot: Any) -> None:
+    bars = ProbabilityBars()
+    qtbot.addWidget(bars)
+    assert bars.objectName() == "probabilityPlot"
+    item = bars.bar_item()
+    names = ["zero", "one", "two", "three"]
+    bars.set_class_names(names)
+    assert np.array_equal(bars.probabilities(), np.zeros(4))
+    probs = [0.1, 0.6, 0.2, 0.1]
+    bars.set_probabilities(probs)
+    bars.set_probabilities([0.25, 0.25, 0.4, 0.1])
+    bars.set_probabilities(probs)
+    assert bars.bar_item() is item
+    plot_items = bars.getPlotItem().items
+    assert [i for i in plot_items if isinstance(i, type(item))] == [item]
+    assert np.allclose(item.opts["height"], probs)
+    assert np.allclose(bars.probabilities(), probs)
+    ticks = bars.getPlotItem().getAxis("bottom")._tickLevels[0]
+    assert [label for _, label in ticks] == names
+    bars.clear_probabilities()
+    assert not bars.probabilities().any()
+    with pytest.raises(ValueError, match="expected 4"):
+        bars.set_probabilities([0.5, 0.5])
+
+
+def sample_digit() -> np.ndarray:
+    image = np.zeros((28, 28), dtype=np.float32)
+    image[5:23, 13] = 1.0
+    image[5, 10:18] = 0.6
+    return image
+
+
+def test_input_preview_shows_image_and_saliency(qtbot: Any) -> None:
+    preview = InputPreview()
+    qtbot.addWidget(preview)
+    preview.resize(280, 280)  # 10 px per cell
+    preview.show()
+    qtbot.waitExposed(preview)
+    image = sample_digit()
+    saliency = np.zeros((28, 28), dtype=np.float32)
+    saliency[10:18, 8:20] = 1.0
+    preview.set_image(image, saliency)
+    assert np.array_equal(preview.shown_image(), image)
+    assert np.array_equal(preview.shown_saliency(), saliency)
+    with_overlay = preview.grab().toImage()
+    preview.set_show_saliency(False)
+    without = preview.grab().toImage()
+    assert with_overlay != without
+    # Centre of the white cell (row 8, col 13) of a 280 px square at (0, 0).
+    scale = without.width() / preview.width()  # device pixel ratio
+    centre = QPoint(int((13 * 10 + 5) * scale), int((8 * 10 + 5) * scale))
+    assert without.pixelColor(centre).name() == "#ffffff"
+    assert without.pixelColor(centre + QPoint(int(30 * scale), 0)).name() == "#000000"
+    preview.clear()
+    assert preview.shown_image() is None
+    assert preview.shown_saliency() is None
+
+
+def test_input_preview_rejects_mismatched_saliency(qtbot: Any) -> None:
+    preview = InputPreview()
+    qtbot.addWidget(preview)
+    with pytest.raises(ValueError, match="saliency shape"):
+        preview.set_image(sample_digit(), np.zeros((14, 14)))
