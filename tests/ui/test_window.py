@@ -37,6 +37,16 @@ OBJECT_NAMES = (
     "lossPlot",
     "accuracyPlot",
     "statusLabel",
+    "mainTabs",
+    "digitCanvas",
+    "clearCanvasButton",
+    "probabilityPlot",
+    "predictionLabel",
+    "inputPreview",
+    "addSampleButton",
+    "fineTuneButton",
+    "fineTuneCard",
+    "sampleList",
 )
 
 

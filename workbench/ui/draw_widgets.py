@@ -100,6 +100,10 @@ class DigitCanvas(QWidget):
 
     # --- public API -------------------------------------------------------------
 
+    def is_drawing(self) -> bool:
+        """True while a stroke is in progress (the pen is down)."""
+        return self._current is not None
+
     @property
     def pen_width(self) -> float:
         """Pen width in image pixels (before tablet pressure)."""

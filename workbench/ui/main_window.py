@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QMenu,
     QScrollArea,
     QSplitter,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -40,19 +41,22 @@ from workbench.core.checkpoints import (
     save_checkpoint,
 )
 from workbench.core.config import ConfigError, TrainConfig, load_config, save_config
-from workbench.core.data import DATASET_INFO, ImageArrays, load_arrays
+from workbench.core.data import DATASET_INFO, ImageArrays, load_run_arrays
 from workbench.core.devices import DeviceError, resolve_device
 from workbench.core.engine import TrainingRun, prepare_run
+from workbench.core.finetune import FineTune, fine_tune_config, prepare_fine_tune
 from workbench.core.freezing import (
     FreezeError,
+    all_but_head,
     count_parameters,
     frozen_names,
     set_frozen,
 )
-from workbench.core.models import build_model
+from workbench.core.models import build_model, snapshot_state
 from workbench.ui import dialogs, window_state
 from workbench.ui.panels.data import DataPanel
 from workbench.ui.panels.device import DevicePanel
+from workbench.ui.panels.draw import DrawPanel
 from workbench.ui.panels.freeze import FreezePanel
 from workbench.ui.panels.loader import LoaderPanel
 from workbench.ui.panels.model import ModelPanel
@@ -90,6 +94,8 @@ RESUME_SAFE = frozenset(
 START_KEYS = (QKeySequence("Ctrl+Return"), QKeySequence("F5"))
 PAUSE_KEYS = (QKeySequence("F6"), QKeySequence(Qt.Key.Key_Pause))
 STOP_KEYS = (QKeySequence("Shift+F5"), QKeySequence("Ctrl+."))
+# While a run trains, the Draw tab's reader gets fresh weights this often.
+LIVE_WEIGHTS_INTERVAL_S = 0.5
 
 
 def _keys_text(keys: tuple[QKeySequence, ...]) -> str:
@@ -136,6 +142,7 @@ class MainWindow(QMainWindow):
     training_done = Signal(object)  # TrainResult
     run_failed = Signal(str, str)  # message, traceback
     run_finished = Signal()  # the trainer thread ended; the controls are idle
+    fine_tune_reported = Signal()  # the before/after card of a fine-tune is shown
 
     def __init__(
         self, parent: QWidget | None = None, *, settings: QSettings | None = None
@@ -161,6 +168,10 @@ class MainWindow(QMainWindow):
         self._paused_since: float | None = None
         self._compile_started_at: float | None = None
         self._notes: list[str] = []
+        self._fine_tune: dict[str, FineTune] | None = None
+        self._score_task: TaskThread | None = None
+        self._fine_tune_in_scoring: FineTune | None = None
+        self._weights_asked_at = -math.inf
 
         self.trainer = TrainerThread(self)
         self._build_panels()
@@ -188,6 +199,11 @@ class MainWindow(QMainWindow):
         self.loader_panel = LoaderPanel()
         self.speed_panel = SpeedPanel()
         self.freeze_panel = FreezePanel()
+        self.draw_panel = DrawPanel()
+        self.draw_panel.fine_tune_requested.connect(
+            self._on_draw_panel_fine_tune_requested
+        )
+        self.draw_panel.samples_changed.connect(self._on_draw_panel_samples_changed)
         self._config_panels = (
             self.training_panel,
             self.data_panel,
@@ -261,9 +277,18 @@ class MainWindow(QMainWindow):
         self.main_splitter = QSplitter(
             Qt.Orientation.Horizontal, objectName="mainSplitter"
         )
+        self.tabs = QTabWidget(objectName="mainTabs")
+        self.tabs.addTab(self.plot_splitter, "Training curves")
+        # Scrolls rather than forcing its minimum size on the whole window.
+        self.draw_page = QScrollArea(objectName="drawPage")
+        self.draw_page.setWidget(self.draw_panel)
+        self.draw_page.setWidgetResizable(True)
+        self.tabs.addTab(self.draw_page, "Draw a digit")
+        self.tabs.currentChanged.connect(self._on_tabs_current_changed)
+
         self.main_splitter.addWidget(scroll)
         self.main_splitter.addWidget(model_column)
-        self.main_splitter.addWidget(self.plot_splitter)
+        self.main_splitter.addWidget(self.tabs)
         self.main_splitter.setStretchFactor(2, 1)
         self.main_splitter.setSizes([420, 380, 700])
         self.setCentralWidget(self.main_splitter)
@@ -336,6 +361,19 @@ class MainWindow(QMainWindow):
             run_menu.addAction(action)
         run_menu.addSeparator()
         run_menu.addAction(self.reset_action)
+        view_menu = self.menuBar().addMenu("&View")
+        tabs = (
+            ("Training &curves", "showCurvesAction"),
+            ("&Draw a digit", "showDrawAction"),
+        )
+        for index, (text, name) in enumerate(tabs):
+            action = self._action(
+                text,
+                name,
+                lambda _=False, i=index: self.tabs.setCurrentIndex(i),
+                (QKeySequence(f"Ctrl+{index + 1}"),),
+            )
+            view_menu.addAction(action)
         self._fill_recent_menu()
 
         panel = self.training_panel
@@ -365,6 +403,7 @@ class MainWindow(QMainWindow):
         t.training_done.connect(self._on_trainer_training_done)
         t.failed.connect(self._on_trainer_failed)
         t.finished.connect(self._on_trainer_finished)
+        t.weights_ready.connect(self._on_trainer_weights_ready)
 
     # ================================================================== config
 
@@ -408,6 +447,8 @@ class MainWindow(QMainWindow):
         self._sync_tree_model(frozen)
         self._show_measurements()
         self._update_actions()
+        if self._run is None:
+            self._refresh_reader()
 
     @Slot()
     def _on_panel_changed(self) -> None:
@@ -518,19 +559,21 @@ class MainWindow(QMainWindow):
             )
             return
         plan = self.start_plan(cfg)
-        cached = self.data_panel.cached_arrays(cfg.dataset, cfg.data_dir)
+        mine = cfg.dataset == "my-digits"
+        # my-digits changes with every drawing: read it afresh, cache only its base.
+        cached = self.data_panel.cached_arrays(
+            cfg.base_dataset if mine else cfg.dataset, cfg.data_dir
+        )
         loaded = self._run_arrays = {}
 
         def arrays(progress: Any, cancel: Any) -> ImageArrays:
+            if mine:
+                return load_run_arrays(
+                    cfg, progress=progress, cancel=cancel, base_arrays=cached
+                )
             if cached is not None:
                 return cached
-            result = load_arrays(
-                cfg.dataset,
-                cfg.data_dir,
-                download=cfg.download,
-                progress=progress,
-                cancel=cancel,
-            )
+            result = load_run_arrays(cfg, progress=progress, cancel=cancel)
             loaded["arrays"] = result
             return result
 
@@ -620,13 +663,14 @@ class MainWindow(QMainWindow):
         self.training_panel.progress_bar.setValue(0)
         self.training_panel.progress_bar.setFormat("idle")
         self._sync_tree_model(mask)  # a fresh model, the same mask
+        self._refresh_reader()
         self._update_actions()
         self._set_status("New run: Start begins from freshly initialised weights")
 
     def _set_state(self, state: str) -> None:
         self._state = state
         running = state in ("running", "pausing", "paused")
-        busy = running or state == "opening"
+        busy = running or state in ("opening", "scoring")
         for panel in (
             self.data_panel,
             self.model_panel,
@@ -639,6 +683,8 @@ class MainWindow(QMainWindow):
             else:
                 panel.setEnabled(not busy)
         self.training_panel.set_settings_enabled(not busy)
+        self.draw_panel.set_training_active(running)
+        self.draw_panel.set_fine_tune_enabled(state == "idle")
         # The freeze tree edits the model: only when nothing trains it.
         self.freeze_panel.set_editable(state in ("idle", "paused"))
         self.training_panel.pause_button.setText(
@@ -714,6 +760,11 @@ class MainWindow(QMainWindow):
             )
         if self.freeze_panel.model is not run.model:
             self._show_model(run.model)
+        tune = self._fine_tune.get("tune") if self._fine_tune else None
+        if tune is not None:
+            title = DATASET_INFO[run.config.base_dataset].title
+            self.draw_panel.show_fine_tune_started(tune.before, title)
+        self._refresh_reader()
 
     @Slot(object)
     def _on_trainer_run_started(self, ev: E.RunStarted) -> None:
@@ -788,6 +839,8 @@ class MainWindow(QMainWindow):
                 f"Epoch {ev.epoch + 1} · step {step:,}/{ev.total_steps:,} · "
                 f"loss {ev.loss:.4f}"
             )
+        if self._draw_tab_shown():
+            self._request_live_weights()
         self.step_finished.emit(ev)
 
     @Slot(object)
@@ -806,6 +859,7 @@ class MainWindow(QMainWindow):
         if self._state != "pausing":
             return
         self._set_state("paused")
+        self._refresh_reader()
         step = self._run.global_step if self._run is not None else 0
         self._set_status(
             f"Paused at step {step:,}: the freeze tree is editable; "
@@ -847,6 +901,8 @@ class MainWindow(QMainWindow):
             self.freeze_panel.refresh_checks()
         self._set_state("idle")
         self._show_measurements()
+        self._refresh_reader()
+        self._finish_fine_tune()
         self.run_finished.emit()
 
     def _measure(
@@ -863,6 +919,187 @@ class MainWindow(QMainWindow):
         self.speed_panel.show_measurements(
             m.get("eager"), m.get("compiled"), m.get("compile")
         )
+
+    # ================================================================== draw and teach
+
+    def _refresh_reader(self) -> None:
+        """Give the Draw tab's reader the current model's weights.
+
+        Idle or paused, nothing changes the model, so its weights are copied
+        here; while a run trains, the engine copies them between two steps.
+        """
+        run = self._run
+        if run is not None:
+            cfg = run.config
+        else:
+            try:
+                cfg = self.current_config()
+            except ConfigError:
+                return
+        names = DATASET_INFO[cfg.dataset].class_names
+        self.draw_panel.set_reader(cfg.model, cfg.style_dataset, names)
+        if run is None:
+            model = self.freeze_panel.model
+            if model is not None:
+                self.draw_panel.set_weights(
+                    snapshot_state(model),
+                    "Untrained model (fresh weights): train a run or open a "
+                    "checkpoint, then draw.",
+                )
+        elif self._state in ("running", "pausing"):
+            self._request_live_weights(force=True)
+        else:
+            self.draw_panel.set_weights(
+                snapshot_state(run.model),
+                f"{cfg.model} after step {run.global_step:,} "
+                f"({DATASET_INFO[cfg.dataset].title})",
+            )
+
+    def _draw_tab_shown(self) -> bool:
+        return self.tabs.currentWidget() is self.draw_page and self.isVisible()
+
+    def _request_live_weights(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if force or now - self._weights_asked_at >= LIVE_WEIGHTS_INTERVAL_S:
+            self._weights_asked_at = now
+            self.trainer.control.request_weights()
+
+    @Slot(int)
+    def _on_trainer_weights_ready(self, _step: int) -> None:
+        taken = self.trainer.control.take_weights()
+        run = self._run
+        if taken is None or run is None:
+            return
+        step, state = taken
+        self.draw_panel.set_weights(
+            state,
+            f"Live: {run.config.model} at step {step:,}, copied between two "
+            "training steps",
+        )
+
+    @Slot(int)
+    def _on_tabs_current_changed(self, _index: int) -> None:
+        if self.tabs.currentWidget() is self.draw_page:
+            self._refresh_reader()
+
+    @Slot()
+    def _on_draw_panel_samples_changed(self) -> None:
+        self.data_panel.forget("my-digits")
+
+    @Slot(int, int)
+    def _on_draw_panel_fine_tune_requested(self, epochs: int, replay: int) -> None:
+        """Fine-tune the current model on my digits, in the trainer thread."""
+        if self._state != "idle" or self.trainer.isRunning():
+            return
+        run = self._run
+        if run is None:
+            dialogs.show_error(
+                self,
+                "Nothing to fine-tune yet",
+                "Fine-tuning starts from a trained model: train a run or open a "
+                "checkpoint first.",
+            )
+            return
+        try:
+            count = len(self.draw_panel.store)
+        except Exception as exc:  # DataError: a damaged index
+            self._show_error("Cannot read my digits", exc)
+            return
+        if count == 0:
+            dialogs.show_error(
+                self,
+                "No drawings yet",
+                "Draw digits on the canvas and add them with 'Add to my digits' first.",
+            )
+            return
+        model = run.model
+        mask = tuple(frozen_names(model))
+        notes = []
+        if not mask:
+            mask = tuple(all_but_head(model))
+            set_frozen(model, mask)
+            if self.freeze_panel.model is model:
+                self.freeze_panel.refresh_checks()
+            notes.append(
+                "Nothing was frozen, so everything but the head is: the default "
+                "for fine-tuning. Edit the freeze tree to change it."
+            )
+        try:
+            cfg = fine_tune_config(run.config, mask, replay=replay, epochs=epochs)
+        except ConfigError as exc:
+            self._show_error("Cannot fine-tune this model", exc)
+            return
+        weights = snapshot_state(model)
+        base = self.data_panel.cached_arrays(cfg.base_dataset, cfg.data_dir)
+        holder: dict[str, FineTune] = {}
+
+        def prepare(progress: Any, cancel: Any) -> TrainingRun:
+            tune = prepare_fine_tune(
+                cfg, weights, base_arrays=base, progress=progress, cancel=cancel
+            )
+            holder["tune"] = tune
+            return tune.run
+
+        self._fine_tune = holder
+        self.apply_config(cfg)
+        self._clear_plots()
+        self.trainer.start_run(prepare)
+        self._run_config = cfg
+        self._notes = notes
+        self.training_panel.show_notes(notes)
+        self._set_state("running")
+        self._set_status(
+            f"Fine-tuning on {count} drawings plus {replay:,} replayed images…"
+        )
+
+    def _finish_fine_tune(self) -> None:
+        """After a fine-tune: score it off the GUI thread, then show the card."""
+        tune = self._fine_tune.get("tune") if self._fine_tune else None
+        self._fine_tune = None
+        if tune is None or self._closing:
+            return
+        stopped = bool(self.trainer.result and self.trainer.result.stopped)
+        task = TaskThread(lambda progress, cancel: tune.finish(), self, name="scores")
+        task.setProperty("stopped", stopped)
+        task.succeeded.connect(self._on_score_task_succeeded)
+        task.failed.connect(self._on_score_task_failed)
+        task.finished.connect(self._on_score_task_finished)
+        self._score_task = task
+        self._fine_tune_in_scoring = tune
+        self._set_state("scoring")
+        self._set_status("Measuring the fine-tune: my digits and the base test set…")
+        task.start()
+
+    @Slot()
+    def _on_score_task_succeeded(self) -> None:
+        task = self._score_task
+        assert task is not None
+        after, frozen = task.result
+        tune = self._fine_tune_in_scoring
+        title = DATASET_INFO[tune.run.config.base_dataset].title
+        self.draw_panel.show_fine_tune_report(
+            tune.before, after, frozen, title, stopped=bool(task.property("stopped"))
+        )
+        self._set_status(
+            f"Fine-tune done: my digits {_percent(tune.before.mine)} -> "
+            f"{_percent(after.mine)}, {title} {_percent(tune.before.base)} -> "
+            f"{_percent(after.base)}; {frozen.describe()}"
+        )
+
+    @Slot(str, str)
+    def _on_score_task_failed(self, message: str, details: str) -> None:
+        self._set_status(f"Could not measure the fine-tune: {message}")
+        dialogs.show_error(self, "Could not measure the fine-tune", message, details)
+
+    @Slot()
+    def _on_score_task_finished(self) -> None:
+        task = self._score_task
+        self._score_task = None
+        self._fine_tune_in_scoring = None
+        if task is not None:
+            task.deleteLater()
+        self._set_state("idle")
+        self.fine_tune_reported.emit()
 
     # ================================================================== plots
 
@@ -937,6 +1174,7 @@ class MainWindow(QMainWindow):
         self.apply_config(run.config)  # shows run.model: same architecture
         self._run_config = run.config
         self._plot_history(run)
+        self._refresh_reader()
         bar = self.training_panel.progress_bar
         bar.setRange(0, max(run.total_steps, 1))
         bar.setValue(min(run.global_step, run.total_steps))
@@ -1094,6 +1332,8 @@ class MainWindow(QMainWindow):
                 self.trainer.wait()
         if self._open_task is not None:
             self._open_task.wait()
+        if self._score_task is not None:
+            self._score_task.wait()
         self.data_panel.shutdown()
         for plot in (self.loss_plot, self.accuracy_plot, self.throughput_plot):
             plot.stop_updates()

@@ -67,6 +67,7 @@ class TrainerThread(QThread):
     pause_reached = Signal()  # the engine is blocked before its next batch
     training_done = Signal(object)  # TrainResult
     failed = Signal(str, str)  # message, traceback
+    weights_ready = Signal(int)  # a requested weight copy waits in control
 
     _live: ClassVar[weakref.WeakSet[TrainerThread]] = weakref.WeakSet()
 
@@ -137,6 +138,8 @@ class TrainerThread(QThread):
                 self.compile_started.emit()
             elif isinstance(event, E.CompileFinished):
                 self.compile_finished.emit(event.seconds)
+            elif isinstance(event, E.WeightsReady):
+                self.weights_ready.emit(event.global_step)
             elif isinstance(event, E.TrainResult):
                 self.result = event
                 self.training_done.emit(event)

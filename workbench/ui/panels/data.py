@@ -16,10 +16,11 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QProgressBar,
     QPushButton,
+    QSpinBox,
     QWidget,
 )
 
-from workbench.core.config import DATASETS, TrainConfig
+from workbench.core.config import DATASETS, MY_DIGITS_BASES, TrainConfig
 from workbench.core.data import (
     DATASET_INFO,
     DataMissing,
@@ -59,8 +60,9 @@ def sample_strip(
 
 
 def cache_key(dataset: str, data_dir: str | None) -> tuple[str, str]:
-    """What identifies loaded data: the bundled digits ignore the folder."""
-    return (dataset, "" if dataset == "digits" else (data_dir or ""))
+    """What identifies loaded data: bundled digits and my drawings ignore the folder."""
+    folderless = dataset in ("digits", "my-digits")
+    return (dataset, "" if folderless else (data_dir or ""))
 
 
 def _pixmap(gray: np.ndarray, scale: int) -> QPixmap:
@@ -94,6 +96,26 @@ class DataPanel(ConfigPanel):
         )
         self.dataset_combo.currentIndexChanged.connect(self._on_dataset_combo_changed)
         self.form.addRow("Dataset", self.dataset_combo)
+
+        # Only for my-digits: the dataset the drawings are prepared like and mixed with.
+        self.base_combo = QComboBox(objectName="baseDatasetCombo")
+        for name in MY_DIGITS_BASES:
+            self.base_combo.addItem(DATASET_INFO[name].title, name)
+        self.base_combo.setToolTip(
+            "My drawings are cropped, scaled and normalised like this dataset, and "
+            "its training images are replayed"
+        )
+        self.base_combo.currentIndexChanged.connect(self._emit_changed)
+        self.form.addRow("Prepared like", self.base_combo)
+        self.replay_spin = QSpinBox(objectName="replaySpin")
+        self.replay_spin.setRange(0, 60_000)
+        self.replay_spin.setSingleStep(128)
+        self.replay_spin.setToolTip(
+            "Training images of that dataset mixed into every epoch, so a model "
+            "learning my digits keeps what it knew"
+        )
+        self.replay_spin.valueChanged.connect(self._emit_changed)
+        self.form.addRow("Replay images", self.replay_spin)
 
         self.dir_edit = QLineEdit(objectName="dataDirEdit")
         self.dir_edit.setPlaceholderText(str(default_data_dir()))
@@ -137,19 +159,34 @@ class DataPanel(ConfigPanel):
         self._download: TaskThread | None = None
         self._state = "idle"
         self._run_active = False
+        self._show_my_digits_rows()
 
     # ---------------------------------------------------------------- config
 
     def _apply(self, cfg: TrainConfig) -> None:
         before = self._key()
         select_data(self.dataset_combo, cfg.dataset)
+        select_data(self.base_combo, cfg.base_dataset)
+        self.replay_spin.setValue(cfg.replay)
+        self._show_my_digits_rows()
         self.dir_edit.setText(cfg.data_dir or "")
         if self._key() != before or self._state == "idle":
             self._reload()
 
     def config_values(self) -> dict[str, Any]:
-        """``dataset`` and ``data_dir``."""
-        return {"dataset": self.dataset(), "data_dir": self.data_dir()}
+        """``dataset``, ``data_dir``, and for my-digits ``base_dataset``, ``replay``."""
+        mine = self.dataset() == "my-digits"
+        return {
+            "dataset": self.dataset(),
+            "data_dir": self.data_dir(),
+            "base_dataset": str(self.base_combo.currentData()),
+            "replay": self.replay_spin.value() if mine else 0,
+        }
+
+    def _show_my_digits_rows(self) -> None:
+        mine = self.dataset() == "my-digits"
+        self.form.setRowVisible(self.base_combo, mine)
+        self.form.setRowVisible(self.replay_spin, mine)
 
     def dataset(self) -> str:
         """The selected dataset name."""
@@ -172,6 +209,13 @@ class DataPanel(ConfigPanel):
         """A snapshot of the cache that another thread may read."""
         cache = dict(self._cache)
         return lambda dataset, data_dir: cache.get(cache_key(dataset, data_dir))
+
+    def forget(self, dataset: str) -> None:
+        """Drop ``dataset`` from the cache (its files changed); reload if shown."""
+        for key in [k for k in self._cache if k[0] == dataset]:
+            del self._cache[key]
+        if self.dataset() == dataset and not self._run_active:
+            self._reload()
 
     def remember_arrays(
         self, dataset: str, data_dir: str | None, arrays: ImageArrays
@@ -306,6 +350,7 @@ class DataPanel(ConfigPanel):
     def _on_dataset_combo_changed(self, _index: int) -> None:
         if self._applying:
             return
+        self._show_my_digits_rows()
         self._reload()
         self.changed.emit()
 
@@ -362,12 +407,15 @@ class DataPanel(ConfigPanel):
         self._run_active = active
         busy = self._download is not None
         self.dataset_combo.setEnabled(not active and not busy)
+        self.base_combo.setEnabled(not active)
+        self.replay_spin.setEnabled(not active)
         info = DATASET_INFO[self.dataset()]
         self.download_button.setEnabled(not active and not info.offline)
         self._update_folder_enabled()
 
     def _update_folder_enabled(self) -> None:
-        offline = DATASET_INFO[self.dataset()].offline
+        # my-digits reads the folder for its replay images.
+        offline = DATASET_INFO[self.dataset()].offline and self.dataset() != "my-digits"
         enabled = not offline and not self._run_active and self._download is None
         for widget in (self.dir_edit, self.browse_button):
             widget.setEnabled(enabled)

@@ -1,0 +1,216 @@
+"""The Draw tab in the window: real mouse strokes, the model's exact input, teaching."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtTest import QTest
+
+from tests.core.test_finetune import mirrored_digits
+from workbench.core.config import TrainConfig
+from workbench.core.my_digits import MyDigits
+from workbench.ui.panels.draw import NO_READING
+
+from .helpers import run_to_end
+
+pytestmark = pytest.mark.gui
+
+# A "7"-ish stroke and a crossbar, in canvas widget coordinates (280 x 280).
+STROKE = [(70, 60), (140, 60), (210, 60), (170, 140), (130, 220)]
+CROSSBAR = [(100, 140), (200, 140)]
+
+
+def draw(canvas, points) -> None:
+    """One stroke with real mouse press, move and release events."""
+    QTest.mousePress(canvas, Qt.LeftButton, Qt.NoModifier, QPoint(*points[0]))
+    for point in points[1:]:
+        QTest.mouseMove(canvas, QPoint(*point))
+    QTest.mouseRelease(canvas, Qt.LeftButton, Qt.NoModifier, QPoint(*points[-1]))
+
+
+def show_draw_tab(qtbot, window):
+    window.findChild(type(window.open_action), "showDrawAction").trigger()
+    panel = window.draw_panel
+    assert window.tabs.currentWidget() is window.draw_page
+    panel.canvas.setFixedSize(280, 280)  # widget pixels = image pixels
+    qtbot.waitUntil(lambda: panel.canvas.width() == 280)
+    return panel
+
+
+def capture_model_inputs(panel) -> list[torch.Tensor]:
+    received: list[torch.Tensor] = []
+    panel.predictor.model.register_forward_pre_hook(
+        lambda module, args: received.append(args[0].detach().clone())
+    )
+    return received
+
+
+def test_strokes_are_read_and_the_preview_is_the_models_exact_input(qtbot, window):
+    panel = show_draw_tab(qtbot, window)
+    received = capture_model_inputs(panel)
+    assert panel.prediction_label.text() == NO_READING
+
+    draw(panel.canvas, STROKE)
+    first = panel.reading
+    assert first is not None
+    assert torch.equal(panel.preview_tensor, received[-1])
+    # The preview paints that tensor (de-normalised), pixel for pixel.
+    np.testing.assert_allclose(panel.preview.shown_image(), first.field, atol=1e-6)
+    np.testing.assert_allclose(panel.bars.probabilities(), first.probabilities)
+    assert panel.prediction_label.text().startswith(first.class_names[first.label])
+
+    draw(panel.canvas, CROSSBAR)
+    assert panel.canvas.stroke_count() == 2
+    assert not torch.equal(panel.preview_tensor, first.input)
+
+    panel.canvas.setFocus()
+    QTest.keyClick(panel.canvas, Qt.Key_Z, Qt.ControlModifier)
+    assert panel.canvas.stroke_count() == 1
+    # Undo gives back exactly the first stroke's input, and the model read it.
+    assert torch.equal(panel.preview_tensor, first.input)
+    assert torch.equal(received[-1], first.input)
+
+    panel.clear_button.click()
+    assert panel.canvas.is_empty()
+    assert panel.reading is None
+    assert panel.prediction_label.text() == NO_READING
+    assert not panel.bars.probabilities().any()
+
+    draw(panel.canvas, STROKE)
+    QTest.keyClick(panel.canvas, Qt.Key_Escape)
+    assert panel.canvas.is_empty()
+    assert panel.reading is None
+
+
+def test_naive_resize_and_saliency_toggles(qtbot, window):
+    panel = show_draw_tab(qtbot, window)
+    draw(panel.canvas, STROKE)
+    styled = panel.reading
+    assert styled.saliency is not None
+    np.testing.assert_allclose(panel.preview.shown_saliency(), styled.saliency)
+
+    panel.naive_check.setChecked(True)
+    naive = panel.reading
+    assert naive.naive
+    assert not torch.equal(naive.input, styled.input)
+    np.testing.assert_allclose(panel.preview.shown_image(), naive.field, atol=1e-6)
+
+    panel.saliency_check.setChecked(False)
+    assert panel.reading.saliency is None
+    assert not panel.preview.show_saliency
+
+
+def test_reading_during_a_run_uses_weights_copied_between_steps(qtbot, window):
+    from tests.ui.test_window import start_long_run
+
+    panel = show_draw_tab(qtbot, window)
+    draw(panel.canvas, STROKE)
+    start_long_run(qtbot, window)
+    run = window.current_run
+    qtbot.waitUntil(
+        lambda: panel.source_label.text().startswith("Live"), timeout=10_000
+    )
+    assert panel.predictor.model is not run.model
+    live = panel.reading.probabilities.copy()
+    with qtbot.waitSignal(window.pause_reached, timeout=10_000):
+        window.toggle_pause()
+    # Paused: nothing trains, so the reader copies the run's weights directly.
+    step = run.global_step
+    assert panel.source_label.text().startswith(f"mlp after step {step:,}")
+    assert run.model.training  # reading never switched the trained model to eval
+    draw(panel.canvas, CROSSBAR)
+    assert run.model.training
+    assert panel.reading is not None
+    assert not np.array_equal(panel.reading.probabilities, live)
+    with qtbot.waitSignal(window.run_finished, timeout=10_000):
+        window.stop()
+
+
+def test_teach_loop_add_relabel_delete_and_fine_tune(qtbot, window, error_dialogs):
+    panel = show_draw_tab(qtbot, window)
+    panel.fine_tune_button.click()  # no trained model yet
+    assert error_dialogs.titles() == ["Nothing to fine-tune yet"]
+    error_dialogs.shown.clear()
+
+    window.apply_config(TrainConfig(dataset="digits", epochs=10))
+    run_to_end(qtbot, window, timeout=60_000)
+    base_model = window.current_run.model
+    assert not any(not p.requires_grad for p in base_model.parameters())
+
+    for image, label in mirrored_digits(per_class=4):
+        panel.open_in_canvas(image)
+        QTest.keyClick(panel.canvas, getattr(Qt, f"Key_{label}"))
+        assert panel.add_button.text() == f"Add to my digits as {label}"
+        panel.add_button.click()
+        assert panel.canvas.is_empty()  # ready for the next drawing
+    assert panel.sample_list.count() == 40
+    store = MyDigits()
+    assert store.counts() == [4] * 10
+
+    # Relabel one drawing, then delete it with the Delete key.
+    item = panel.sample_list.item(0)
+    item.setSelected(True)
+    panel.label_combo.setCurrentIndex(9)
+    panel.relabel_button.click()
+    assert store.samples()[0].label == 9
+    panel.sample_list.item(0).setSelected(True)
+    panel.sample_list.setFocus()
+    QTest.keyClick(panel.sample_list, Qt.Key_Delete)
+    assert len(store) == 39
+    assert panel.sample_list.count() == 39
+
+    frozen_before = {
+        name: p.detach().clone()
+        for name, p in base_model.named_parameters()
+        if not name.startswith("head.")
+    }
+    with qtbot.waitSignal(window.fine_tune_reported, timeout=60_000):
+        panel.fine_tune_button.click()
+    run = window.current_run
+    assert run.config.dataset == "my-digits"
+    assert run.config.base_dataset == "digits"
+    assert window.data_panel.dataset() == "my-digits"
+    assert sorted(run.config.frozen) == sorted(frozen_before)  # all but the head
+    before, after, frozen = panel.fine_tune_report
+    assert before.mine_count == after.mine_count == 39
+    assert after.mine >= before.mine + 0.2
+    assert after.base >= before.base - 0.05
+    assert frozen.unchanged
+    params = dict(run.model.named_parameters())
+    for name, tensor in frozen_before.items():
+        assert torch.equal(params[name].detach(), tensor), name
+    card = panel.card.text()
+    assert "bit-identical" in card
+    assert "My digits (39)" in card
+    # The reader now reads with the fine-tuned weights.
+    assert panel.source_label.text().startswith(
+        f"small-cnn after step {run.global_step}"
+    )
+
+
+def test_my_digits_is_a_dataset_in_the_data_panel(qtbot, window):
+    store = MyDigits()
+    for image, label in mirrored_digits(per_class=5):
+        store.add(image, label)
+    window.draw_panel.refresh_samples()
+    data = window.data_panel
+    assert not data.base_combo.isVisibleTo(window)
+    data.dataset_combo.setCurrentIndex(data.dataset_combo.findData("my-digits"))
+    assert data.base_combo.isVisibleTo(window)
+    data.replay_spin.setValue(64)
+    qtbot.waitUntil(data.is_loaded, timeout=10_000)
+    assert data.count_label.text() == "40 training · 10 test images"
+    cfg = window.current_config()
+    assert (cfg.dataset, cfg.base_dataset, cfg.replay) == ("my-digits", "mnist", 64)
+    data.base_combo.setCurrentIndex(data.base_combo.findData("digits"))
+    window.apply_config(window.current_config().replace(max_steps=3, model="mlp"))
+    run_to_end(qtbot, window)
+    assert window.current_run.loaders.train.num_samples == 40 + 64
+    assert window.current_run.config.base_dataset == "digits"
+    # A new drawing is seen by the next run: the panel does not serve a stale copy.
+    store.add(mirrored_digits(per_class=1)[0][0], 0)
+    window.draw_panel.samples_changed.emit()
+    qtbot.waitUntil(data.is_loaded, timeout=10_000)
+    assert data.count_label.text() == "41 training · 10 test images"

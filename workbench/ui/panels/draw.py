@@ -1,0 +1,578 @@
+"""Draw a digit, see exactly what the model sees, and teach it your handwriting.
+
+The panel reads drawings with a core :class:`~workbench.core.predict.Predictor`:
+a private eval-mode copy of the model that the window feeds with weights
+(copied between training steps while a run trains). Reading happens in the GUI
+thread: one 28x28 image takes about a millisecond, less than a repaint.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import numpy as np
+import torch
+from PySide6.QtCore import QSize, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QIcon, QImage, QKeyEvent, QKeySequence, QPixmap, QShortcut
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QListView,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench.core.data import DATASET_INFO, DataError
+from workbench.core.finetune import EPOCHS, REPLAY, FrozenCheck, Scores
+from workbench.core.my_digits import MyDigits
+from workbench.core.predict import PredictError, Predictor, Reading
+from workbench.core.preprocess import style_of
+from workbench.core.threads import release_openmp_pool
+from workbench.ui import dialogs
+from workbench.ui.draw_widgets import DigitCanvas, InputPreview, ProbabilityBars
+
+log = logging.getLogger(__name__)
+
+# Reading while the pen moves: at most once per this many ms (a read is ~1 ms,
+# but a repaint of the bars and preview is not free).
+READ_DEBOUNCE_MS = 40
+THUMB_SCALE = 2
+NO_READING = "\u2013"  # en dash: nothing drawn yet
+
+
+def _thumbnail(field: np.ndarray) -> QIcon:
+    pixels = np.ascontiguousarray(field, dtype=np.uint8)
+    h, w = pixels.shape
+    image = QImage(pixels.data, w, h, w, QImage.Format.Format_Grayscale8).copy()
+    return QIcon(
+        QPixmap.fromImage(image).scaled(
+            w * THUMB_SCALE,
+            h * THUMB_SCALE,
+            mode=Qt.TransformationMode.FastTransformation,
+        )
+    )
+
+
+class _WrappingLabel(QLabel):
+    """A word-wrapped label that does not ask for height-for-width layout.
+
+    In a scroll area, one height-for-width child makes the whole page as tall
+    as its preferred size (a scroll bar for nothing); the page has room to wrap.
+    """
+
+    def __init__(self, name: str) -> None:
+        super().__init__(objectName=name)
+        self.setWordWrap(True)
+
+    def hasHeightForWidth(self) -> bool:
+        """Never: see the class docstring."""
+        return False
+
+
+def _percent(value: float) -> str:
+    return "n/a" if value != value else f"{100 * value:.1f}%"
+
+
+class DrawPanel(QWidget):
+    """Canvas, live probabilities, the model's-eye preview, and my digits.
+
+    Signals
+    -------
+    fine_tune_requested(epochs, replay)
+        The user pressed "Fine-tune on my digits"; the window runs it.
+    samples_changed()
+        A drawing was added, relabelled or deleted.
+    read_finished(object)
+        A :class:`Reading` was shown (bars, label and preview updated).
+    """
+
+    fine_tune_requested = Signal(int, int)
+    samples_changed = Signal()
+    read_finished = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("drawPanel")
+        self.store = MyDigits()
+        self._predictor: Predictor | None = None
+        self._reader_key: tuple[str, str, tuple[str, ...]] | None = None
+        self._reading: Reading | None = None
+        self._training_active = False
+        self.read_seconds: list[float] = []  # GUI-thread cost of each read
+        self.fine_tune_report: tuple[Scores, Scores, FrozenCheck] | None = None
+
+        self.canvas = DigitCanvas()
+        self.canvas.setToolTip(
+            "Draw a digit with the mouse or a tablet. Esc clears, Ctrl+Z undoes "
+            "the last stroke."
+        )
+        self.canvas.changed.connect(self._on_canvas_changed)
+        self.canvas.stroke_finished.connect(self._on_canvas_stroke_finished)
+        self._debounce = QTimer(self, singleShot=True, interval=READ_DEBOUNCE_MS)
+        self._debounce.timeout.connect(self.read_now)
+
+        self.clear_button = QPushButton("Clear", objectName="clearCanvasButton")
+        self.clear_button.setToolTip("Clear the canvas (Esc)")
+        self.clear_button.clicked.connect(self.canvas.clear)
+        self.undo_button = QPushButton("Undo stroke", objectName="undoStrokeButton")
+        self.undo_button.setToolTip("Remove the last stroke (Ctrl+Z)")
+        self.undo_button.clicked.connect(self.canvas.undo)
+        self._panel_shortcut(QKeySequence(Qt.Key.Key_Escape), self.canvas.clear)
+        self._panel_shortcut(
+            QKeySequence(QKeySequence.StandardKey.Undo), self.canvas.undo
+        )
+
+        self.prediction_label = QLabel(NO_READING, objectName="predictionLabel")
+        self.prediction_label.setStyleSheet("font-size: 40px; font-weight: 600;")
+        self.prediction_label.setToolTip(
+            "The class the model reads, and how sure it is"
+        )
+        self.source_label = _WrappingLabel("readerSourceLabel")
+        self.source_label.setStyleSheet("color: #555;")
+        self.bars = ProbabilityBars()
+        self.bars.setMinimumHeight(160)
+
+        self.preview = InputPreview()
+        self.preview.setToolTip(
+            "The exact 28x28 tensor the model receives (before normalisation)"
+        )
+        self.preview_caption = _WrappingLabel("previewCaption")
+        self.preview_caption.setStyleSheet("color: #555;")
+        self.naive_check = QCheckBox("Naive resize", objectName="naiveResizeCheck")
+        self.naive_check.setToolTip(
+            "Squash the whole canvas to 28x28 instead of preparing the drawing the "
+            "way the training data was made: see why preprocessing matters"
+        )
+        self.naive_check.toggled.connect(self._on_option_toggled)
+        self.saliency_check = QCheckBox(
+            "Saliency overlay", objectName="saliencyCheck", checked=True
+        )
+        self.saliency_check.setToolTip(
+            "Colour each input pixel by |d logit / d pixel| of the predicted class "
+            "(autograd): where a change would move the answer most"
+        )
+        self.saliency_check.toggled.connect(self._on_option_toggled)
+
+        self._build_teach_group()
+        self._build_layout()
+        self.refresh_samples()
+        self._show_empty()
+
+    # ================================================================== building
+
+    def _build_teach_group(self) -> None:
+        self.label_combo = QComboBox(objectName="sampleLabelCombo")
+        for digit in range(10):
+            self.label_combo.addItem(str(digit), digit)
+        self.label_combo.setToolTip("The digit this drawing shows")
+        self.label_combo.currentIndexChanged.connect(self._update_teach_texts)
+        self.add_button = QPushButton(objectName="addSampleButton")
+        self.add_button.setToolTip(
+            "Save this drawing (its strokes and its 28x28 tensor) to my digits. "
+            "Keys: 0-9 choose the label, Enter adds"
+        )
+        self.add_button.clicked.connect(self.add_sample)
+        self.sample_list = QListWidget(objectName="sampleList")
+        self.sample_list.setViewMode(QListView.ViewMode.IconMode)
+        self.sample_list.setIconSize(QSize(28 * THUMB_SCALE, 28 * THUMB_SCALE))
+        self.sample_list.setResizeMode(QListView.ResizeMode.Adjust)
+        self.sample_list.setMovement(QListView.Movement.Static)
+        self.sample_list.setSelectionMode(QListWidget.SelectionMode.ExtendedSelection)
+        self.sample_list.setMinimumHeight(90)
+        self.sample_list.setToolTip(
+            "My digits. Double-click one to put it on the canvas; Delete removes "
+            "the selected ones"
+        )
+        self.sample_list.itemDoubleClicked.connect(self._on_sample_double_clicked)
+        self.sample_list.itemSelectionChanged.connect(self._update_teach_texts)
+        delete_key = QShortcut(QKeySequence.StandardKey.Delete, self.sample_list)
+        delete_key.setContext(Qt.ShortcutContext.WidgetShortcut)
+        delete_key.activated.connect(self.delete_selected)
+        self.delete_button = QPushButton("Delete", objectName="deleteSampleButton")
+        self.delete_button.clicked.connect(self.delete_selected)
+        self.relabel_button = QPushButton(objectName="relabelSampleButton")
+        self.relabel_button.clicked.connect(self.relabel_selected)
+        self.counts_label = _WrappingLabel("sampleCountsLabel")
+
+        self.epochs_spin = QSpinBox(objectName="fineTuneEpochsSpin")
+        self.epochs_spin.setRange(1, 500)
+        self.epochs_spin.setValue(EPOCHS)
+        self.replay_spin = QSpinBox(objectName="fineTuneReplaySpin")
+        self.replay_spin.setRange(0, 60_000)
+        self.replay_spin.setSingleStep(128)
+        self.replay_spin.setValue(REPLAY)
+        self.replay_spin.setToolTip(
+            "Training images of the model's own dataset mixed in, so it keeps "
+            "what it knew (0: my digits only, and watch it forget)"
+        )
+        self.fine_tune_button = QPushButton(
+            "Fine-tune on my digits", objectName="fineTuneButton"
+        )
+        self.fine_tune_button.setToolTip(
+            "Train the current model on my digits plus a replay of its dataset, "
+            "under the freeze mask (all but the head, if nothing is frozen)"
+        )
+        self.fine_tune_button.clicked.connect(self._on_fine_tune_clicked)
+        self.card = _WrappingLabel("fineTuneCard")
+        self.card.setTextFormat(Qt.TextFormat.RichText)
+        self.card.setVisible(False)
+        self._update_teach_texts()
+
+    def _build_layout(self) -> None:
+        left = QVBoxLayout()
+        left.addWidget(self.canvas, 1)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.clear_button)
+        buttons.addWidget(self.undo_button)
+        buttons.addStretch(1)
+        left.addLayout(buttons)
+
+        right = QVBoxLayout()
+        right.addWidget(self.prediction_label)
+        right.addWidget(self.source_label)
+        right.addWidget(self.bars, 1)
+        preview_row = QHBoxLayout()
+        preview_row.addWidget(self.preview)
+        options = QVBoxLayout()
+        options.addWidget(self.naive_check)
+        options.addWidget(self.saliency_check)
+        options.addStretch(1)
+        preview_row.addLayout(options, 1)
+        right.addLayout(preview_row)
+        right.addWidget(self.preview_caption)
+
+        top = QHBoxLayout()
+        top.addLayout(left, 3)
+        top.addLayout(right, 2)
+
+        mine = QGroupBox("My digits")
+        mine_layout = QVBoxLayout(mine)
+        add_row = QHBoxLayout()
+        add_row.addWidget(QLabel("Label"))
+        add_row.addWidget(self.label_combo)
+        add_row.addWidget(self.add_button, 1)
+        mine_layout.addLayout(add_row)
+        mine_layout.addWidget(self.counts_label)
+        mine_layout.addWidget(self.sample_list, 1)
+        row = QHBoxLayout()
+        row.addWidget(self.delete_button)
+        row.addWidget(self.relabel_button)
+        row.addStretch(1)
+        mine_layout.addLayout(row)
+        tune = QGroupBox("Teach it my handwriting")
+        form = QFormLayout(tune)
+        form.addRow("Epochs", self.epochs_spin)
+        form.addRow("Replay images", self.replay_spin)
+        form.addRow(self.fine_tune_button)
+        form.addRow(self.card)
+        bottom = QHBoxLayout()
+        bottom.addWidget(mine, 3)
+        bottom.addWidget(tune, 2)
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(top, 5)
+        layout.addLayout(bottom, 2)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Collect drawings fast: draw, press the digit, press Enter."""
+        key = event.key()
+        plain = not event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+        if plain and Qt.Key.Key_0 <= key <= Qt.Key.Key_9:
+            self.label_combo.setCurrentIndex(key - Qt.Key.Key_0)
+        elif plain and key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.add_sample()
+        else:
+            super().keyPressEvent(event)
+            return
+        event.accept()
+
+    def _panel_shortcut(self, keys: QKeySequence, slot: Any) -> QShortcut:
+        shortcut = QShortcut(keys, self)
+        shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        shortcut.activated.connect(slot)
+        return shortcut
+
+    # ================================================================== reading
+
+    @property
+    def predictor(self) -> Predictor | None:
+        """The private model that reads drawings (None before the first reader)."""
+        return self._predictor
+
+    @property
+    def reading(self) -> Reading | None:
+        """The reading on show (None while the canvas is empty)."""
+        return self._reading
+
+    @property
+    def preview_tensor(self) -> torch.Tensor | None:
+        """The (1, 1, 28, 28) tensor the preview shows: the model's exact input."""
+        return None if self._reading is None else self._reading.input
+
+    def set_reader(
+        self, model: str, dataset: str, class_names: tuple[str, ...]
+    ) -> bool:
+        """Read with ``model`` on inputs prepared like ``dataset``.
+
+        A new private model is built only when something changed; it has
+        freshly initialised weights until :meth:`set_weights`. Returns True if
+        the reader was rebuilt.
+        """
+        key = (model, dataset, tuple(class_names))
+        if key == self._reader_key:
+            return False
+        self._predictor = Predictor(model, dataset, class_names)
+        self._reader_key = key
+        self.bars.set_class_names(class_names)
+        info = DATASET_INFO[dataset]
+        recipe = (
+            "8x8 UCI-digits recipe"
+            if style_of(dataset) == "digits"
+            else "MNIST recipe (20x20 box, centred by mass)"
+        )
+        self.preview_caption.setText(
+            f"What the model sees: 28x28, {recipe}, then normalised with mean "
+            f"{info.mean:.4f} and std {info.std:.4f}."
+        )
+        return True
+
+    def set_weights(self, state: dict[str, torch.Tensor], source: str) -> None:
+        """Load ``state`` into the reader and read the drawing again."""
+        if self._predictor is None:
+            return
+        self._predictor.load_weights(state)
+        self.source_label.setText(source)
+        self.read_now()
+
+    def set_training_active(self, active: bool) -> None:
+        """Whether a run trains in another thread (reads then give back CPU)."""
+        self._training_active = active
+
+    @Slot()
+    def _on_canvas_changed(self) -> None:
+        self.add_button.setEnabled(not self.canvas.is_empty())
+        if self.canvas.is_empty():
+            self._debounce.stop()
+            self._show_empty()
+        elif not self.canvas.is_drawing():
+            # Undo, or a picture put on the canvas: nothing more is coming.
+            self._debounce.stop()
+            self.read_now()
+        elif not self._debounce.isActive():
+            self._debounce.start()
+
+    @Slot()
+    def _on_canvas_stroke_finished(self) -> None:
+        # Pen up: the user waits for the answer now, so no debounce.
+        self._debounce.stop()
+        self.read_now()
+
+    @Slot()
+    def _on_option_toggled(self) -> None:
+        self.preview.set_show_saliency(self.saliency_check.isChecked())
+        self.read_now()
+
+    @Slot()
+    def read_now(self) -> None:
+        """Read the canvas and show the result (bars, label, preview)."""
+        if self._predictor is None or self.canvas.is_empty():
+            self._show_empty()
+            return
+        started = time.perf_counter()
+        try:
+            reading = self._predictor.read(
+                self.canvas.image(),
+                naive=self.naive_check.isChecked(),
+                saliency=self.saliency_check.isChecked(),
+            )
+        except PredictError:
+            self._show_empty()
+            return
+        finally:
+            if self._training_active:
+                # This thread's OpenMP pool would slow the trainer's (threads.py).
+                release_openmp_pool()
+        self._show(reading)
+        self.read_seconds.append(time.perf_counter() - started)
+        self.read_finished.emit(reading)
+
+    def _show(self, reading: Reading) -> None:
+        self._reading = reading
+        self.bars.set_probabilities(reading.probabilities)
+        name = reading.class_names[reading.label]
+        self.prediction_label.setText(f"{name}   {100 * reading.confidence:.0f}%")
+        # The preview shows the very tensor the model got, de-normalised for display.
+        info = DATASET_INFO[self._reader_key[1]] if self._reader_key else None
+        shown = reading.input[0, 0].numpy()
+        if info is not None:
+            shown = shown * info.std + info.mean
+        self.preview.set_image(np.clip(shown, 0.0, 1.0), reading.saliency)
+
+    def _show_empty(self) -> None:
+        self._reading = None
+        self.bars.clear_probabilities()
+        self.prediction_label.setText(NO_READING)
+        self.preview.clear()
+        self._update_teach_texts()
+
+    # ================================================================== my digits
+
+    @Slot()
+    def _update_teach_texts(self) -> None:
+        label = self.label_combo.currentData()
+        self.add_button.setText(f"Add to my digits as {label}")
+        self.add_button.setEnabled(not self.canvas.is_empty())
+        selected = len(self.sample_list.selectedItems())
+        self.relabel_button.setText(f"Relabel as {label}")
+        self.relabel_button.setEnabled(selected > 0)
+        self.delete_button.setEnabled(selected > 0)
+
+    def _style(self) -> str:
+        return style_of(self._reader_key[1]) if self._reader_key else "mnist"
+
+    @Slot()
+    def add_sample(self) -> None:
+        """Save the drawing under the chosen label, then clear the canvas."""
+        if self.canvas.is_empty():
+            return
+        label = int(self.label_combo.currentData())
+        try:
+            self.store.add(self.canvas.stroke_image(), label, style=self._style())
+        except DataError as exc:
+            dialogs.show_error(self, "Could not save the drawing", str(exc))
+            return
+        self.canvas.clear()
+        self.refresh_samples()
+        self.samples_changed.emit()
+
+    def refresh_samples(self) -> None:
+        """Reload the list of my digits from disk."""
+        self.sample_list.clear()
+        try:
+            samples = self.store.samples()
+            for sample in samples:
+                item = QListWidgetItem(
+                    _thumbnail(self.store.field(sample.id)), str(sample.label)
+                )
+                item.setData(Qt.ItemDataRole.UserRole, sample.id)
+                item.setToolTip(f"{sample.label}, drawn {sample.created}")
+                self.sample_list.addItem(item)
+        except DataError as exc:
+            self.counts_label.setText(str(exc))
+            self._update_teach_texts()
+            return
+        counts = [0] * 10
+        for sample in samples:
+            counts[sample.label] += 1
+        if samples:
+            per_digit = "  ".join(f"{d}: {n}" for d, n in enumerate(counts))
+            self.counts_label.setText(f"{len(samples)} drawings ({per_digit})")
+        else:
+            self.counts_label.setText(
+                "No drawings yet: draw a digit, choose its label, press Add."
+            )
+        self.counts_label.setToolTip(str(self.store.folder))
+        self._update_teach_texts()
+
+    def _selected_ids(self) -> list[str]:
+        return [
+            str(item.data(Qt.ItemDataRole.UserRole))
+            for item in self.sample_list.selectedItems()
+        ]
+
+    @Slot()
+    def delete_selected(self) -> None:
+        """Delete the selected drawings."""
+        self._edit_selected(self.store.delete)
+
+    @Slot()
+    def relabel_selected(self) -> None:
+        """Give the selected drawings the chosen label."""
+        label = int(self.label_combo.currentData())
+        self._edit_selected(lambda sample_id: self.store.relabel(sample_id, label))
+
+    def _edit_selected(self, edit: Any) -> None:
+        ids = self._selected_ids()
+        if not ids:
+            return
+        try:
+            for sample_id in ids:
+                edit(sample_id)
+        except DataError as exc:
+            dialogs.show_error(self, "Could not change my digits", str(exc))
+        self.refresh_samples()
+        self.samples_changed.emit()
+
+    @Slot(QListWidgetItem)
+    def _on_sample_double_clicked(self, item: QListWidgetItem) -> None:
+        sample_id = str(item.data(Qt.ItemDataRole.UserRole))
+        try:
+            self.open_in_canvas(self.store.stroke_image(sample_id))
+        except DataError as exc:
+            dialogs.show_error(self, "Could not open the drawing", str(exc))
+
+    def open_in_canvas(self, image: np.ndarray) -> None:
+        """Put ``image`` (white ink on black) on the canvas and read it."""
+        self.canvas.set_image(image)  # emits changed: read at once
+
+    # ================================================================== fine-tune
+
+    @Slot()
+    def _on_fine_tune_clicked(self) -> None:
+        self.fine_tune_requested.emit(
+            self.epochs_spin.value(), self.replay_spin.value()
+        )
+
+    def set_fine_tune_enabled(self, enabled: bool) -> None:
+        """Allow Fine-tune (only while no run trains)."""
+        self.fine_tune_button.setEnabled(enabled)
+
+    def show_fine_tune_started(self, before: Scores, base_title: str) -> None:
+        """Show the starting scores while the fine-tune trains."""
+        self.card.setVisible(True)
+        self.card.setText(
+            f"<b>Before</b>: my digits {_percent(before.mine)} "
+            f"({before.mine_count}), {base_title} test {_percent(before.base)} "
+            f"({before.base_count:,}). Training…"
+        )
+
+    def show_fine_tune_report(
+        self,
+        before: Scores,
+        after: Scores,
+        frozen: FrozenCheck,
+        base_title: str,
+        stopped: bool = False,
+    ) -> None:
+        """The before/after card: what was learnt and what was forgotten."""
+        self.fine_tune_report = (before, after, frozen)
+        mark = "✔" if frozen.unchanged else "✘"
+        colour = "#1a7f37" if frozen.unchanged else "#b42318"
+        rows = [
+            ("My digits", before.mine, after.mine, after.mine_count),
+            (f"{base_title} test", before.base, after.base, after.base_count),
+        ]
+        cells = "".join(
+            f"<tr><td>{name} ({count:,})</td><td align='right'>{_percent(b)}</td>"
+            f"<td align='right'>→ <b>{_percent(a)}</b></td>"
+            f"<td align='right'>({100 * (a - b):+.1f} pts)</td></tr>"
+            for name, b, a, count in rows
+        )
+        self.card.setVisible(True)
+        self.card.setText(
+            f"<b>Fine-tune {'stopped early' if stopped else 'finished'}</b>"
+            f"<table cellspacing='6'><tr><td></td><td>before</td><td>after</td>"
+            f"<td></td></tr>{cells}</table>"
+            f"<span style='color:{colour}'>{mark} Frozen parameters: "
+            f"{frozen.describe()}.</span>"
+        )
