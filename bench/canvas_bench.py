@@ -1,0 +1,191 @@
+"""The Draw tab: how fast a drawing is read, and why preprocessing matters.
+
+Latency
+    In the window (offscreen platform, really painting), a stroke is drawn on
+    the canvas with mouse events, then the clock runs from the mouse release
+    to the moment the bars, the label and the preview have their new values
+    (``read``) and until the event loop has painted them (``painted``). The
+    default model (small-cnn) reads with the saliency overlay on (one extra
+    backward pass). Two conditions alternate round by round: ``idle`` (no run)
+    and ``training`` (a run trains in the trainer thread meanwhile, and the
+    reader gets weights copied between its steps). Target: p95 of ``painted``
+    under 15 ms when idle.
+
+Preprocessing
+    With real MNIST (``--data-dir``, default ``../shared/data/mnist``): a
+    small-cnn trained one epoch reads test digits traced on the canvas with
+    mouse strokes (as ``tests/ui/test_mnist_tracing.py`` does), drawn full size
+    or small in a corner, through the MNIST recipe (crop, 20x20 box, centre of
+    mass) or a naive resize of the whole canvas.
+
+Run: ``.venv/bin/python bench/canvas_bench.py`` (about a minute on 2 cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+
+from workbench.core.config import TrainConfig
+from workbench.core.data import DATASET_INFO, DataError, load_arrays
+from workbench.core.engine import fit, prepare_run
+from workbench.core.models import snapshot_state
+from workbench.ui import window_state
+
+STROKE = [(70, 60), (110, 55), (150, 55), (200, 60), (180, 110), (150, 160)]
+STROKE += [(130, 200), (120, 230)]
+
+
+def percentile(values: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values), q))
+
+
+def measure_reads(app: QApplication, window, drawings: int) -> tuple[list, list]:
+    """Release-to-read and release-to-painted times (ms) for ``drawings`` strokes."""
+    panel = window.draw_panel
+    canvas = panel.canvas
+    read_at: list[float] = []
+    panel.read_finished.connect(lambda _r: read_at.append(time.perf_counter()))
+    reads, painted = [], []
+    side = canvas.width()
+    points = [QPoint(x * side // 280, y * side // 280) for x, y in STROKE]
+    for i in range(drawings):
+        canvas.clear()
+        shift = QPoint(i % 7, i % 5)  # a slightly different drawing each time
+        QTest.mousePress(canvas, Qt.LeftButton, Qt.NoModifier, points[0] + shift)
+        for point in points[1:]:
+            QTest.mouseMove(canvas, point + shift)
+        app.processEvents()
+        read_at.clear()
+        started = time.perf_counter()
+        QTest.mouseRelease(canvas, Qt.LeftButton, Qt.NoModifier, points[-1] + shift)
+        for _ in range(3):  # paint events, then what painting posted
+            app.processEvents()
+        done = time.perf_counter()
+        if read_at:
+            reads.append(1000 * (read_at[0] - started))
+            painted.append(1000 * (done - started))
+    return reads, painted
+
+
+def latency(app: QApplication, drawings: int, rounds: int) -> None:
+    from workbench.ui.main_window import MainWindow
+
+    window = MainWindow()
+    window.resize(1500, 920)
+    window.show()
+    window.tabs.setCurrentWidget(window.draw_page)
+    while window.data_panel.is_busy():
+        app.processEvents()
+    results: dict[str, tuple[list, list]] = {"idle": ([], []), "training": ([], [])}
+    for _ in range(rounds):
+        for condition in ("idle", "training"):
+            if condition == "training":
+                window.apply_config(TrainConfig(dataset="digits", epochs=1000))
+                window.start()
+                while window.current_run is None or window.state != "running":
+                    app.processEvents()
+            reads, painted = measure_reads(app, window, drawings)
+            results[condition][0].extend(reads)
+            results[condition][1].extend(painted)
+            if condition == "training":
+                source = window.draw_panel.source_label.text()
+                window.stop()
+                while window.trainer.isRunning() or window.state != "idle":
+                    app.processEvents()
+                window.reset_run()
+                print(f"  (training round read with: {source[:60]}…)")
+    print("\nmouse release -> bars, label and preview updated (ms), small-cnn,")
+    print("saliency on:")
+    print(f"{'condition':10} {'n':>5} {'read p50':>9} {'p95':>7} {'painted p50':>12}")
+    for condition, (reads, painted) in results.items():
+        print(
+            f"{condition:10} {len(reads):5d} {statistics.median(reads):9.2f} "
+            f"{percentile(reads, 95):7.2f} {statistics.median(painted):12.2f} "
+            f"p95 {percentile(painted, 95):6.2f}  max {max(painted):6.2f}"
+        )
+    window.close()
+
+
+def trace(canvas, image: np.ndarray, scale: int, offset: tuple[int, int]) -> None:
+    from tests.ui.test_mnist_tracing import ink_runs
+
+    canvas.set_pen_width(scale)
+    ox, oy = offset
+    for row, first, last in ink_runs(image):
+        y = oy + row * scale + scale // 2
+        xs = [ox + c * scale + scale // 2 for c in range(first, last + 1)]
+        QTest.mousePress(canvas, Qt.LeftButton, Qt.NoModifier, QPoint(xs[0], y))
+        for x in xs[1:]:
+            QTest.mouseMove(canvas, QPoint(x, y))
+        QTest.mouseRelease(canvas, Qt.LeftButton, Qt.NoModifier, QPoint(xs[-1], y))
+
+
+def preprocessing(app: QApplication, data_dir: Path, digits: int) -> None:
+    from workbench.ui.panels.draw import DrawPanel
+
+    try:
+        arrays = load_arrays("mnist", data_dir, download=False)
+    except DataError as exc:
+        print(f"\npreprocessing: skipped ({exc})")
+        return
+    run = prepare_run(TrainConfig(dataset="mnist"), arrays=arrays)
+    fit(run)
+    panel = DrawPanel()
+    panel.show()
+    panel.canvas.setFixedSize(280, 280)
+    app.processEvents()
+    panel.set_reader("small-cnn", "mnist", DATASET_INFO["mnist"].class_names)
+    panel.set_weights(snapshot_state(run.model), "bench")
+    panel.saliency_check.setChecked(False)
+    picks = np.random.default_rng(0).choice(len(arrays.test_labels), digits, False)
+    layouts = {"full size": (10, (0, 0)), "small, top-left": (4, (10, 10))}
+    print(f"\nMNIST test digits traced on the canvas ({digits} digits), accuracy:")
+    print(f"{'drawn':18} {'MNIST recipe':>13} {'naive resize':>13}")
+    for name, (scale, offset) in layouts.items():
+        correct = {False: 0, True: 0}
+        for index in picks:
+            panel.canvas.clear()
+            trace(panel.canvas, arrays.test_images[index].numpy(), scale, offset)
+            truth = int(arrays.test_labels[index])
+            for naive in (False, True):
+                panel.naive_check.setChecked(naive)
+                correct[naive] += panel.reading.label == truth
+            panel.naive_check.setChecked(False)
+        print(
+            f"{name:18} {100 * correct[False] / digits:12.1f}% "
+            f"{100 * correct[True] / digits:12.1f}%"
+        )
+    panel.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--drawings", type=int, default=100, help="per round")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--digits", type=int, default=200)
+    default_dir = Path(__file__).resolve().parents[2] / "shared" / "data" / "mnist"
+    parser.add_argument("--data-dir", type=Path, default=default_dir)
+    args = parser.parse_args()
+    window_state.use_settings_file(Path(tempfile.mkdtemp()) / "bench.ini")
+    os.environ.setdefault("PTCORE_MY_DIGITS_DIR", tempfile.mkdtemp())
+    app = QApplication([])
+    latency(app, args.drawings, args.rounds)
+    preprocessing(app, args.data_dir, args.digits)
+
+
+if __name__ == "__main__":
+    main()
