@@ -762,8 +762,7 @@ class MainWindow(QMainWindow):
             self._show_model(run.model)
         tune = self._fine_tune.get("tune") if self._fine_tune else None
         if tune is not None:
-            title = DATASET_INFO[run.config.base_dataset].title
-            self.draw_panel.show_fine_tune_started(tune.before, title)
+            self.draw_panel.show_fine_tune_started(tune.before, run.config.base_dataset)
         self._refresh_reader()
 
     @Slot(object)
@@ -1076,7 +1075,7 @@ class MainWindow(QMainWindow):
         assert task is not None
         after, frozen = task.result
         tune = self._fine_tune_in_scoring
-        title = DATASET_INFO[tune.run.config.base_dataset].title
+        title = tune.run.config.base_dataset
         self.draw_panel.show_fine_tune_report(
             tune.before, after, frozen, title, stopped=bool(task.property("stopped"))
         )

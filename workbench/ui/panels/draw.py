@@ -350,7 +350,12 @@ class DrawPanel(QWidget):
         """Load ``state`` into the reader and read the drawing again."""
         if self._predictor is None:
             return
-        self._predictor.load_weights(state)
+        try:
+            self._predictor.load_weights(state)
+        finally:
+            if self._training_active:
+                # Large copies run on this thread's OpenMP pool: give it back.
+                release_openmp_pool()
         self.source_label.setText(source)
         self.read_now()
 
@@ -556,23 +561,20 @@ class DrawPanel(QWidget):
     ) -> None:
         """The before/after card: what was learnt and what was forgotten."""
         self.fine_tune_report = (before, after, frozen)
-        mark = "✔" if frozen.unchanged else "✘"
+        mark = "\u2714" if frozen.unchanged else "\u2718"  # check mark / cross
         colour = "#1a7f37" if frozen.unchanged else "#b42318"
         rows = [
             ("My digits", before.mine, after.mine, after.mine_count),
             (f"{base_title} test", before.base, after.base, after.base_count),
         ]
-        cells = "".join(
-            f"<tr><td>{name} ({count:,})</td><td align='right'>{_percent(b)}</td>"
-            f"<td align='right'>→ <b>{_percent(a)}</b></td>"
-            f"<td align='right'>({100 * (a - b):+.1f} pts)</td></tr>"
+        lines = "".join(
+            f"{name} ({count:,}): {_percent(b)} \u2192 <b>{_percent(a)}</b> "
+            f"({100 * (a - b):+.1f} pts)<br>"
             for name, b, a, count in rows
         )
         self.card.setVisible(True)
         self.card.setText(
-            f"<b>Fine-tune {'stopped early' if stopped else 'finished'}</b>"
-            f"<table cellspacing='6'><tr><td></td><td>before</td><td>after</td>"
-            f"<td></td></tr>{cells}</table>"
-            f"<span style='color:{colour}'>{mark} Frozen parameters: "
+            f"<b>Fine-tune {'stopped early' if stopped else 'finished'}</b><br>"
+            f"{lines}<span style='color:{colour}'>{mark} Frozen parameters: "
             f"{frozen.describe()}.</span>"
         )
