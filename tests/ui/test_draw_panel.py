@@ -84,6 +84,23 @@ def test_strokes_are_read_and_the_preview_is_the_models_exact_input(qtbot, windo
     assert panel.reading is None
 
 
+def test_the_drawing_is_read_while_the_pen_is_still_down(qtbot, window):
+    panel = show_draw_tab(qtbot, window)
+    canvas = panel.canvas
+    QTest.mousePress(canvas, Qt.LeftButton, Qt.NoModifier, QPoint(*STROKE[0]))
+    for point in STROKE[1:3]:
+        QTest.mouseMove(canvas, QPoint(*point))
+    assert canvas.is_drawing()
+    assert panel.reading is None  # debounced: not on every mouse move
+    qtbot.waitUntil(lambda: panel.reading is not None, timeout=2_000)
+    assert canvas.is_drawing()
+    partial = panel.reading.input
+    for point in STROKE[3:]:
+        QTest.mouseMove(canvas, QPoint(*point))
+    QTest.mouseRelease(canvas, Qt.LeftButton, Qt.NoModifier, QPoint(*STROKE[-1]))
+    assert not torch.equal(panel.reading.input, partial)  # read again on release
+
+
 def test_naive_resize_and_saliency_toggles(qtbot, window):
     panel = show_draw_tab(qtbot, window)
     draw(panel.canvas, STROKE)
@@ -136,6 +153,9 @@ def test_teach_loop_add_relabel_delete_and_fine_tune(qtbot, window, error_dialog
 
     window.apply_config(TrainConfig(dataset="digits", epochs=10))
     run_to_end(qtbot, window, timeout=60_000)
+    panel.fine_tune_button.click()  # a trained model, but no drawings yet
+    assert error_dialogs.titles() == ["No drawings yet"]
+    error_dialogs.shown.clear()
     base_model = window.current_run.model
     assert not any(not p.requires_grad for p in base_model.parameters())
 
