@@ -38,3 +38,11 @@ def my_digits_dir(tmp_path_factory, monkeypatch):
     folder = tmp_path_factory.mktemp("my-digits")
     monkeypatch.setenv("PTCORE_MY_DIGITS_DIR", str(folder))
     return folder
+
+
+@pytest.fixture(autouse=True)
+def runs_root(tmp_path_factory, monkeypatch):
+    """Run folders (autosaves) go to a fresh folder, never the user's own."""
+    folder = tmp_path_factory.mktemp("runs")
+    monkeypatch.setenv("PTCORE_RUNS_DIR", str(folder))
+    return folder

@@ -87,12 +87,25 @@ def _add_train_flags(parser: argparse.ArgumentParser) -> None:
     add("--seed", type=int)
     add("--log-every", type=int, metavar="N", help="log the loss every N steps")
     add("--save", metavar="PATH", help="checkpoint, rewritten after every epoch")
+    add(
+        "--autosave-every",
+        type=int,
+        metavar="N",
+        help="save the run folder's checkpoint every N epochs and at the end "
+        "(default 1; 0: never)",
+    )
     add("--resume", metavar="PATH", help="continue the run saved in this checkpoint")
     add(
         "--init-from",
         metavar="PATH",
-        help="start from this checkpoint's weights (a new run: fresh optimizer "
-        "and schedule), e.g. to fine-tune on my-digits",
+        help="start from this checkpoint's (or state_dict's) weights: a new run, "
+        "fresh optimizer and schedule; e.g. to fine-tune on my-digits",
+    )
+    add(
+        "--init-partial",
+        action="store_true",
+        help="with --init-from: load the tensors that fit and reinitialise the "
+        "rest (e.g. a new head) instead of refusing",
     )
     add("--metrics-json", metavar="PATH", help="write the metric history as JSON")
     add("--quiet", action="store_true", help="no progress bar")
@@ -115,6 +128,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub.add_parser(
         "devices", help="list CPU/CUDA/MPS devices and why any is unavailable"
+    )
+    inspect = sub.add_parser(
+        "inspect", help="print what a checkpoint holds, or how it fits a model"
+    )
+    inspect.add_argument("path", metavar="PATH", help="checkpoint or state_dict file")
+    inspect.add_argument(
+        "--against-model",
+        metavar="NAME",
+        choices=C.MODELS,
+        help="compare the weights with this model: what fits, what does not",
+    )
+    inspect.add_argument(
+        "--classes",
+        type=int,
+        metavar="N",
+        help="classes of that model (default: the checkpoint's dataset, else 10)",
     )
     return parser
 
@@ -175,7 +204,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     from workbench.core.checkpoints import (
         config_of,
         load_checkpoint,
-        load_model_state,
+        load_weights_file,
         restore_run,
         save_checkpoint,
     )
@@ -193,7 +222,9 @@ def cmd_train(args: argparse.Namespace) -> int:
         base = config_of(payload)
     else:
         base = C.TrainConfig()
-    init_payload = load_checkpoint(args.init_from) if args.init_from else None
+    init_state, init_payload = (
+        load_weights_file(args.init_from) if args.init_from else (None, None)
+    )
     if init_payload is not None:
         # The weights decide the architecture unless a flag names it.
         base = base.replace(model=config_of(init_payload).model)
@@ -224,11 +255,11 @@ def cmd_train(args: argparse.Namespace) -> int:
         )
     else:
         run = prepare_run(cfg, progress=on_download)
-        if init_payload is not None:
-            load_model_state(run.model, init_payload["model_state"])
-            _say(f"starting from the weights in {args.init_from}")
+        if init_state is not None:
+            _say(_init_weights(run.model, init_state, args))
     if download_bar is not None:
         download_bar.close()
+    autosaver = _autosaver(args, run)
 
     control = TrainControl()
     _stop_on_first_interrupt(control)
@@ -247,6 +278,9 @@ def cmd_train(args: argparse.Namespace) -> int:
             text = describe_event(event, run)
             if text:
                 _say(text)
+            problem = autosaver.on_event(event, run)
+            if problem:
+                _say(f"warning: {problem}")
             if isinstance(event, E.CompileStarted):
                 bar.set_description("compiling")
             elif isinstance(event, E.CompileFinished):
@@ -263,6 +297,9 @@ def cmd_train(args: argparse.Namespace) -> int:
                     _write_json_atomic(metrics_path, document)
             elif isinstance(event, E.TrainResult):
                 result = event
+    except Exception:
+        autosaver.mark("failed")
+        raise
     finally:
         bar.close()
     assert result is not None
@@ -328,6 +365,74 @@ def _stop_on_first_interrupt(control: Any) -> None:
         signal.signal(signal.SIGINT, handler)
 
 
+def _autosaver(args: argparse.Namespace, run: Any) -> Any:
+    """The run's folder (reused when resuming from one) and its autosaver."""
+    from workbench.core.runs import Autosaver, RunFolder, folder_of
+
+    folder = folder_of(Path(args.resume)) if args.resume else None
+    if folder is not None:
+        folder.claim()
+    else:
+        folder = RunFolder.create(run.config, origin="command line")
+    if run.config.autosave_every:
+        every = run.config.autosave_every
+        when = "every epoch" if every == 1 else f"every {every} epochs"
+        _say(f"run folder: {folder.path} (checkpoint saved {when} and at the end)")
+    return Autosaver(folder, run.config.autosave_every)
+
+
+def _init_weights(model: Any, state: dict[str, Any], args: argparse.Namespace) -> str:
+    """Load ``--init-from`` weights into ``model``; the line saying what happened."""
+    from workbench.core.checkpoints import CheckpointError
+    from workbench.core.doctor import compare_state, load_partial
+
+    diff = compare_state(model, state)
+    if diff.exact:
+        model.load_state_dict(_stripped(state))
+        return f"starting from the weights in {args.init_from}"
+    if diff.partial and args.init_partial:
+        report = load_partial(model, state)
+        return f"starting from {args.init_from}, partly: {report.summary()}"
+    hint = " (add --init-partial to load what fits)" if diff.partial else ""
+    raise CheckpointError(
+        f"{args.init_from} does not fit this {args.model or 'model'}: "
+        f"{diff.summary()}{hint}; " + "; ".join(diff.lines(limit=5))
+    )
+
+
+def _stripped(state: dict[str, Any]) -> dict[str, Any]:
+    from workbench.core.doctor import strip_wrapper_prefixes
+
+    return strip_wrapper_prefixes(state)
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    """Print a checkpoint's contents, and with --against-model how it fits."""
+    from workbench.core.checkpoint_report import checkpoint_lines, diff_lines
+    from workbench.core.checkpoints import load_weights_file
+    from workbench.core.data import DATASET_INFO
+    from workbench.core.doctor import compare_state
+    from workbench.core.models import build_model
+
+    path = Path(args.path).expanduser()
+    state, payload = load_weights_file(path)
+    for line in checkpoint_lines(path, state, payload):
+        _say(line)
+    if args.against_model:
+        classes = args.classes
+        if classes is None:
+            dataset = (payload or {}).get("config", {}).get("dataset")
+            info = DATASET_INFO.get(dataset) if isinstance(dataset, str) else None
+            classes = info.num_classes if info else 10
+        if classes < 1:
+            raise C.ConfigError("--classes: must be a whole number >= 1")
+        model = build_model(args.against_model, classes, seed=0)
+        diff = compare_state(model, state)
+        for line in diff_lines(diff, args.against_model, classes):
+            _say(line)
+    return 0
+
+
 def cmd_predict(args: argparse.Namespace) -> int:
     """Print each image's predicted class and top probabilities."""
     from workbench.core.checkpoints import config_of, load_checkpoint, load_model_state
@@ -373,7 +478,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from workbench.app import run_window
 
         return run_window()
-    commands = {"train": cmd_train, "predict": cmd_predict, "devices": cmd_devices}
+    commands = {
+        "train": cmd_train,
+        "predict": cmd_predict,
+        "devices": cmd_devices,
+        "inspect": cmd_inspect,
+    }
     from workbench.core.errors import USER_ERRORS
 
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import pickle
 import random
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,14 +21,32 @@ from torch import nn
 import workbench
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.data import DownloadProgress, ImageArrays
+from workbench.core.doctor import (
+    WeightsMismatch,
+    load_exact,
+    strip_wrapper_prefixes,
+)
 from workbench.core.engine import MetricHistory, TrainingRun, prepare_run
 from workbench.core.files import write_atomically
 from workbench.core.freezing import frozen_names, match_patterns
 
-FORMAT_VERSION = 1
+__all__ = [
+    "FORMAT_VERSION",
+    "CheckpointError",
+    "checkpoint_dict",
+    "config_of",
+    "load_checkpoint",
+    "load_model_state",
+    "load_weights_file",
+    "restore_run",
+    "save_checkpoint",
+    "strip_wrapper_prefixes",
+    "write_checkpoint",
+]
+
+# 2: adds "data_order", the sample order of the epoch the run stopped in.
+FORMAT_VERSION = 2
 _REQUIRED_KEYS = ("format_version", "model_state", "config", "epoch", "global_step")
-# Wrappers rename keys: torch.compile(m) adds "_orig_mod.", DataParallel "module.".
-_WRAPPER_PREFIXES = ("_orig_mod.", "module.")
 
 
 class CheckpointError(Exception):
@@ -95,6 +114,12 @@ def checkpoint_dict(run: TrainingRun) -> dict[str, Any]:
         "config": _config_with_current_mask(run).to_dict(),
         "frozen": frozen_names(run.model),
         "history": run.history.to_dict(),
+        # The order of the epoch in progress (or about to start): resuming draws
+        # exactly these samples next, whatever version of the program resumes.
+        "data_order": {
+            "epoch": run.epoch,
+            "order": run.loaders.train.epoch_order(run.epoch).to(torch.int32),
+        },
         "rng": rng_states(),
         "torch_version": str(torch.__version__),
         "workbench_version": workbench.__version__,
@@ -123,22 +148,15 @@ def _os_error_text(path: Path, exc: OSError) -> str:
     return f"cannot save {path}: {exc.strerror or exc}"
 
 
-def load_checkpoint(path: str | Path) -> dict[str, Any]:
-    """Read and check a checkpoint; never runs code stored in the file.
-
-    Raises
-    ------
-    CheckpointError
-        Missing, empty, truncated or corrupted files, files holding Python
-        objects other than tensors and builtins, and unknown format versions.
-    """
-    path = Path(path).expanduser()
+def _read_untrusted(path: Path) -> Any:
+    """``torch.load(weights_only=True)`` with every failure turned into words."""
     if not path.is_file():
         raise CheckpointError(f"no checkpoint at {path}")
     if path.stat().st_size == 0:
         raise CheckpointError(f"{path} is empty (an interrupted save?)")
+    _check_crcs(path)
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
+        return torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # any parse failure of an untrusted file is "unreadable"
         text = str(exc)
         # torch names the blocked callable in a line mentioning GLOBAL (wording
@@ -157,33 +175,127 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
             f"{path} is not a readable checkpoint (truncated or corrupted): "
             f"{first_line}"
         ) from exc
-    if not isinstance(payload, dict) or not all(k in payload for k in _REQUIRED_KEYS):
+
+
+def _check_crcs(path: Path) -> None:
+    """Refuse a zip-format torch file whose bytes no longer match their CRC-32.
+
+    ``torch.load`` does not verify the checksums its own writer stores, so a
+    damaged block inside a tensor would load as silently wrong weights.
+    """
+    try:
+        if not zipfile.is_zipfile(path):
+            return  # the legacy pickle format, or not torch at all: torch.load says
+        with zipfile.ZipFile(path) as archive:
+            bad = archive.testzip()
+    except (OSError, zipfile.BadZipFile, EOFError, ValueError) as exc:
+        raise CheckpointError(
+            f"{path} is not a readable checkpoint (truncated or corrupted): {exc}"
+        ) from exc
+    if bad is not None:
+        raise CheckpointError(
+            f"{path} is corrupted: the bytes of {bad} no "
+            "longer match their stored checksum (a damaged disk or an incomplete "
+            "copy?)"
+        )
+
+
+def _is_checkpoint(payload: Any) -> bool:
+    return isinstance(payload, dict) and all(k in payload for k in _REQUIRED_KEYS)
+
+
+def load_checkpoint(path: str | Path) -> dict[str, Any]:
+    """Read and check a checkpoint; never runs code stored in the file.
+
+    Older formats are migrated to the current one (:func:`migrate`).
+
+    Raises
+    ------
+    CheckpointError
+        Missing, empty, truncated or corrupted files, files holding Python
+        objects other than tensors and builtins, and unknown format versions.
+    """
+    path = Path(path).expanduser()
+    payload = _read_untrusted(path)
+    if not _is_checkpoint(payload):
         raise CheckpointError(
             f"{path} is a PyTorch file but not a ptcore-workbench checkpoint "
             "(no format_version/model_state/config)"
         )
+    return migrate(payload, path)
+
+
+def migrate(payload: dict[str, Any], path: Path | str = "the file") -> dict[str, Any]:
+    """Bring a checkpoint of an older format to :data:`FORMAT_VERSION`.
+
+    Raises
+    ------
+    CheckpointError
+        For a format newer than this program, or not a whole number.
+    """
     version = payload["format_version"]
-    if not isinstance(version, int) or version > FORMAT_VERSION:
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise CheckpointError(f"{path} has an invalid checkpoint format {version!r}")
+    if version > FORMAT_VERSION:
         raise CheckpointError(
             f"{path} has checkpoint format {version!r}; this program reads up to "
             f"{FORMAT_VERSION}: upgrade ptcore-workbench"
         )
+    while payload["format_version"] < FORMAT_VERSION:
+        payload = _MIGRATIONS[payload["format_version"]](payload)
     return payload
 
 
-def strip_wrapper_prefixes(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """Drop ``_orig_mod.`` and ``module.`` prefixes that wrappers add to keys."""
-    cleaned = {}
-    for key, value in state.items():
-        changed = True
-        while changed:
-            changed = False
-            for prefix in _WRAPPER_PREFIXES:
-                if key.startswith(prefix):
-                    key = key[len(prefix) :]
-                    changed = True
-        cleaned[key] = value
-    return cleaned
+def _from_v1(payload: dict[str, Any]) -> dict[str, Any]:
+    # Version 1 stored no sample order: those runs drew each epoch's order from
+    # (seed, epoch), which is what a resumed loader recomputes when it is None.
+    return {
+        **payload,
+        "format_version": 2,
+        "batch_in_epoch": payload.get("batch_in_epoch", 0),
+        "data_order": None,
+    }
+
+
+_MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_v1}
+
+
+def load_weights_file(path: str | Path) -> tuple[dict[str, torch.Tensor], dict | None]:
+    """Model weights from a checkpoint or from a plain saved ``state_dict``.
+
+    Accepts this program's checkpoints, a bare ``torch.save(model.state_dict())``
+    (as the PyTorch tutorials and examples write), and dicts keeping one under
+    ``state_dict``, ``model_state_dict`` or ``model`` (Lightning, tutorials).
+
+    Returns
+    -------
+    (state, payload)
+        The tensors, and the whole checkpoint when the file is one (else None).
+    """
+    path = Path(path).expanduser()
+    payload = _read_untrusted(path)
+    if _is_checkpoint(payload):
+        payload = migrate(payload, path)
+        return payload["model_state"], payload
+    candidates = [payload]
+    if isinstance(payload, dict):
+        candidates += [
+            payload.get(k) for k in ("state_dict", "model_state_dict", "model")
+        ]
+    for candidate in candidates:
+        if (
+            isinstance(candidate, dict)
+            and candidate
+            and all(
+                isinstance(k, str) and isinstance(v, torch.Tensor)
+                for k, v in candidate.items()
+            )
+        ):
+            return dict(candidate), None
+    raise CheckpointError(
+        f"{path} holds no model weights: neither a ptcore-workbench checkpoint nor "
+        "a state_dict (names mapped to tensors)"
+    )
 
 
 def load_model_state(model: nn.Module, state: dict[str, torch.Tensor]) -> None:
@@ -191,27 +303,12 @@ def load_model_state(model: nn.Module, state: dict[str, torch.Tensor]) -> None:
 
     The model is untouched when the state does not fit.
     """
-    state = strip_wrapper_prefixes(state)
-    own = model.state_dict()
-    missing = sorted(set(own) - set(state))
-    unexpected = sorted(set(state) - set(own))
-    shapes = sorted(
-        f"{k}: file {tuple(state[k].shape)} vs model {tuple(own[k].shape)}"
-        for k in set(own) & set(state)
-        if own[k].shape != state[k].shape
-    )
-    if missing or unexpected or shapes:
-        parts = []
-        if missing:
-            parts.append(f"missing in the file: {', '.join(missing[:8])}")
-        if unexpected:
-            parts.append(f"not in the model: {', '.join(unexpected[:8])}")
-        if shapes:
-            parts.append(f"shape mismatch: {'; '.join(shapes[:8])}")
+    try:
+        load_exact(model, state)
+    except WeightsMismatch as exc:
         raise CheckpointError(
-            "the checkpoint does not fit this model: " + "; ".join(parts)
-        )
-    model.load_state_dict(state)
+            str(exc).replace("the weights do not fit", "the checkpoint does not fit")
+        ) from exc
 
 
 def config_of(payload: dict[str, Any]) -> TrainConfig:
@@ -253,8 +350,25 @@ def restore_run(
             )
     run.epoch = int(payload["epoch"])
     run.batch_in_epoch = int(payload.get("batch_in_epoch", 0))
+    _restore_data_order(run, payload.get("data_order"))
     run.global_step = int(payload["global_step"])
     run.history = MetricHistory.from_dict(payload.get("history", {}))
     if "rng" in payload:
         set_rng_states(payload["rng"])
     return run
+
+
+def _restore_data_order(run: TrainingRun, stored: dict[str, Any] | None) -> None:
+    """Make the resumed epoch draw the samples in the stored order."""
+    if stored is None:
+        return  # a version-1 checkpoint: the order is recomputed from the seed
+    try:
+        run.loaders.train.pin_order(int(stored["epoch"]), stored["order"])
+    except (KeyError, TypeError, ValueError):
+        run.notices.append(
+            "the training data changed since this checkpoint was saved: the "
+            "interrupted epoch is drawn in a new order, so the run is not an exact "
+            "continuation"
+        )
+        if run.batch_in_epoch > run.steps_per_epoch:
+            run.batch_in_epoch = 0

@@ -55,6 +55,9 @@ class TrainConfig:
     the dataset the drawings are prepared like (crop and scale recipe, pixel
     statistics), and ``replay`` training images of it are mixed into every
     epoch, so fine-tuning on a few drawings does not forget the base data.
+
+    ``autosave_every``: the run's folder gets its checkpoint every this many
+    epochs and when the run ends (0: never).
     """
 
     dataset: str = "digits"
@@ -80,6 +83,7 @@ class TrainConfig:
     frozen: tuple[str, ...] = field(default_factory=tuple)
     base_dataset: str = "mnist"
     replay: int = 0
+    autosave_every: int = 1
 
     def __post_init__(self) -> None:
         # Lists arrive from JSON and argparse; a tuple keeps the dataclass hashable.
@@ -162,6 +166,7 @@ def validate(cfg: TrainConfig) -> None:
     _check_int("log_every", cfg.log_every, 1)
     _check_choice("base_dataset", cfg.base_dataset, MY_DIGITS_BASES)
     _check_int("replay", cfg.replay, 0)
+    _check_int("autosave_every", cfg.autosave_every, 0)
     if cfg.replay and cfg.dataset != "my-digits":
         raise ConfigError(
             "replay: mixes base_dataset images into my own digits; "

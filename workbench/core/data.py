@@ -742,7 +742,51 @@ def _check_start_batch(start_batch: int, num_batches: int) -> None:
         raise ValueError(f"start_batch {start_batch} is outside 0..{num_batches}")
 
 
-class FastLoader:
+class _EpochOrder:
+    """The sample order of each epoch: a seeded permutation, or one restored.
+
+    Both loaders draw epoch ``e`` in the order ``_epoch_order(seed, e)``. A
+    checkpoint stores the order of the epoch it stopped in; :meth:`pin_order`
+    makes a resumed loader use exactly that, even if the way orders are made
+    ever changes between versions.
+    """
+
+    shuffle: bool
+    seed: int
+    epoch: int
+    _pinned: tuple[int, torch.Tensor] | None = None
+
+    @property
+    def num_samples(self) -> int:
+        raise NotImplementedError
+
+    def set_epoch(self, epoch: int) -> None:
+        """Select the order of the next iteration: epoch ``epoch`` of ``seed``."""
+        self.epoch = epoch
+
+    def epoch_order(self, epoch: int | None = None) -> torch.Tensor:
+        """Sample indices of ``epoch`` (default: the current one), on the CPU."""
+        epoch = self.epoch if epoch is None else epoch
+        if self._pinned is not None and self._pinned[0] == epoch:
+            return self._pinned[1]
+        return _epoch_order(
+            self.num_samples, shuffle=self.shuffle, seed=self.seed, epoch=epoch
+        )
+
+    def pin_order(self, epoch: int, order: torch.Tensor) -> None:
+        """Draw epoch ``epoch`` in ``order`` (a permutation of all samples)."""
+        order = torch.as_tensor(order, dtype=torch.int64).cpu()
+        if order.shape != (self.num_samples,) or not torch.equal(
+            order.sort().values, torch.arange(self.num_samples)
+        ):
+            raise ValueError(
+                f"the stored sample order is not a permutation of "
+                f"{self.num_samples} samples"
+            )
+        self._pinned = (epoch, order)
+
+
+class FastLoader(_EpochOrder):
     """Batches sliced from one pre-normalised tensor; the default, fast path.
 
     The images are converted once to float32 ``(N, 1, H, W)`` as
@@ -814,10 +858,6 @@ class FastLoader:
         """Where the normalised dataset lives (``device``, or CPU if it did not fit)."""
         return self._images.device
 
-    def set_epoch(self, epoch: int) -> None:
-        """Select the order of the next iteration: epoch ``epoch`` of ``seed``."""
-        self.epoch = epoch
-
     def __len__(self) -> int:
         return math.ceil(self.num_samples / self.batch_size)
 
@@ -840,9 +880,7 @@ class FastLoader:
             ``x`` float32 ``(B, 1, H, W)`` and ``y`` int64 ``(B,)`` on ``device``.
         """
         _check_start_batch(start_batch, len(self))
-        order = _epoch_order(
-            self.num_samples, shuffle=self.shuffle, seed=self.seed, epoch=self.epoch
-        )
+        order = self.epoch_order()
         order = order[start_batch * self.batch_size :].to(self.data_device)
         return self._batches(order)
 
@@ -954,7 +992,7 @@ class _EpochBatchSampler(Sampler[list[int]]):
         return iter(self._batches)
 
 
-class DataLoaderBatches:
+class DataLoaderBatches(_EpochOrder):
     """A standard ``torch.utils.data.DataLoader``, with :class:`FastLoader`'s interface.
 
     Batches arrive already on ``device``. With ``num_workers > 0`` the workers are
@@ -1020,10 +1058,6 @@ class DataLoaderBatches:
         """Samples per epoch."""
         return self._num_samples
 
-    def set_epoch(self, epoch: int) -> None:
-        """Select the order of the next iteration: epoch ``epoch`` of ``seed``."""
-        self.epoch = epoch
-
     def __len__(self) -> int:
         return math.ceil(self._num_samples / self.batch_size)
 
@@ -1048,9 +1082,7 @@ class DataLoaderBatches:
             Batches on ``device``.
         """
         _check_start_batch(start_batch, len(self))
-        order = _epoch_order(
-            self._num_samples, shuffle=self.shuffle, seed=self.seed, epoch=self.epoch
-        )
+        order = self.epoch_order()
         self._sampler.plan(order[start_batch * self.batch_size :])
         return self._to_device(iter(self.loader))
 
