@@ -74,6 +74,20 @@ def error_dialogs(monkeypatch: pytest.MonkeyPatch) -> Iterator[ErrorDialogs]:
     assert not record.shown, f"unexpected error dialogs: {record.shown}"
 
 
+@pytest.fixture(autouse=True)
+def _no_blocking_questions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A modal question nobody answers would hang the suite: fail instead.
+
+    Tests that expect a question replace these with their own answer.
+    """
+
+    def unexpected(*args: Any) -> Any:
+        raise AssertionError(f"unexpected modal question: {args[1:3]}")
+
+    monkeypatch.setattr(dialogs, "ask_resume", unexpected)
+    monkeypatch.setattr(dialogs, "confirm_partial_load", unexpected)
+
+
 @pytest.fixture
 def window(qtbot: Any) -> Iterator[Any]:
     """A MainWindow with the fast config applied and its data loaded."""

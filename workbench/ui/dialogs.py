@@ -79,3 +79,36 @@ def show_error(
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     box.open()
     return box
+
+
+def ask_resume(parent: QWidget | None, title: str, text: str) -> str:
+    """Offer to resume an interrupted run: ``resume``, ``later`` or ``dismiss``."""
+    box = QMessageBox(QMessageBox.Icon.Question, title, text, parent=parent)
+    box.setObjectName("resumeDialog")
+    resume = box.addButton("Resume", QMessageBox.ButtonRole.AcceptRole)
+    box.addButton("Not now", QMessageBox.ButtonRole.RejectRole)
+    dismiss = box.addButton("Forget it", QMessageBox.ButtonRole.DestructiveRole)
+    box.setDefaultButton(resume)
+    box.exec()
+    clicked = box.clickedButton()
+    if clicked is resume:
+        return "resume"
+    return "dismiss" if clicked is dismiss else "later"
+
+
+def confirm_partial_load(
+    parent: QWidget | None, title: str, summary: str, details: str
+) -> bool:
+    """Ask before loading only the tensors that fit; ``details`` lists them all."""
+    box = QMessageBox(QMessageBox.Icon.Warning, title, summary, parent=parent)
+    box.setObjectName("partialLoadDialog")
+    box.setInformativeText(
+        "Load the tensors that fit and reinitialise the rest? Show Details lists "
+        "every difference."
+    )
+    box.setDetailedText(details)
+    load = box.addButton("Load what fits", QMessageBox.ButtonRole.AcceptRole)
+    box.addButton(QMessageBox.StandardButton.Cancel)
+    box.setDefaultButton(load)
+    box.exec()
+    return box.clickedButton() is load

@@ -37,12 +37,14 @@ from workbench.core.checkpoints import (
     checkpoint_dict,
     config_of,
     load_checkpoint,
+    load_weights_file,
     restore_run,
     save_checkpoint,
 )
 from workbench.core.config import ConfigError, TrainConfig, load_config, save_config
 from workbench.core.data import DATASET_INFO, ImageArrays, load_run_arrays
 from workbench.core.devices import DeviceError, resolve_device
+from workbench.core.doctor import compare_state, load_exact, load_partial
 from workbench.core.engine import TrainingRun, prepare_run
 from workbench.core.finetune import FineTune, fine_tune_config, prepare_fine_tune
 from workbench.core.freezing import (
@@ -53,6 +55,7 @@ from workbench.core.freezing import (
     set_frozen,
 )
 from workbench.core.models import build_model, snapshot_state
+from workbench.core.runs import Autosaver, RunFolder, folder_of, interrupted_runs
 from workbench.ui import dialogs, window_state
 from workbench.ui.panels.data import DataPanel
 from workbench.ui.panels.device import DevicePanel
@@ -69,6 +72,7 @@ from workbench.ui.trainer_thread import TrainerThread
 log = logging.getLogger(__name__)
 
 CHECKPOINT_FILTER = "Checkpoints (*.pt *.pth);;All files (*)"
+WEIGHTS_FILTER = "Checkpoints and state_dicts (*.pt *.pth *.ckpt);;All files (*)"
 CONFIG_FILTER = "Run configs (*.json *.toml);;All files (*)"
 # Exponential smoothing of the loss curve per logged point (TensorBoard-style).
 SMOOTHING = 0.8
@@ -89,6 +93,7 @@ RESUME_SAFE = frozenset(
         "log_every",
         "download",
         "data_dir",
+        "autosave_every",
     }
 )
 START_KEYS = (QKeySequence("Ctrl+Return"), QKeySequence("F5"))
@@ -172,6 +177,10 @@ class MainWindow(QMainWindow):
         self._score_task: TaskThread | None = None
         self._fine_tune_in_scoring: FineTune | None = None
         self._weights_asked_at = -math.inf
+        self._run_folder: RunFolder | None = None
+        self._start_after_open = False  # the resume offer continues the run at once
+        # Weights loaded with "Load weights…": the next new run starts from them.
+        self._init_weights: tuple[tuple[str, int], dict[str, Any]] | None = None
 
         self.trainer = TrainerThread(self)
         self._build_panels()
@@ -188,6 +197,8 @@ class MainWindow(QMainWindow):
         self.apply_config(cfg)
         self._set_state("idle")
         self._set_status("Ready")
+        # After the event loop starts, so the window is up behind the question.
+        QTimer.singleShot(0, self.offer_resume)
 
     # ================================================================== building
 
@@ -322,6 +333,14 @@ class MainWindow(QMainWindow):
             self.open_checkpoint_dialog,
             (QKeySequence(QKeySequence.StandardKey.Open),),
         )
+        self.load_weights_action = self._action(
+            "Load &weights into the model…",
+            "loadWeightsAction",
+            self.load_weights_dialog,
+            (QKeySequence("Ctrl+Shift+O"),),
+            "Start the next run from a checkpoint's or state_dict's weights; the "
+            "doctor lists what fits and can load part (a new head)",
+        )
         self.save_action = self._action(
             "&Save checkpoint…",
             "saveCheckpointAction",
@@ -350,6 +369,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.open_action)
         self.recent_menu = QMenu("Open &recent", self, objectName="recentMenu")
         file_menu.addMenu(self.recent_menu)
+        file_menu.addAction(self.load_weights_action)
         file_menu.addAction(self.save_action)
         file_menu.addSeparator()
         file_menu.addAction(self.load_config_action)
@@ -577,10 +597,13 @@ class MainWindow(QMainWindow):
             loaded["arrays"] = result
             return result
 
+        autosaver = self._autosaver_for(cfg, new=plan == "new")
         if plan == "continue":
             run = self._run
             assert run is not None
-            self.trainer.start_run(lambda progress, cancel: run, mask_changed=True)
+            self.trainer.start_run(
+                lambda progress, cancel: run, mask_changed=True, autosaver=autosaver
+            )
         elif plan == "resume":
             assert self._run is not None
             payload = checkpoint_dict(self._run)
@@ -591,18 +614,26 @@ class MainWindow(QMainWindow):
                     arrays=arrays(progress, cancel),
                     progress=progress,
                     cancel=cancel,
-                )
+                ),
+                autosaver=autosaver,
             )
         else:
             self._clear_plots()
-            self.trainer.start_run(
-                lambda progress, cancel: prepare_run(
+            init = self._init_weights
+            weights = init[1] if init and init[0] == self._model_key() else None
+
+            def prepare(progress: Any, cancel: Any) -> TrainingRun:
+                run = prepare_run(
                     cfg,
                     arrays=arrays(progress, cancel),
                     progress=progress,
                     cancel=cancel,
                 )
-            )
+                if weights is not None:
+                    load_exact(run.model, weights)  # "Load weights…" chose these
+                return run
+
+            self.trainer.start_run(prepare, autosaver=autosaver)
         self._run_config = cfg
         self._notes = []
         self.training_panel.show_notes([])
@@ -658,6 +689,8 @@ class MainWindow(QMainWindow):
         model = self.freeze_panel.model
         mask = tuple(frozen_names(model)) if model is not None else ()
         self._run = None
+        self._run_folder = None
+        self._init_weights = None
         self._tree_key = None
         self._clear_plots()
         self.training_panel.progress_bar.setValue(0)
@@ -706,6 +739,7 @@ class MainWindow(QMainWindow):
         self.stop_action.setEnabled(running and not self.trainer.control.stop_requested)
         self.reset_action.setEnabled(idle and self._run is not None)
         self.open_action.setEnabled(idle)
+        self.load_weights_action.setEnabled(idle)
         self.recent_menu.setEnabled(idle)
         self.load_config_action.setEnabled(idle)
         self.save_action.setEnabled(
@@ -919,6 +953,126 @@ class MainWindow(QMainWindow):
             m.get("eager"), m.get("compiled"), m.get("compile")
         )
 
+    # ================================================================== run folders
+
+    def _autosaver_for(self, cfg: TrainConfig, *, new: bool) -> Autosaver | None:
+        """The run folder the trainer autosaves into (a new one for a new run)."""
+        try:
+            if new or self._run_folder is None:
+                self._run_folder = RunFolder.create(cfg, origin="window")
+            else:
+                self._run_folder.claim()
+        except OSError as exc:
+            self._run_folder = None
+            self._on_trainer_notice_posted(
+                f"No autosave for this run: cannot write its folder ({exc})"
+            )
+            return None
+        return Autosaver(self._run_folder, cfg.autosave_every)
+
+    @property
+    def run_folder(self) -> RunFolder | None:
+        """The current run's folder (autosaved checkpoint, run.json)."""
+        return self._run_folder
+
+    @Slot()
+    def offer_resume(self) -> None:
+        """If a run was interrupted (crash, kill, window closed), offer to resume it."""
+        if self._state != "idle" or self._closing or self._run is not None:
+            return
+        runs = interrupted_runs()
+        if not runs:
+            return
+        folder = runs[0]
+        info = folder.info()
+        cfg = info.get("config") or {}
+        how = (
+            "the window was closed during it"
+            if info.get("status") == "closed"
+            else "it was interrupted (the program ended without finishing it)"
+        )
+        total = info.get("total_steps")
+        of_total = f" of {total:,}" if isinstance(total, int) else ""
+        more = (
+            f"\n\n{len(runs) - 1} more interrupted runs are in {folder.path.parent}."
+            if len(runs) > 1
+            else ""
+        )
+        text = (
+            f"The run {folder.id} ({cfg.get('model', '?')} on "
+            f"{cfg.get('dataset', '?')}) reached step {info.get('global_step', 0):,}"
+            f"{of_total} when {how}. Its checkpoint was saved "
+            f"{info.get('updated', '?')} (UTC).\n\nOpen it to continue training?{more}"
+        )
+        answer = dialogs.ask_resume(self, "Resume the interrupted run?", text)
+        if answer == "resume":
+            self._start_after_open = True
+            self.open_checkpoint(folder.checkpoint_path)
+        elif answer == "dismiss":
+            folder.update(status="dismissed")
+            self._set_status(f"Forgot the interrupted run {folder.id}")
+
+    @Slot()
+    def load_weights_dialog(self) -> None:
+        """File > Load weights into the model…"""
+        path = dialogs.get_open_path(
+            self, "Load weights into the model", WEIGHTS_FILTER
+        )
+        if path is not None:
+            self.load_weights(path)
+
+    def load_weights(self, path: str | Path) -> bool:
+        """Make the next new run start from ``path``'s weights (all, or what fits).
+
+        The checkpoint doctor compares the file with the chosen architecture:
+        an exact fit loads; a partial fit (say, another number of classes) asks
+        first, then keeps every matching tensor and reinitialises the rest.
+        """
+        if self._state != "idle":
+            return False
+        path = Path(path)
+        try:
+            state, _payload = load_weights_file(path)
+        except CheckpointError as exc:
+            self._show_error("Could not load the weights", exc)
+            return False
+        key = self._model_key()
+        model = build_model(key[0], key[1], seed=self.training_panel.seed_spin.value())
+        diff = compare_state(model, state)
+        if diff.exact:
+            load_exact(model, state)
+            done = f"all {len(diff.matched)} tensors loaded"
+        elif diff.partial:
+            details = "\n".join(diff.lines())
+            if not dialogs.confirm_partial_load(
+                self, "The weights fit only in part", diff.summary(), details
+            ):
+                self._set_status("Load weights cancelled")
+                return False
+            done = load_partial(model, state).summary()
+        else:
+            dialogs.show_error(
+                self,
+                "The weights do not fit",
+                f"{path.name} and {key[0]} have nothing in common: {diff.summary()}.",
+                "\n".join(diff.lines()),
+            )
+            return False
+        mask = self.freeze_panel.model
+        frozen = tuple(frozen_names(mask)) if mask is not None else ()
+        self._run = None
+        self._run_folder = None
+        self._clear_plots()
+        set_frozen(model, frozen)
+        self._show_model(model)
+        self._init_weights = (key, snapshot_state(model))
+        self._notes = [f"Next run starts from {path.name}: {done}."]
+        self.training_panel.show_notes(self._notes)
+        self._refresh_reader()
+        self._update_actions()
+        self._set_status(f"Loaded weights from {path.name}: {done}")
+        return True
+
     # ================================================================== draw and teach
 
     def _refresh_reader(self) -> None:
@@ -1042,7 +1196,7 @@ class MainWindow(QMainWindow):
         self._fine_tune = holder
         self.apply_config(cfg)
         self._clear_plots()
-        self.trainer.start_run(prepare)
+        self.trainer.start_run(prepare, autosaver=self._autosaver_for(cfg, new=True))
         self._run_config = cfg
         self._notes = notes
         self.training_panel.show_notes(notes)
@@ -1169,6 +1323,8 @@ class MainWindow(QMainWindow):
         run, notes = task.result
         path = str(task.property("path"))
         self._run = run
+        self._run_folder = folder_of(Path(path))
+        self._init_weights = None
         self._tree_key = None
         self.apply_config(run.config)  # shows run.model: same architecture
         self._run_config = run.config
@@ -1198,6 +1354,11 @@ class MainWindow(QMainWindow):
         if task is not None:
             task.deleteLater()
         self._set_state("idle")
+        if self._start_after_open:
+            self._start_after_open = False
+            resumable = self.start_plan(self.current_config()) != "new"
+            if self._run is not None and resumable:
+                self.start()
 
     @Slot()
     def save_checkpoint_dialog(self) -> None:
@@ -1329,6 +1490,9 @@ class MainWindow(QMainWindow):
                 # Only torch.compile's first step cannot be interrupted.
                 log.warning("the run is still finishing a step; waiting for it")
                 self.trainer.wait()
+            if self.trainer.autosaver is not None and self.trainer.result is not None:
+                # Closed mid-run: the next start offers to resume it.
+                self.trainer.autosaver.mark("closed")
         if self._open_task is not None:
             self._open_task.wait()
         if self._score_task is not None:

@@ -20,6 +20,7 @@ from shiboken6 import isValid
 from workbench.core import events as E
 from workbench.core.data import DownloadCancelled, DownloadProgress
 from workbench.core.engine import TrainControl, TrainingRun, iter_fit
+from workbench.core.runs import Autosaver
 from workbench.core.threads import prepare_main_thread, prepare_training_thread
 from workbench.ui.tasks import describe_error
 
@@ -78,6 +79,7 @@ class TrainerThread(QThread):
         self.training_run: TrainingRun | None = None
         self.result: E.TrainResult | None = None
         self._prepare: PrepareFn | None = None
+        self.autosaver: Autosaver | None = None
         TrainerThread._live.add(self)
 
     @classmethod
@@ -85,11 +87,22 @@ class TrainerThread(QThread):
         """Trainer threads still running (tests fail if one is left behind)."""
         return [t for t in list(cls._live) if isValid(t) and t.isRunning()]
 
-    def start_run(self, prepare: PrepareFn, *, mask_changed: bool = False) -> None:
-        """Start a run; ``mask_changed``: the engine reconciles the optimizer first."""
+    def start_run(
+        self,
+        prepare: PrepareFn,
+        *,
+        mask_changed: bool = False,
+        autosaver: Autosaver | None = None,
+    ) -> None:
+        """Start a run; ``mask_changed``: the engine reconciles the optimizer first.
+
+        ``autosaver`` saves the run into its folder between epochs, in this
+        thread (where the model is between two steps).
+        """
         if self.isRunning():
             raise RuntimeError("a run is already in progress")
         self._prepare = prepare
+        self.autosaver = autosaver
         self.control = _SignallingControl(self.pause_reached.emit)
         if mask_changed:
             self.control.notify_mask_changed()
@@ -118,6 +131,8 @@ class TrainerThread(QThread):
             self.status_changed.emit("Download cancelled")
         except Exception as exc:
             log.debug("training failed", exc_info=True)
+            if self.autosaver is not None and self.training_run is not None:
+                self.autosaver.mark("failed")
             self.failed.emit(*describe_error(exc))
         finally:
             self._prepare = None  # its closure may hold a checkpoint payload
@@ -125,7 +140,12 @@ class TrainerThread(QThread):
     def _iterate(self, run: TrainingRun, control: TrainControl) -> None:
         # Bound emitter looked up once: this branch runs once per logged step.
         emit_step = self.step_finished.emit
+        autosaver = self.autosaver
         for event in iter_fit(run, control):
+            if autosaver is not None and not isinstance(event, E.StepMetrics):
+                problem = autosaver.on_event(event, run)
+                if problem:
+                    self.notice_posted.emit(problem)
             if isinstance(event, E.StepMetrics):
                 emit_step(event)
             elif isinstance(event, E.EpochMetrics):
