@@ -184,3 +184,19 @@ def test_read_only_folder_gives_a_clear_error(tmp_path, trained_run, monkeypatch
     with pytest.raises(CheckpointError, match="no permission to write"):
         save_checkpoint(tmp_path / "run.pt", trained_run)
     assert not (tmp_path / "run.pt").exists()
+
+
+def test_temp_files_of_killed_saves_are_cleared_by_the_next_save(
+    tmp_path, trained_run
+):
+    from workbench.core.files import STALE_AFTER_S
+
+    old = tmp_path / ".run.pt.abc123.tmp"  # what a SIGKILL mid-save leaves
+    old.write_bytes(b"half a checkpoint")
+    hour_ago = os.path.getmtime(old) - STALE_AFTER_S - 60
+    os.utime(old, (hour_ago, hour_ago))
+    fresh = tmp_path / ".run.pt.def456.tmp"  # perhaps a save under way elsewhere
+    fresh.write_bytes(b"in progress")
+    save_checkpoint(tmp_path / "run.pt", trained_run)
+    assert not old.exists()
+    assert fresh.exists()

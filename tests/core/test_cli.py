@@ -246,3 +246,103 @@ def test_train_on_my_digits_from_trained_weights(tmp_path, capsys):
             assert torch.equal(tensor, before[name]), name
     epochs = saved["history"]["epochs"]
     assert epochs[-1]["val_accuracy"] >= epochs[0]["val_accuracy"] + 0.3, out
+
+
+def test_inspect_prints_contents_and_the_fit_against_a_model(tmp_path, capsys):
+    ckpt = tmp_path / "run.pt"
+    assert _train(tmp_path, "--model", "mlp", "--epochs", "1", "--save", str(ckpt)) == 0
+    capsys.readouterr()
+    assert main(["inspect", str(ckpt), "--against-model", "mlp", "--classes", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "format: ptcore-workbench checkpoint, version 2" in out
+    assert "config: dataset=digits" in out
+    assert "global step 6" in out
+    assert "head.weight" in out
+    assert "10x128" in out
+    assert "against mlp with 2 classes: partial fit: 4 of 6 tensors match" in out
+    assert "shape mismatch: head.weight: file (10, 128) vs model (2, 128)" in out
+    assert main(["inspect", str(ckpt), "--against-model", "mlp"]) == 0
+    assert "fits exactly: all 6 tensors match" in capsys.readouterr().out
+
+
+def test_init_partial_loads_what_fits_and_says_so(tmp_path, capsys):
+    from workbench.core.models import build_model
+
+    letters = build_model("small-cnn", 26, seed=3)
+    path = tmp_path / "letters.pt"
+    torch.save(letters.state_dict(), path)
+    common = ["--init-from", str(path), "--model", "small-cnn", "--max-steps", "1"]
+    assert _train(tmp_path, *common) == 2
+    err = capsys.readouterr().err
+    assert "partial fit" in err
+    assert "add --init-partial" in err
+    saved = tmp_path / "out.pt"
+    code = _train(
+        tmp_path, *common, "--init-partial", "--freeze", "block*", "--save", str(saved)
+    )
+    assert code == 0
+    out = capsys.readouterr().out
+    assert (
+        "partly: kept 24 tensors from the file, reinitialised head.bias, head.weight"
+        in out
+    )
+    state = load_checkpoint(saved)["model_state"]
+    for name, tensor in letters.state_dict().items():
+        if name.startswith("block") and "num_batches" not in name:
+            assert torch.equal(state[name], tensor), name
+
+
+def test_a_killed_command_line_run_leaves_a_resumable_folder(tmp_path, runs_root):
+    import os
+    import signal
+    import time
+
+    from workbench.core.runs import interrupted_runs
+
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "workbench",
+            "train",
+            "--quiet",
+            "--model",
+            "mlp",
+            "--epochs",
+            "500",
+            "--batch-size",
+            "32",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        checkpoint = None
+        while time.monotonic() < deadline and checkpoint is None:
+            found = list(runs_root.glob("*/checkpoint.pt"))
+            checkpoint = found[0] if found else None
+            time.sleep(0.1)
+        assert checkpoint is not None, "no autosave within two minutes"
+        time.sleep(0.3)  # a later epoch may be saving right now: kill anyway
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    (folder,) = interrupted_runs()
+    assert folder.checkpoint_path == checkpoint
+    payload = load_checkpoint(checkpoint)  # whole, whatever the kill interrupted
+    assert payload["epoch"] >= 1
+    assert folder.info()["status"] == "running"
+    code = main(
+        [
+            "train",
+            "--quiet",
+            "--resume",
+            str(checkpoint),
+            "--max-steps",
+            str(payload["global_step"] + 3),
+        ]
+    )
+    assert code == 0
+    assert folder.info()["status"] == "finished"
+    assert load_checkpoint(checkpoint)["global_step"] == payload["global_step"] + 3

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from workbench.ui import dialogs, window_state
 from workbench.ui.main_window import MainWindow
@@ -133,3 +134,54 @@ def test_gpu_checkpoint_opens_on_this_machine(qtbot, window, tmp_path, monkeypat
     notes = window.training_panel.notes_label.text()
     assert "cuda" in notes
     assert "fp16 needs CUDA" in notes
+
+
+def test_continue_after_open_repeats_the_uninterrupted_run(
+    qtbot, window, tmp_path, monkeypatch
+):
+    from workbench.core import events as E
+    from workbench.core.checkpoints import save_checkpoint
+    from workbench.core.engine import TrainControl, fit, iter_fit, prepare_run
+
+    cfg = FAST.replace(model="small-cnn", max_steps=None, epochs=2)
+    straight = [e.loss for e in fit(prepare_run(cfg)) if isinstance(e, E.StepMetrics)]
+    run = prepare_run(cfg)
+    control = TrainControl()
+    for event in iter_fit(run, control):
+        if isinstance(event, E.StepMetrics) and event.global_step == 30:
+            control.request_stop()  # mid-way through the second epoch
+    path = save_checkpoint(tmp_path / "stopped.pt", run)
+
+    _use_dialog(monkeypatch, "get_open_path", path)
+    with qtbot.waitSignal(
+        window.state_changed, timeout=30_000, check_params_cb=lambda s: s == "idle"
+    ):
+        window.open_action.trigger()
+    assert window.training_panel.start_button.text() == "Continue"
+    losses = []
+    window.step_finished.connect(lambda ev: losses.append(ev.loss))
+    run_to_end(qtbot, window)
+    assert len(straight) == 46
+    assert straight[:30] == [loss for _, loss in run.history.steps]
+    assert straight[30:] == losses
+
+
+def test_a_failed_open_leaves_the_current_run_untouched(
+    qtbot, window, tmp_path, monkeypatch, error_dialogs
+):
+    run_to_end(qtbot, window)
+    run = window.current_run
+    before = {k: v.clone() for k, v in run.model.state_dict().items()}
+    good = window.save_checkpoint(tmp_path / "good.pt") or tmp_path / "good.pt"
+    data = good.read_bytes()
+    (tmp_path / "cut.pt").write_bytes(data[: len(data) // 3])
+    _use_dialog(monkeypatch, "get_open_path", tmp_path / "cut.pt")
+    with qtbot.waitSignal(
+        window.state_changed, timeout=30_000, check_params_cb=lambda s: s == "idle"
+    ):
+        window.open_action.trigger()
+    assert error_dialogs.titles() == ["Could not open the checkpoint"]
+    error_dialogs.shown.clear()
+    assert window.current_run is run
+    assert all(torch.equal(v, before[k]) for k, v in run.model.state_dict().items())
+    assert window.freeze_panel.model is run.model

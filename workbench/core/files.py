@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
@@ -19,6 +20,7 @@ def write_atomically(path: str | Path, write: Callable[[BinaryIO], None]) -> Pat
     """
     path = Path(path).expanduser()
     path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(path)
     fd, tmp_name = tempfile.mkstemp(
         prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
     )
@@ -33,3 +35,19 @@ def write_atomically(path: str | Path, write: Callable[[BinaryIO], None]) -> Pat
             os.unlink(tmp_name)
         raise
     return path
+
+
+# A temp file this old belongs to a save that was killed, not to one under way.
+STALE_AFTER_S = 600
+
+
+def remove_stale_temps(path: Path, older_than_s: float = STALE_AFTER_S) -> int:
+    """Delete temp files a killed save of ``path`` left behind; returns how many."""
+    removed = 0
+    cutoff = time.time() - older_than_s
+    for leftover in path.parent.glob(f".{path.name}.*.tmp"):
+        with contextlib.suppress(OSError):
+            if leftover.stat().st_mtime < cutoff:
+                leftover.unlink()
+                removed += 1
+    return removed
