@@ -13,7 +13,6 @@ import dataclasses
 import logging
 import math
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,29 +32,22 @@ from torch import nn
 
 from workbench.core import events as E
 from workbench.core.checkpoints import (
-    CheckpointError,
     checkpoint_dict,
-    config_of,
-    load_checkpoint,
-    load_weights_file,
     restore_run,
-    save_checkpoint,
 )
-from workbench.core.config import ConfigError, TrainConfig, load_config, save_config
+from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.data import DATASET_INFO, ImageArrays, load_run_arrays
-from workbench.core.devices import DeviceError, resolve_device
-from workbench.core.doctor import compare_state, load_exact, load_partial
+from workbench.core.doctor import load_exact
 from workbench.core.engine import TrainingRun, prepare_run
-from workbench.core.finetune import FineTune, fine_tune_config, prepare_fine_tune
+from workbench.core.finetune import FineTune
 from workbench.core.freezing import (
     FreezeError,
-    all_but_head,
     count_parameters,
     frozen_names,
     set_frozen,
 )
-from workbench.core.models import build_model, snapshot_state
-from workbench.core.runs import Autosaver, RunFolder, folder_of, interrupted_runs
+from workbench.core.models import build_model
+from workbench.core.runs import RunFolder
 from workbench.ui import dialogs, window_state
 from workbench.ui.panels.data import DataPanel
 from workbench.ui.panels.device import DevicePanel
@@ -68,12 +60,11 @@ from workbench.ui.panels.training import CONTINUE_TIP, START_TIP, TrainingPanel
 from workbench.ui.plots import LivePlot, Smoother
 from workbench.ui.tasks import TaskThread, describe_error
 from workbench.ui.trainer_thread import TrainerThread
+from workbench.ui.window_files import FileActionsMixin
+from workbench.ui.window_teach import TeachMixin
 
 log = logging.getLogger(__name__)
 
-CHECKPOINT_FILTER = "Checkpoints (*.pt *.pth);;All files (*)"
-WEIGHTS_FILTER = "Checkpoints and state_dicts (*.pt *.pth *.ckpt);;All files (*)"
-CONFIG_FILTER = "Run configs (*.json *.toml);;All files (*)"
 # Exponential smoothing of the loss curve per logged point (TensorBoard-style).
 SMOOTHING = 0.8
 # How long closing the window waits for the run to finish its batch.
@@ -99,8 +90,6 @@ RESUME_SAFE = frozenset(
 START_KEYS = (QKeySequence("Ctrl+Return"), QKeySequence("F5"))
 PAUSE_KEYS = (QKeySequence("F6"), QKeySequence(Qt.Key.Key_Pause))
 STOP_KEYS = (QKeySequence("Shift+F5"), QKeySequence("Ctrl+."))
-# While a run trains, the Draw tab's reader gets fresh weights this often.
-LIVE_WEIGHTS_INTERVAL_S = 0.5
 
 
 def _keys_text(keys: tuple[QKeySequence, ...]) -> str:
@@ -129,7 +118,7 @@ def config_differences(a: TrainConfig, b: TrainConfig) -> set[str]:
     }
 
 
-class MainWindow(QMainWindow):
+class MainWindow(FileActionsMixin, TeachMixin, QMainWindow):
     """Panels, freeze tree, plots, and the trainer thread (``self.trainer``).
 
     ``self.trainer`` serves every run; its signals are emitted in the training
@@ -953,307 +942,6 @@ class MainWindow(QMainWindow):
             m.get("eager"), m.get("compiled"), m.get("compile")
         )
 
-    # ================================================================== run folders
-
-    def _autosaver_for(self, cfg: TrainConfig, *, new: bool) -> Autosaver | None:
-        """The run folder the trainer autosaves into (a new one for a new run)."""
-        try:
-            if new or self._run_folder is None:
-                self._run_folder = RunFolder.create(cfg, origin="window")
-            else:
-                self._run_folder.claim()
-        except OSError as exc:
-            self._run_folder = None
-            self._on_trainer_notice_posted(
-                f"No autosave for this run: cannot write its folder ({exc})"
-            )
-            return None
-        return Autosaver(self._run_folder, cfg.autosave_every)
-
-    @property
-    def run_folder(self) -> RunFolder | None:
-        """The current run's folder (autosaved checkpoint, run.json)."""
-        return self._run_folder
-
-    @Slot()
-    def offer_resume(self) -> None:
-        """If a run was interrupted (crash, kill, window closed), offer to resume it."""
-        if self._state != "idle" or self._closing or self._run is not None:
-            return
-        runs = interrupted_runs()
-        if not runs:
-            return
-        folder = runs[0]
-        info = folder.info()
-        cfg = info.get("config") or {}
-        how = (
-            "the window was closed during it"
-            if info.get("status") == "closed"
-            else "it was interrupted (the program ended without finishing it)"
-        )
-        total = info.get("total_steps")
-        of_total = f" of {total:,}" if isinstance(total, int) else ""
-        more = (
-            f"\n\n{len(runs) - 1} more interrupted runs are in {folder.path.parent}."
-            if len(runs) > 1
-            else ""
-        )
-        text = (
-            f"The run {folder.id} ({cfg.get('model', '?')} on "
-            f"{cfg.get('dataset', '?')}) reached step {info.get('global_step', 0):,}"
-            f"{of_total} when {how}. Its checkpoint was saved "
-            f"{info.get('updated', '?')} (UTC).\n\nOpen it to continue training?{more}"
-        )
-        answer = dialogs.ask_resume(self, "Resume the interrupted run?", text)
-        if answer == "resume":
-            self._start_after_open = True
-            self.open_checkpoint(folder.checkpoint_path)
-        elif answer == "dismiss":
-            folder.update(status="dismissed")
-            self._set_status(f"Forgot the interrupted run {folder.id}")
-
-    @Slot()
-    def load_weights_dialog(self) -> None:
-        """File > Load weights into the model…"""
-        path = dialogs.get_open_path(
-            self, "Load weights into the model", WEIGHTS_FILTER
-        )
-        if path is not None:
-            self.load_weights(path)
-
-    def load_weights(self, path: str | Path) -> bool:
-        """Make the next new run start from ``path``'s weights (all, or what fits).
-
-        The checkpoint doctor compares the file with the chosen architecture:
-        an exact fit loads; a partial fit (say, another number of classes) asks
-        first, then keeps every matching tensor and reinitialises the rest.
-        """
-        if self._state != "idle":
-            return False
-        path = Path(path)
-        try:
-            state, _payload = load_weights_file(path)
-        except CheckpointError as exc:
-            self._show_error("Could not load the weights", exc)
-            return False
-        key = self._model_key()
-        model = build_model(key[0], key[1], seed=self.training_panel.seed_spin.value())
-        diff = compare_state(model, state)
-        if diff.exact:
-            load_exact(model, state)
-            done = f"all {len(diff.matched)} tensors loaded"
-        elif diff.partial:
-            details = "\n".join(diff.lines())
-            if not dialogs.confirm_partial_load(
-                self, "The weights fit only in part", diff.summary(), details
-            ):
-                self._set_status("Load weights cancelled")
-                return False
-            done = load_partial(model, state).summary()
-        else:
-            dialogs.show_error(
-                self,
-                "The weights do not fit",
-                f"{path.name} and {key[0]} have nothing in common: {diff.summary()}.",
-                "\n".join(diff.lines()),
-            )
-            return False
-        mask = self.freeze_panel.model
-        frozen = tuple(frozen_names(mask)) if mask is not None else ()
-        self._run = None
-        self._run_folder = None
-        self._clear_plots()
-        set_frozen(model, frozen)
-        self._show_model(model)
-        self._init_weights = (key, snapshot_state(model))
-        self._notes = [f"Next run starts from {path.name}: {done}."]
-        self.training_panel.show_notes(self._notes)
-        self._refresh_reader()
-        self._update_actions()
-        self._set_status(f"Loaded weights from {path.name}: {done}")
-        return True
-
-    # ================================================================== draw and teach
-
-    def _refresh_reader(self) -> None:
-        """Give the Draw tab's reader the current model's weights.
-
-        Idle or paused, nothing changes the model, so its weights are copied
-        here; while a run trains, the engine copies them between two steps.
-        """
-        run = self._run
-        if run is not None:
-            cfg = run.config
-        else:
-            try:
-                cfg = self.current_config()
-            except ConfigError:
-                return
-        names = DATASET_INFO[cfg.dataset].class_names
-        self.draw_panel.set_reader(cfg.model, cfg.style_dataset, names)
-        if run is None:
-            model = self.freeze_panel.model
-            if model is not None:
-                self.draw_panel.set_weights(
-                    snapshot_state(model),
-                    "Untrained model (fresh weights): train a run or open a "
-                    "checkpoint, then draw.",
-                )
-        elif self._state in ("running", "pausing"):
-            self._request_live_weights(force=True)
-        else:
-            self.draw_panel.set_weights(
-                snapshot_state(run.model),
-                f"{cfg.model} after step {run.global_step:,} "
-                f"({DATASET_INFO[cfg.dataset].title})",
-            )
-
-    def _draw_tab_shown(self) -> bool:
-        return self.tabs.currentWidget() is self.draw_page and self.isVisible()
-
-    def _request_live_weights(self, force: bool = False) -> None:
-        now = time.monotonic()
-        if force or now - self._weights_asked_at >= LIVE_WEIGHTS_INTERVAL_S:
-            self._weights_asked_at = now
-            self.trainer.control.request_weights()
-
-    @Slot(int)
-    def _on_trainer_weights_ready(self, _step: int) -> None:
-        taken = self.trainer.control.take_weights()
-        run = self._run
-        if taken is None or run is None:
-            return
-        step, state = taken
-        self.draw_panel.set_weights(
-            state,
-            f"Live: {run.config.model} at step {step:,}, copied between two "
-            "training steps",
-        )
-
-    @Slot(int)
-    def _on_tabs_current_changed(self, _index: int) -> None:
-        if self.tabs.currentWidget() is self.draw_page:
-            self._refresh_reader()
-
-    @Slot()
-    def _on_draw_panel_samples_changed(self) -> None:
-        self.data_panel.forget("my-digits")
-
-    @Slot(int, int)
-    def _on_draw_panel_fine_tune_requested(self, epochs: int, replay: int) -> None:
-        """Fine-tune the current model on my digits, in the trainer thread."""
-        if self._state != "idle" or self.trainer.isRunning():
-            return
-        run = self._run
-        if run is None:
-            dialogs.show_error(
-                self,
-                "Nothing to fine-tune yet",
-                "Fine-tuning starts from a trained model: train a run or open a "
-                "checkpoint first.",
-            )
-            return
-        try:
-            count = len(self.draw_panel.store)
-        except Exception as exc:  # DataError: a damaged index
-            self._show_error("Cannot read my digits", exc)
-            return
-        if count == 0:
-            dialogs.show_error(
-                self,
-                "No drawings yet",
-                "Draw digits on the canvas and add them with 'Add to my digits' first.",
-            )
-            return
-        model = run.model
-        mask = tuple(frozen_names(model))
-        notes = []
-        if not mask:
-            mask = tuple(all_but_head(model))
-            set_frozen(model, mask)
-            if self.freeze_panel.model is model:
-                self.freeze_panel.refresh_checks()
-            notes.append(
-                "Nothing was frozen, so everything but the head is: the default "
-                "for fine-tuning. Edit the freeze tree to change it."
-            )
-        try:
-            cfg = fine_tune_config(run.config, mask, replay=replay, epochs=epochs)
-        except ConfigError as exc:
-            self._show_error("Cannot fine-tune this model", exc)
-            return
-        weights = snapshot_state(model)
-        base = self.data_panel.cached_arrays(cfg.base_dataset, cfg.data_dir)
-        holder: dict[str, FineTune] = {}
-
-        def prepare(progress: Any, cancel: Any) -> TrainingRun:
-            tune = prepare_fine_tune(
-                cfg, weights, base_arrays=base, progress=progress, cancel=cancel
-            )
-            holder["tune"] = tune
-            return tune.run
-
-        self._fine_tune = holder
-        self.apply_config(cfg)
-        self._clear_plots()
-        self.trainer.start_run(prepare, autosaver=self._autosaver_for(cfg, new=True))
-        self._run_config = cfg
-        self._notes = notes
-        self.training_panel.show_notes(notes)
-        self._set_state("running")
-        self._set_status(
-            f"Fine-tuning on {count} drawings plus {replay:,} replayed images…"
-        )
-
-    def _finish_fine_tune(self) -> None:
-        """After a fine-tune: score it off the GUI thread, then show the card."""
-        tune = self._fine_tune.get("tune") if self._fine_tune else None
-        self._fine_tune = None
-        if tune is None or self._closing:
-            return
-        stopped = bool(self.trainer.result and self.trainer.result.stopped)
-        task = TaskThread(lambda progress, cancel: tune.finish(), self, name="scores")
-        task.setProperty("stopped", stopped)
-        task.succeeded.connect(self._on_score_task_succeeded)
-        task.failed.connect(self._on_score_task_failed)
-        task.finished.connect(self._on_score_task_finished)
-        self._score_task = task
-        self._fine_tune_in_scoring = tune
-        self._set_state("scoring")
-        self._set_status("Measuring the fine-tune: my digits and the base test set…")
-        task.start()
-
-    @Slot()
-    def _on_score_task_succeeded(self) -> None:
-        task = self._score_task
-        assert task is not None
-        after, frozen = task.result
-        tune = self._fine_tune_in_scoring
-        title = tune.run.config.base_dataset
-        self.draw_panel.show_fine_tune_report(
-            tune.before, after, frozen, title, stopped=bool(task.property("stopped"))
-        )
-        self._set_status(
-            f"Fine-tune done: my digits {_percent(tune.before.mine)} -> "
-            f"{_percent(after.mine)}, {title} {_percent(tune.before.base)} -> "
-            f"{_percent(after.base)}; {frozen.describe()}"
-        )
-
-    @Slot(str, str)
-    def _on_score_task_failed(self, message: str, details: str) -> None:
-        self._set_status(f"Could not measure the fine-tune: {message}")
-        dialogs.show_error(self, "Could not measure the fine-tune", message, details)
-
-    @Slot()
-    def _on_score_task_finished(self) -> None:
-        task = self._score_task
-        self._score_task = None
-        self._fine_tune_in_scoring = None
-        if task is not None:
-            task.deleteLater()
-        self._set_state("idle")
-        self.fine_tune_reported.emit()
-
     # ================================================================== plots
 
     def _clear_plots(self) -> None:
@@ -1280,157 +968,6 @@ class MainWindow(QMainWindow):
             self.throughput_plot.append("images/s", e["global_step"], e["images_per_s"])
         for plot in (self.loss_plot, self.accuracy_plot, self.throughput_plot):
             plot.refresh()
-
-    # ================================================================== files
-
-    @Slot()
-    def open_checkpoint_dialog(self) -> None:
-        """File > Open checkpoint…"""
-        path = dialogs.get_open_path(self, "Open checkpoint", CHECKPOINT_FILTER)
-        if path is not None:
-            self.open_checkpoint(path)
-
-    def open_checkpoint(self, path: str | Path) -> None:
-        """Restore model, optimizer, config, mask and history from ``path``."""
-        if self._state != "idle":
-            return
-        path = Path(path)
-        cached = self.data_panel.arrays_lookup()
-
-        def work(progress: Any, cancel: Any) -> tuple[TrainingRun, list[str]]:
-            payload = load_checkpoint(path)
-            cfg, notes = _usable_here(config_of(payload))
-            arrays = cached(cfg.dataset, cfg.data_dir)
-            run = restore_run(
-                payload, config=cfg, arrays=arrays, progress=progress, cancel=cancel
-            )
-            return run, notes
-
-        task = TaskThread(work, self, name="open-checkpoint")
-        task.succeeded.connect(self._on_open_task_succeeded)
-        task.failed.connect(self._on_open_task_failed)
-        task.finished.connect(self._on_open_task_finished)
-        task.setProperty("path", str(path))
-        self._open_task = task
-        self._set_state("opening")
-        self._set_status(f"Opening {path.name}…")
-        task.start()
-
-    @Slot()
-    def _on_open_task_succeeded(self) -> None:
-        task = self._open_task
-        assert task is not None
-        run, notes = task.result
-        path = str(task.property("path"))
-        self._run = run
-        self._run_folder = folder_of(Path(path))
-        self._init_weights = None
-        self._tree_key = None
-        self.apply_config(run.config)  # shows run.model: same architecture
-        self._run_config = run.config
-        self._plot_history(run)
-        self._refresh_reader()
-        bar = self.training_panel.progress_bar
-        bar.setRange(0, max(run.total_steps, 1))
-        bar.setValue(min(run.global_step, run.total_steps))
-        bar.setFormat(f"step {run.global_step:,} / {run.total_steps:,}")
-        self._notes = list(notes) + list(run.notices)
-        self.training_panel.show_notes(self._notes)
-        self._fill_recent_menu(window_state.add_recent_file(self._settings, path))
-        self._set_status(
-            f"Opened {Path(path).name}: step {run.global_step:,}, epoch {run.epoch}"
-            + ("; Continue trains on" if self.start_plan(run.config) != "new" else "")
-        )
-
-    @Slot(str, str)
-    def _on_open_task_failed(self, message: str, details: str) -> None:
-        self._set_status(f"Could not open the checkpoint: {message}")
-        dialogs.show_error(self, "Could not open the checkpoint", message, details)
-
-    @Slot()
-    def _on_open_task_finished(self) -> None:
-        task = self._open_task
-        self._open_task = None
-        if task is not None:
-            task.deleteLater()
-        self._set_state("idle")
-        if self._start_after_open:
-            self._start_after_open = False
-            resumable = self.start_plan(self.current_config()) != "new"
-            if self._run is not None and resumable:
-                self.start()
-
-    @Slot()
-    def save_checkpoint_dialog(self) -> None:
-        """File > Save checkpoint…"""
-        if self._run is None or self._state not in ("idle", "paused"):
-            return
-        path = dialogs.get_save_path(self, "Save checkpoint", CHECKPOINT_FILTER)
-        if path is not None:
-            self.save_checkpoint(path)
-
-    def save_checkpoint(self, path: str | Path) -> None:
-        """Write the current run (idle, or paused between batches) to ``path``."""
-        if self._run is None:
-            return
-        try:
-            written = save_checkpoint(path, self._run)
-        except CheckpointError as exc:
-            self._show_error("Could not save the checkpoint", exc)
-            return
-        self._fill_recent_menu(window_state.add_recent_file(self._settings, written))
-        self._set_status(f"Saved {written} (step {self._run.global_step:,})")
-
-    @Slot()
-    def load_config_dialog(self) -> None:
-        """File > Load run config…"""
-        path = dialogs.get_open_path(self, "Load run config", CONFIG_FILTER)
-        if path is None:
-            return
-        try:
-            cfg = load_config(path)
-        except ConfigError as exc:
-            self._show_error("Could not load the run config", exc)
-            return
-        self.apply_config(cfg)
-        self._set_status(f"Loaded run config {path.name}")
-
-    @Slot()
-    def save_config_dialog(self) -> None:
-        """File > Save run config…"""
-        path = dialogs.get_save_path(self, "Save run config", CONFIG_FILTER)
-        if path is None:
-            return
-        try:
-            save_config(self.current_config(), path)
-        except ConfigError as exc:
-            self._show_error("Could not save the run config", exc)
-            return
-        self._set_status(f"Saved run config {path}")
-
-    def _fill_recent_menu(self, paths: list[str] | None = None) -> None:
-        if paths is None:
-            paths = window_state.recent_files(self._settings)
-        self.recent_menu.clear()
-        for i, path in enumerate(paths):
-            action = self.recent_menu.addAction(f"&{i + 1} {Path(path).name}")
-            action.setToolTip(path)
-            action.setStatusTip(path)
-            action.setData(path)
-            action.triggered.connect(self._on_recent_action_triggered)
-        self.recent_menu.setEnabled(bool(paths) and self._state == "idle")
-
-    @Slot()
-    def _on_recent_action_triggered(self) -> None:
-        action = self.sender()
-        path = str(action.data()) if isinstance(action, QAction) else ""
-        if not Path(path).is_file():
-            self._fill_recent_menu(
-                window_state.remove_recent_file(self._settings, path)
-            )
-            self._set_status(f"{path} no longer exists")
-            return
-        self.open_checkpoint(path)
 
     # ================================================================== helpers
 
@@ -1500,18 +1037,3 @@ class MainWindow(QMainWindow):
         self.data_panel.shutdown()
         for plot in (self.loss_plot, self.accuracy_plot, self.throughput_plot):
             plot.stop_updates()
-
-
-def _usable_here(cfg: TrainConfig) -> tuple[TrainConfig, list[str]]:
-    """``cfg`` with the device and precision swapped if this machine lacks them."""
-    notes = []
-    try:
-        device = resolve_device(cfg.device)
-    except DeviceError as exc:
-        notes.append(f"{exc}; training on the best available device instead")
-        cfg = cfg.replace(device="auto")
-        device = resolve_device("auto")
-    if cfg.precision == "fp16" and device.type != "cuda":
-        notes.append("fp16 needs CUDA; this checkpoint continues in fp32")
-        cfg = cfg.replace(precision="fp32")
-    return cfg, notes
