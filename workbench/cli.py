@@ -108,6 +108,12 @@ def _add_train_flags(parser: argparse.ArgumentParser) -> None:
         "rest (e.g. a new head) instead of refusing",
     )
     add("--metrics-json", metavar="PATH", help="write the metric history as JSON")
+    add(
+        "--tensorboard",
+        action="store_true",
+        help="also write TensorBoard event files into the run folder "
+        "(needs the tensorboard package)",
+    )
     add("--quiet", action="store_true", help="no progress bar")
 
 
@@ -129,6 +135,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "devices", help="list CPU/CUDA/MPS devices and why any is unavailable"
     )
+    runs = sub.add_parser("runs", help="the run ledger: list, show, reproduce runs")
+    runs_sub = runs.add_subparsers(dest="runs_command", metavar="ACTION", required=True)
+    runs_sub.add_parser("list", help="every run, newest first")
+    show = runs_sub.add_parser("show", help="one run: config, metrics, events")
+    show.add_argument("id", metavar="ID", help="run id, a unique prefix of it, or name")
+    again = runs_sub.add_parser(
+        "reproduce", help="train a finished run again and compare every logged loss"
+    )
+    again.add_argument("id", metavar="ID")
     inspect = sub.add_parser(
         "inspect", help="print what a checkpoint holds, or how it fits a model"
     )
@@ -259,7 +274,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             _say(_init_weights(run.model, init_state, args))
     if download_bar is not None:
         download_bar.close()
-    autosaver = _autosaver(args, run)
+    recorder = _recorder(args, run)
 
     control = TrainControl()
     _stop_on_first_interrupt(control)
@@ -278,7 +293,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             text = describe_event(event, run)
             if text:
                 _say(text)
-            problem = autosaver.on_event(event, run)
+            problem = recorder.on_event(event, run)
             if problem:
                 _say(f"warning: {problem}")
             if isinstance(event, E.CompileStarted):
@@ -298,7 +313,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             elif isinstance(event, E.TrainResult):
                 result = event
     except Exception:
-        autosaver.mark("failed")
+        recorder.mark("failed")
         raise
     finally:
         bar.close()
@@ -365,20 +380,23 @@ def _stop_on_first_interrupt(control: Any) -> None:
         signal.signal(signal.SIGINT, handler)
 
 
-def _autosaver(args: argparse.Namespace, run: Any) -> Any:
-    """The run's folder (reused when resuming from one) and its autosaver."""
-    from workbench.core.runs import Autosaver, RunFolder, folder_of
+def _recorder(args: argparse.Namespace, run: Any) -> Any:
+    """The run's folder (reused when resuming from one) and its recorder."""
+    from workbench.core.runs import RunFolder, RunRecorder, folder_of
 
     folder = folder_of(Path(args.resume)) if args.resume else None
     if folder is not None:
         folder.claim()
     else:
         folder = RunFolder.create(run.config, origin="command line")
-    if run.config.autosave_every:
-        every = run.config.autosave_every
-        when = "every epoch" if every == 1 else f"every {every} epochs"
-        _say(f"run folder: {folder.path} (checkpoint saved {when} and at the end)")
-    return Autosaver(folder, run.config.autosave_every)
+    every = run.config.autosave_every
+    when = {0: "never", 1: "every epoch"}.get(every, f"every {every} epochs")
+    _say(f"run folder: {folder.path} (checkpoint saved {when}, and at the end)")
+    recorder = RunRecorder(folder, every, tensorboard=args.tensorboard)
+    problem = recorder.start(run)
+    if problem:
+        _say(f"warning: {problem}")
+    return recorder
 
 
 def _init_weights(model: Any, state: dict[str, Any], args: argparse.Namespace) -> str:
@@ -433,6 +451,96 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_runs(args: argparse.Namespace) -> int:
+    """``runs list``, ``runs show ID`` and ``runs reproduce ID``."""
+    from workbench.core import runs as R
+
+    if args.runs_command == "list":
+        summaries = R.list_runs()
+        if not summaries:
+            _say(f"no runs yet in {R.runs_dir()}")
+            return 0
+        _say(
+            f"{'id':40} {'dataset':10} {'model':10} {'best val':>8} {'time':>7}  status"
+        )
+        for r in summaries:
+            best = _percent(r.best_val_accuracy) if r.best_val_accuracy else "n/a"
+            tags = f"  [{', '.join(r.tags)}]" if r.tags else ""
+            name = f"  {r.name}" if r.name else ""
+            _say(
+                f"{r.id:40} {r.dataset:10} {r.model:10} {best:>8} "
+                f"{r.seconds:6.1f}s  {r.status}{name}{tags}"
+            )
+        return 0
+    try:
+        folder = R.find_run(args.id)
+    except KeyError as exc:
+        raise C.ConfigError(str(exc.args[0])) from None
+    if args.runs_command == "show":
+        for line in _run_report(folder):
+            _say(line)
+        return 0
+    return _reproduce(folder)
+
+
+def _run_report(folder: Any) -> list[str]:
+    from workbench.core import runs as R
+
+    info = folder.info()
+    metrics = R.read_metrics(folder)
+    lines = [f"run {folder.id}" + (f" ({info['name']})" if info.get("name") else "")]
+    lines.append(f"folder: {folder.path}")
+    lines.append(
+        f"status: {info.get('status')}, created {info.get('created')} from the "
+        f"{info.get('origin')}, {float(info.get('seconds') or 0):.1f} s of training"
+    )
+    if info.get("tags"):
+        lines.append(f"tags: {', '.join(info['tags'])}")
+    versions = info.get("versions") or {}
+    lines.append("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
+    lines.append(f"device: {info.get('device')}")
+    cfg = dict(info.get("config") or {})
+    cfg.pop("schema_version", None)
+    lines.append("config: " + ", ".join(f"{k}={v}" for k, v in cfg.items()))
+    for epoch in metrics["epoch"]:
+        lines.append(
+            f"epoch {epoch['epoch'] + 1}: step {epoch['global_step']:,}, train loss "
+            f"{epoch['train_loss']:.4f} acc {_percent(epoch['train_accuracy'])} | "
+            f"val loss {epoch['val_loss']:.4f} acc {_percent(epoch['val_accuracy'])}"
+        )
+    steps = metrics["step"]
+    if steps:
+        lines.append(
+            f"logged steps: {len(steps)}, last loss {steps[-1]['loss']:.4f} at step "
+            f"{steps[-1]['global_step']:,}"
+        )
+    for event in R.read_events(folder):
+        extra = {k: v for k, v in event.items() if k not in ("time", "kind")}
+        detail = ", ".join(f"{k}={v}" for k, v in extra.items())
+        lines.append(
+            f"event {event.get('time')}: {event.get('kind')} {detail}".rstrip()
+        )
+    checkpoint = folder.checkpoint_path
+    if checkpoint.is_file():
+        lines.append(
+            f"checkpoint: {checkpoint} ({checkpoint.stat().st_size / 1e6:.2f} MB)"
+        )
+    return lines
+
+
+def _reproduce(folder: Any) -> int:
+    from workbench.core.engine import fit, prepare_run
+    from workbench.core.reproduce import compare_with_folder, original_config
+
+    cfg = original_config(folder)
+    _say(f"training {folder.id} again: {cfg.model} on {cfg.dataset}, seed {cfg.seed}")
+    run = prepare_run(cfg)
+    fit(run)
+    verdict = compare_with_folder(folder, run.history.steps)
+    _say(verdict.describe())
+    return 0 if verdict.reproduced else 1
+
+
 def cmd_predict(args: argparse.Namespace) -> int:
     """Print each image's predicted class and top probabilities."""
     from workbench.core.checkpoints import config_of, load_checkpoint, load_model_state
@@ -483,6 +591,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "predict": cmd_predict,
         "devices": cmd_devices,
         "inspect": cmd_inspect,
+        "runs": cmd_runs,
     }
     from workbench.core.errors import USER_ERRORS
 

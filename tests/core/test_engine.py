@@ -4,6 +4,7 @@ import dataclasses
 import math
 import threading
 
+import numpy as np
 import pytest
 import torch
 
@@ -28,15 +29,67 @@ def test_events_come_in_order_and_carry_plain_data(tiny_arrays):
     kinds = [type(e).__name__ for e in events]
     assert kinds[0] == "RunStarted"
     assert kinds[-1] == "TrainResult"
-    # 256 samples / 64 = 4 steps an epoch, logged every 2: two logs, then the epoch.
-    assert kinds[1:-1] == ["StepMetrics", "StepMetrics", "EpochMetrics"] * 2
+    # 256 samples / 64 = 4 steps an epoch, logged every 2 (each with the layers'
+    # health), then the epoch's predictions, weight histograms and metrics.
+    log = ["StepMetrics", "LayerHealth"]
+    epoch_end = ["Evaluation", "WeightHistograms", "EpochMetrics"]
+    assert kinds[1:-1] == (log * 2 + epoch_end) * 2
     steps = [e for e in events if isinstance(e, E.StepMetrics)]
     assert [s.global_step for s in steps] == [2, 4, 6, 8]
     assert [s.epoch for s in steps] == [0, 0, 1, 1]
+    plain = (int, float, str, bool, tuple)
     for event in events:
         for field in dataclasses.fields(event):
             value = getattr(event, field.name)
-            assert type(value) in (int, float, str, bool), (event, field.name)
+            if isinstance(event, E.Evaluation) and isinstance(value, np.ndarray):
+                continue  # per-image predictions: NumPy copies, never tensors
+            assert type(value) in plain, (event, field.name)
+            assert not isinstance(value, torch.Tensor)
+
+
+def test_evaluation_holds_every_validation_prediction(tiny_arrays):
+    cfg = TrainConfig(model="small-cnn", epochs=2, batch_size=64, log_every=2)
+    run = prepare_run(cfg, arrays=tiny_arrays)
+    events = fit(run)
+    evaluations = [e for e in events if isinstance(e, E.Evaluation)]
+    epochs = [e for e in events if isinstance(e, E.EpochMetrics)]
+    assert [e.epoch for e in evaluations] == [0, 1]
+    for ev, metrics, record in zip(
+        evaluations, epochs, run.history.epochs, strict=True
+    ):
+        assert np.array_equal(ev.labels, tiny_arrays.test_labels.numpy())
+        matrix = ev.confusion()
+        assert matrix.sum() == len(tiny_arrays.test_labels)  # every image, once
+        assert record["confusion"] == matrix.tolist()
+        assert np.trace(matrix) / matrix.sum() == pytest.approx(metrics.val_accuracy)
+        assert float(ev.losses.mean()) == pytest.approx(metrics.val_loss, rel=1e-5)
+        for true in range(10):
+            for predicted in range(10):
+                cell = ev.cell(true, predicted)
+                assert len(cell) == matrix[true, predicted]
+                assert np.all(np.diff(ev.losses[cell]) <= 0)  # hardest first
+
+
+def test_layer_health_shows_frozen_layers_with_zero_gradient(tiny_arrays):
+    cfg = TrainConfig(model="small-cnn", epochs=1, batch_size=64, log_every=1)
+    run = prepare_run(cfg.replace(frozen=("block1.*",)), arrays=tiny_arrays)
+    events = fit(run)
+    health = [e for e in events if isinstance(e, E.LayerHealth)]
+    assert len(health) == 4
+    sample = health[-1]
+    assert sample.layers[:2] == ("block1.0", "block1.2")
+    assert sample.layers[-1] == "head"
+    grads = dict(zip(sample.layers, sample.grad_norms, strict=True))
+    assert grads["block1.0"] == 0.0
+    assert grads["block1.2"] == 0.0
+    assert all(grads[name] > 0 for name in sample.layers[2:])
+    head = torch.cat([run.model.head.weight.flatten(), run.model.head.bias]).detach()
+    assert sample.weight_norms[-1] == pytest.approx(float(head.norm()), rel=1e-5)
+    (hist,) = [e for e in events if isinstance(e, E.WeightHistograms)]
+    assert hist.layers == sample.layers
+    for counts, name in zip(hist.counts, hist.layers, strict=True):
+        params = dict(run.model.named_modules())[name].parameters(recurse=False)
+        assert sum(counts) == sum(p.numel() for p in params)
 
 
 def test_the_model_learns(tiny_arrays):
@@ -221,8 +274,12 @@ def test_freezing_everything_mid_run_is_a_clear_error(tiny_arrays):
         pass
     set_frozen(run.model, ["*"])
     control.notify_mask_changed()
+    def drain() -> None:
+        for event in events:  # raised before the next batch trains
+            assert not isinstance(event, E.StepMetrics)
+
     with pytest.raises(TrainingError, match="nothing to train"):
-        next(events)
+        drain()
 
 
 def test_weights_requested_mid_run_are_those_after_that_step(tiny_arrays):

@@ -28,11 +28,14 @@ from workbench.core.events import (
     CompileFinished,
     CompileStarted,
     EpochMetrics,
+    Evaluation,
+    LayerHealth,
     Notice,
     RunStarted,
     StepMetrics,
     TrainEvent,
     TrainResult,
+    WeightHistograms,
     WeightsReady,
 )
 from workbench.core.freezing import (
@@ -284,22 +287,96 @@ def autocast_context(
 
 def evaluate(run: TrainingRun) -> tuple[float, float]:
     """Mean loss and accuracy on the validation split, in ``eval()`` mode."""
+    return _mean_loss_and_accuracy(evaluate_predictions(run))
+
+
+def _mean_loss_and_accuracy(ev: Evaluation) -> tuple[float, float]:
+    if len(ev.labels) == 0:
+        return math.nan, math.nan
+    loss = float(ev.losses.mean(dtype=np.float64))
+    return loss, float((ev.predictions == ev.labels).mean())
+
+
+def evaluate_predictions(run: TrainingRun) -> Evaluation:
+    """Every validation image's prediction, confidence and loss (``eval()`` mode)."""
     model = run.model
     was_training = model.training
     model.eval()
-    loss_sum = torch.zeros((), device=run.device)
-    correct = torch.zeros((), device=run.device, dtype=torch.long)
-    count = 0
+    parts: list[tuple[torch.Tensor, ...]] = []
     with torch.no_grad(), autocast_context(run.config.precision, run.device):
         for x, y in run.loaders.val:
-            logits = model(x)
-            loss_sum += nn.functional.cross_entropy(logits.float(), y, reduction="sum")
-            correct += (logits.argmax(1) == y).sum()
-            count += y.numel()
+            logits = model(x).float()
+            losses = nn.functional.cross_entropy(logits, y, reduction="none")
+            confidence, predicted = torch.softmax(logits, 1).max(1)
+            parts.append((y, predicted, confidence, losses))
     model.train(was_training)
-    if count == 0:
-        return math.nan, math.nan
-    return loss_sum.item() / count, correct.item() / count
+    columns = [
+        torch.cat(column).cpu().numpy() if parts else np.zeros(0)
+        for column in zip(*parts, strict=True)
+    ] or [np.zeros(0)] * 4
+    labels, predicted, confidence, losses = columns
+    return Evaluation(
+        epoch=run.epoch,
+        global_step=run.global_step,
+        labels=labels.astype(np.int64),
+        predictions=predicted.astype(np.int64),
+        confidences=confidence.astype(np.float32),
+        losses=losses.astype(np.float32),
+        num_classes=run.loaders.info.num_classes,
+    )
+
+
+def _layers(model: nn.Module) -> list[tuple[str, list[nn.Parameter]]]:
+    """Modules that own parameters, with those parameters (the freeze tree's leaves)."""
+    return [
+        (name or "(model)", params)
+        for name, module in model.named_modules()
+        if (params := list(module.parameters(recurse=False)))
+    ]
+
+
+def layer_health(run: TrainingRun) -> LayerHealth:
+    """Gradient and weight norm of every layer now (after a step)."""
+    names, grads, weights = [], [], []
+    for name, params in _layers(run.model):
+        names.append(name)
+        grad_sq = [
+            p.grad.detach().float().pow(2).sum() for p in params if p.grad is not None
+        ]
+        grads.append(
+            torch.stack(grad_sq).sum().sqrt()
+            if grad_sq
+            else torch.zeros((), device=run.device)
+        )
+        weights.append(
+            torch.stack([p.detach().float().pow(2).sum() for p in params]).sum().sqrt()
+        )
+    # One transfer for all: a device sync per norm would cost more than the norms.
+    values = torch.stack([torch.stack(grads), torch.stack(weights)]).cpu().tolist()
+    return LayerHealth(
+        global_step=run.global_step,
+        layers=tuple(names),
+        grad_norms=tuple(values[0]),
+        weight_norms=tuple(values[1]),
+    )
+
+
+def weight_histograms(run: TrainingRun, epoch: int, bins: int = 30) -> WeightHistograms:
+    """A histogram of every layer's weights (all of its parameters)."""
+    names, edges, counts = [], [], []
+    for name, params in _layers(run.model):
+        values = torch.cat([p.detach().float().flatten() for p in params]).cpu().numpy()
+        count, edge = np.histogram(values, bins=bins)
+        names.append(name)
+        edges.append(tuple(float(e) for e in edge))
+        counts.append(tuple(int(c) for c in count))
+    return WeightHistograms(
+        epoch=epoch,
+        global_step=run.global_step,
+        layers=tuple(names),
+        edges=tuple(edges),
+        counts=tuple(counts),
+    )
 
 
 class _Interval:
@@ -428,21 +505,31 @@ def iter_fit(
                 train_seconds += interval.seconds
                 train_samples += interval.samples
                 yield _log_step(run, interval, epoch, loss_value, run_started)
+                # Gradients of this step are still there (zeroed at the next one).
+                yield layer_health(run)
                 mark = time.perf_counter()
             if run.finished:
                 break
         epoch_seconds = time.perf_counter() - epoch_started
         if stopped or epoch_stats.steps == 0:
             break
-        val_loss, val_acc = evaluate(run)
+        predictions = evaluate_predictions(run)
+        val_loss, val_acc = _mean_loss_and_accuracy(predictions)
         completed = run.batch_in_epoch >= run.steps_per_epoch
         metrics = _epoch_metrics(
             run, epoch_stats, epoch, val_loss, val_acc, epoch_seconds
         )
-        run.history.epochs.append(metrics.to_dict())
+        # The confusion matrix goes into the history (and checkpoints): a few
+        # hundred integers that let the window replay every epoch's matrix.
+        run.history.epochs.append(
+            {**metrics.to_dict(), "confusion": predictions.confusion().tolist()}
+        )
+        histograms = weight_histograms(run, epoch)
         if completed:
             run.epoch += 1
             run.batch_in_epoch = 0
+        yield predictions
+        yield histograms
         yield metrics
 
     # The device syncs only at log points, so step time is a median over whole

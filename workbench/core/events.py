@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import numpy as np
+
 
 @dataclass(frozen=True, slots=True)
 class RunStarted:
@@ -110,6 +112,81 @@ class WeightsReady:
     global_step: int
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class Evaluation:
+    """Every validation prediction of one epoch, for the confusion matrix.
+
+    Plain NumPy copies made after the epoch (never tensors, never the model), in
+    the validation set's natural order, so index ``i`` is validation image ``i``.
+
+    Attributes
+    ----------
+    epoch : int
+        0-based epoch the predictions were made after.
+    global_step : int
+        Training steps done when they were made.
+    labels, predictions : numpy.ndarray
+        int64 (N,): true and predicted class of each validation image.
+    confidences : numpy.ndarray
+        float32 (N,): softmax probability of the predicted class.
+    losses : numpy.ndarray
+        float32 (N,): cross-entropy loss of each image.
+    num_classes : int
+        Size of the matrix.
+    """
+
+    epoch: int
+    global_step: int
+    labels: np.ndarray
+    predictions: np.ndarray
+    confidences: np.ndarray
+    losses: np.ndarray
+    num_classes: int
+
+    def confusion(self) -> np.ndarray:
+        """int64 (C, C): row = true class, column = predicted class."""
+        c = self.num_classes
+        flat = self.labels * c + self.predictions
+        return np.bincount(flat, minlength=c * c).reshape(c, c)
+
+    def per_class_accuracy(self) -> np.ndarray:
+        """float64 (C,): share of each true class predicted right (NaN if absent)."""
+        matrix = self.confusion()
+        totals = matrix.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(totals > 0, np.diag(matrix) / totals, np.nan)
+
+    def cell(self, true: int, predicted: int) -> np.ndarray:
+        """Indices of the images in cell (true, predicted), highest loss first."""
+        hits = np.flatnonzero((self.labels == true) & (self.predictions == predicted))
+        return hits[np.argsort(-self.losses[hits], kind="stable")]
+
+
+@dataclass(frozen=True, slots=True)
+class LayerHealth:
+    """Gradient and weight norms of each layer, at a log step.
+
+    A layer is a module that owns parameters; its norm covers all of them
+    (weight and bias). A frozen layer's gradient norm is 0.
+    """
+
+    global_step: int
+    layers: tuple[str, ...]
+    grad_norms: tuple[float, ...]
+    weight_norms: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class WeightHistograms:
+    """Histogram of each layer's weights (all its parameters) after an epoch."""
+
+    epoch: int
+    global_step: int
+    layers: tuple[str, ...]
+    edges: tuple[tuple[float, ...], ...]
+    counts: tuple[tuple[int, ...], ...]
+
+
 TrainEvent = (
     RunStarted
     | Notice
@@ -119,4 +196,7 @@ TrainEvent = (
     | EpochMetrics
     | TrainResult
     | WeightsReady
+    | Evaluation
+    | LayerHealth
+    | WeightHistograms
 )

@@ -1,11 +1,23 @@
-"""Run folders: every run keeps its latest checkpoint where a crash cannot lose it.
+"""Run folders: the ledger of every run, and its latest checkpoint.
 
-Each run gets a folder in a per-user runs directory holding ``run.json`` (what
-the run is, which process trains it, how far it got, how it ended) and
-``checkpoint.pt``, rewritten atomically after every ``autosave_every`` epochs
-and when the run ends. A run whose ``run.json`` still says ``running`` while
-its process is gone was interrupted (a crash, a kill, a power cut): the window
-offers to resume it on the next start.
+Each run, from the window or the command line, gets a folder in a per-user runs
+directory holding:
+
+``run.json``
+    What the run is (config, versions), which process trains it, how far it got,
+    its best validation accuracy and how it ended (rewritten atomically).
+``metrics.jsonl``
+    One JSON line per logged step, layer-health sample, epoch (with its
+    confusion matrix) and weight histogram, appended and flushed as they
+    happen, so a crash loses nothing already logged.
+``events.jsonl``
+    What the user did: start, pause, resume, stop, freeze-mask changes,
+    settings changed on resume.
+``checkpoint.pt``
+    Rewritten atomically every ``autosave_every`` epochs and when the run ends.
+
+A run whose ``run.json`` still says ``running`` while its process is gone was
+interrupted (a crash, a kill, a power cut): the window offers to resume it.
 """
 
 from __future__ import annotations
@@ -17,7 +29,7 @@ import platform
 import secrets
 import socket
 import sys
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -29,7 +41,14 @@ import workbench
 from workbench.core.checkpoints import CheckpointError, save_checkpoint
 from workbench.core.config import TrainConfig
 from workbench.core.engine import TrainingRun
-from workbench.core.events import EpochMetrics, TrainEvent, TrainResult
+from workbench.core.events import (
+    EpochMetrics,
+    LayerHealth,
+    StepMetrics,
+    TrainEvent,
+    TrainResult,
+    WeightHistograms,
+)
 from workbench.core.files import write_atomically
 
 log = logging.getLogger(__name__)
@@ -37,6 +56,9 @@ log = logging.getLogger(__name__)
 RUNS_ENV = "PTCORE_RUNS_DIR"
 RUN_FILE = "run.json"
 CHECKPOINT_FILE = "checkpoint.pt"
+METRICS_FILE = "metrics.jsonl"
+EVENTS_FILE = "events.jsonl"
+TENSORBOARD_DIR = "tensorboard"
 # How a run ended; "running" on disk with a dead process means interrupted.
 STATUSES = ("running", "finished", "stopped", "closed", "failed", "dismissed")
 RESUMABLE = ("running", "closed")
@@ -108,6 +130,10 @@ class RunFolder:
                 "global_step": 0,
                 "total_steps": None,
                 "checkpoint": None,
+                "name": "",
+                "tags": [],
+                "best_val_accuracy": None,
+                "seconds": 0.0,
                 "updated": _now(),
             }
         )
@@ -191,45 +217,314 @@ def interrupted_runs(root: Path | None = None) -> list[RunFolder]:
     return sorted(found, key=lambda f: f.info().get("updated", ""), reverse=True)
 
 
-class Autosaver:
-    """Saves a run into its folder every ``every`` epochs and when it ends.
+def _append_line(path: Path, record: dict[str, Any]) -> None:
+    # Append and flush: a killed process leaves every line written so far.
+    line = json.dumps(record, allow_nan=True) + "\n"
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(line)
+        handle.flush()
 
-    Call :meth:`on_event` with each engine event, in the thread that iterates
-    the engine (the model is between steps then). A failed save (full disk)
-    never stops the run: it is returned as a message for the user.
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """The records of a JSON-lines file; a torn last line (a crash) is skipped."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return []
+    records = []
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records
+
+
+class RunRecorder:
+    """Writes a run's ledger and autosaves its checkpoint, event by event.
+
+    Call :meth:`on_event` with each engine event in the thread that iterates
+    the engine (the model is between two steps then), and :meth:`log_event`
+    from the GUI for what the user did. A failed write (full disk) never stops
+    the run: it is returned as a message for the user.
+
+    Parameters
+    ----------
+    folder : RunFolder
+        Where to write.
+    autosave_every : int
+        Save the checkpoint every this many completed epochs (0: never).
+    tensorboard : bool
+        Also write TensorBoard event files under ``tensorboard/`` (needs the
+        optional ``tensorboard`` package).
     """
 
-    def __init__(self, folder: RunFolder, every: int) -> None:
+    def __init__(
+        self, folder: RunFolder, autosave_every: int, *, tensorboard: bool = False
+    ) -> None:
         self.folder = folder
-        self.every = every
+        self.every = autosave_every
         self.last_error: str | None = None
+        self._tensorboard = tensorboard
+        self._writer: Any = None
+        self._seconds_before = float(folder.info().get("seconds") or 0.0)
+
+    # ------------------------------------------------------------------ engine side
+
+    def start(self, run: TrainingRun) -> str | None:
+        """Before the first event: seed the metrics with the run's history."""
+        path = self.folder.path / METRICS_FILE
+        try:
+            if not path.exists() or path.stat().st_size == 0:
+                for step, loss in run.history.steps:
+                    _append_line(
+                        path, {"kind": "step", "global_step": step, "loss": loss}
+                    )
+                for epoch in run.history.epochs:
+                    _append_line(path, {"kind": "epoch", **epoch})
+        except OSError as exc:
+            return self._failed(f"cannot write {path}", exc)
+        return self._open_tensorboard()
 
     def on_event(self, event: TrainEvent, run: TrainingRun) -> str | None:
-        """Save when due; returns a message if the save failed."""
-        if isinstance(event, EpochMetrics):
+        """Record ``event``; save the checkpoint when due. A message if it failed."""
+        try:
+            return self._record(event, run)
+        except OSError as exc:
+            return self._failed(f"cannot write the run folder {self.folder.path}", exc)
+
+    def _record(self, event: TrainEvent, run: TrainingRun) -> str | None:
+        if isinstance(event, StepMetrics):
+            self._metric({"kind": "step", **asdict(event)})
+            self._scalars(event.global_step, loss=event.loss, lr=event.lr)
+        elif isinstance(event, LayerHealth):
+            self._metric({"kind": "health", **asdict(event)})
+            for name, grad, weight in zip(
+                event.layers, event.grad_norms, event.weight_norms, strict=True
+            ):
+                self._scalars(
+                    event.global_step,
+                    **{f"grad_norm/{name}": grad, f"weight_norm/{name}": weight},
+                )
+        elif isinstance(event, WeightHistograms):
+            self._metric({"kind": "histograms", **asdict(event)})
+        elif isinstance(event, EpochMetrics):
+            record = run.history.epochs[-1] if run.history.epochs else event.to_dict()
+            self._metric({"kind": "epoch", **record})
+            self._scalars(
+                event.global_step,
+                val_accuracy=event.val_accuracy,
+                val_loss=event.val_loss,
+                train_accuracy=event.train_accuracy,
+            )
+            best = max(
+                (
+                    e["val_accuracy"]
+                    for e in run.history.epochs
+                    if e["val_accuracy"] == e["val_accuracy"]
+                ),
+                default=None,
+            )
+            self.folder.update(
+                best_val_accuracy=best, epoch=run.epoch, global_step=run.global_step
+            )
             completed = run.batch_in_epoch == 0  # the epoch ran to its end
             if self.every and completed and run.epoch % self.every == 0:
                 return self._save(run)
         elif isinstance(event, TrainResult):
             message = self._save(run) if self.every else None
+            self.folder.update(
+                seconds=self._seconds_before + event.seconds,
+                final_val_accuracy=event.val_accuracy,
+                global_step=event.global_step,
+            )
+            self.log_event(
+                "stop" if event.stopped else "finish", step=event.global_step
+            )
+            self._close_tensorboard()
             return self.mark("stopped" if event.stopped else "finished") or message
         return None
+
+    # ------------------------------------------------------------------ GUI side
+
+    def log_event(self, kind: str, **data: Any) -> None:
+        """Append what the user did (pause, freeze change, ...) to ``events.jsonl``."""
+        try:
+            _append_line(
+                self.folder.path / EVENTS_FILE, {"time": _now(), "kind": kind, **data}
+            )
+        except OSError as exc:
+            self._failed("cannot write the run's events", exc)
 
     def mark(self, status: str) -> str | None:
         """Record how the run ended (also failed, window closed); message if not."""
         try:
             self.folder.update(status=status)
         except OSError as exc:
-            self.last_error = f"cannot update {self.folder.path}: {exc}"
-            log.warning("%s", self.last_error)
-            return self.last_error
+            return self._failed(f"cannot update {self.folder.path}", exc)
         return None
+
+    # ------------------------------------------------------------------ helpers
+
+    def _metric(self, record: dict[str, Any]) -> None:
+        _append_line(self.folder.path / METRICS_FILE, record)
 
     def _save(self, run: TrainingRun) -> str | None:
         try:
             self.folder.save(run)
         except (CheckpointError, OSError) as exc:
-            self.last_error = f"autosave to {self.folder.path} failed: {exc}"
-            log.warning("%s", self.last_error)
-            return self.last_error
+            return self._failed(f"autosave to {self.folder.path} failed", exc)
         return None
+
+    def _failed(self, what: str, exc: Exception) -> str:
+        self.last_error = f"{what}: {exc}"
+        log.warning("%s", self.last_error)
+        return self.last_error
+
+    def _open_tensorboard(self) -> str | None:
+        if not self._tensorboard or self._writer is not None:
+            return None
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+        except ImportError:
+            self._tensorboard = False
+            return (
+                "TensorBoard files are off: the optional tensorboard package is not "
+                "installed (pip install tensorboard)"
+            )
+        self._writer = SummaryWriter(str(self.folder.path / TENSORBOARD_DIR))
+        return None
+
+    def _scalars(self, step: int, **values: float) -> None:
+        if self._writer is not None:
+            for tag, value in values.items():
+                self._writer.add_scalar(tag, value, step)
+
+    def _close_tensorboard(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """One line of the runs list."""
+
+    folder: RunFolder
+    id: str
+    name: str
+    tags: tuple[str, ...]
+    created: str
+    dataset: str
+    model: str
+    status: str
+    best_val_accuracy: float | None
+    seconds: float
+    global_step: int
+    config: dict[str, Any]
+
+    @property
+    def title(self) -> str:
+        """The name the user gave, else the id."""
+        return self.name or self.id
+
+
+def list_runs(root: Path | None = None) -> list[RunSummary]:
+    """Every run folder with a readable ``run.json``, newest first."""
+    root = root or runs_dir()
+    try:
+        paths = sorted((p for p in root.iterdir() if p.is_dir()), reverse=True)
+    except OSError:
+        return []
+    summaries = []
+    for path in paths:
+        folder = RunFolder(path)
+        info = folder.info()
+        if not info:
+            continue
+        cfg = info.get("config") or {}
+        summaries.append(
+            RunSummary(
+                folder=folder,
+                id=str(info.get("id", path.name)),
+                name=str(info.get("name") or ""),
+                tags=tuple(str(t) for t in info.get("tags") or ()),
+                created=str(info.get("created", "")),
+                dataset=str(cfg.get("dataset", "?")),
+                model=str(cfg.get("model", "?")),
+                status=str(info.get("status", "?")),
+                best_val_accuracy=info.get("best_val_accuracy"),
+                seconds=float(info.get("seconds") or 0.0),
+                global_step=int(info.get("global_step") or 0),
+                config=cfg,
+            )
+        )
+    return summaries
+
+
+def find_run(key: str, root: Path | None = None) -> RunFolder:
+    """The run whose id (or a unique prefix of it, or name) is ``key``.
+
+    Raises
+    ------
+    KeyError
+        With a message listing what matched (none or several).
+    """
+    runs = list_runs(root)
+    exact = [r for r in runs if key in (r.id, r.name)]
+    matches = exact or [r for r in runs if r.id.startswith(key)]
+    if len(matches) == 1:
+        return matches[0].folder
+    if not matches:
+        raise KeyError(f"no run {key!r} in {root or runs_dir()}")
+    ids = ", ".join(r.id for r in matches[:5])
+    raise KeyError(f"{key!r} matches {len(matches)} runs ({ids}): give more of the id")
+
+
+def read_metrics(folder: RunFolder) -> dict[str, list[dict[str, Any]]]:
+    """A run's logged records by kind: step, epoch, health and histograms."""
+    out: dict[str, list[dict[str, Any]]] = {
+        "step": [],
+        "epoch": [],
+        "health": [],
+        "histograms": [],
+    }
+    for record in read_jsonl(folder.path / METRICS_FILE):
+        out.setdefault(str(record.get("kind")), []).append(record)
+    return out
+
+
+def read_events(folder: RunFolder) -> list[dict[str, Any]]:
+    """What the user did during the run, oldest first."""
+    return read_jsonl(folder.path / EVENTS_FILE)
+
+
+def rename_run(folder: RunFolder, name: str) -> None:
+    """Give the run a name (shown instead of its id)."""
+    folder.update(name=name.strip())
+
+
+def tag_run(folder: RunFolder, tags: list[str] | tuple[str, ...]) -> None:
+    """Replace the run's tags."""
+    folder.update(tags=sorted({t.strip() for t in tags if t.strip()}))
+
+
+def delete_run(folder: RunFolder) -> None:
+    """Delete the run's folder and everything in it."""
+    import shutil
+
+    if not (folder.path / RUN_FILE).is_file():
+        raise FileNotFoundError(f"{folder.path} is not a run folder")
+    shutil.rmtree(folder.path)
+
+
+def config_differences(configs: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """The config fields whose values differ between ``configs``, with each value."""
+    keys = sorted({k for cfg in configs for k in cfg} - {"schema_version"})
+    return {
+        key: [cfg.get(key) for cfg in configs]
+        for key in keys
+        if len({json.dumps(cfg.get(key), sort_keys=True) for cfg in configs}) > 1
+    }

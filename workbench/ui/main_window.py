@@ -586,12 +586,12 @@ class MainWindow(FileActionsMixin, TeachMixin, QMainWindow):
             loaded["arrays"] = result
             return result
 
-        autosaver = self._autosaver_for(cfg, new=plan == "new")
+        recorder = self._recorder_for(cfg, new=plan == "new")
         if plan == "continue":
             run = self._run
             assert run is not None
             self.trainer.start_run(
-                lambda progress, cancel: run, mask_changed=True, autosaver=autosaver
+                lambda progress, cancel: run, mask_changed=True, recorder=recorder
             )
         elif plan == "resume":
             assert self._run is not None
@@ -604,7 +604,7 @@ class MainWindow(FileActionsMixin, TeachMixin, QMainWindow):
                     progress=progress,
                     cancel=cancel,
                 ),
-                autosaver=autosaver,
+                recorder=recorder,
             )
         else:
             self._clear_plots()
@@ -622,7 +622,7 @@ class MainWindow(FileActionsMixin, TeachMixin, QMainWindow):
                     load_exact(run.model, weights)  # "Load weights…" chose these
                 return run
 
-            self.trainer.start_run(prepare, autosaver=autosaver)
+            self.trainer.start_run(prepare, recorder=recorder)
         self._run_config = cfg
         self._notes = []
         self.training_panel.show_notes([])
@@ -1027,9 +1027,9 @@ class MainWindow(FileActionsMixin, TeachMixin, QMainWindow):
                 # Only torch.compile's first step cannot be interrupted.
                 log.warning("the run is still finishing a step; waiting for it")
                 self.trainer.wait()
-            if self.trainer.autosaver is not None and self.trainer.result is not None:
+            if self.trainer.recorder is not None and self.trainer.result is not None:
                 # Closed mid-run: the next start offers to resume it.
-                self.trainer.autosaver.mark("closed")
+                self.trainer.recorder.mark("closed")
         if self._open_task is not None:
             self._open_task.wait()
         if self._score_task is not None:

@@ -20,7 +20,7 @@ from shiboken6 import isValid
 from workbench.core import events as E
 from workbench.core.data import DownloadCancelled, DownloadProgress
 from workbench.core.engine import TrainControl, TrainingRun, iter_fit
-from workbench.core.runs import Autosaver
+from workbench.core.runs import RunRecorder
 from workbench.core.threads import prepare_main_thread, prepare_training_thread
 from workbench.ui.tasks import describe_error
 
@@ -69,6 +69,9 @@ class TrainerThread(QThread):
     training_done = Signal(object)  # TrainResult
     failed = Signal(str, str)  # message, traceback
     weights_ready = Signal(int)  # a requested weight copy waits in control
+    health_sampled = Signal(object)  # LayerHealth
+    evaluation_ready = Signal(object)  # Evaluation: every validation prediction
+    histograms_ready = Signal(object)  # WeightHistograms
 
     _live: ClassVar[weakref.WeakSet[TrainerThread]] = weakref.WeakSet()
 
@@ -79,7 +82,7 @@ class TrainerThread(QThread):
         self.training_run: TrainingRun | None = None
         self.result: E.TrainResult | None = None
         self._prepare: PrepareFn | None = None
-        self.autosaver: Autosaver | None = None
+        self.recorder: RunRecorder | None = None
         TrainerThread._live.add(self)
 
     @classmethod
@@ -92,17 +95,17 @@ class TrainerThread(QThread):
         prepare: PrepareFn,
         *,
         mask_changed: bool = False,
-        autosaver: Autosaver | None = None,
+        recorder: RunRecorder | None = None,
     ) -> None:
         """Start a run; ``mask_changed``: the engine reconciles the optimizer first.
 
-        ``autosaver`` saves the run into its folder between epochs, in this
-        thread (where the model is between two steps).
+        ``recorder`` writes the run's ledger and autosaves its checkpoint, in
+        this thread (where the model is between two steps).
         """
         if self.isRunning():
             raise RuntimeError("a run is already in progress")
         self._prepare = prepare
-        self.autosaver = autosaver
+        self.recorder = recorder
         self.control = _SignallingControl(self.pause_reached.emit)
         if mask_changed:
             self.control.notify_mask_changed()
@@ -131,8 +134,8 @@ class TrainerThread(QThread):
             self.status_changed.emit("Download cancelled")
         except Exception as exc:
             log.debug("training failed", exc_info=True)
-            if self.autosaver is not None and self.training_run is not None:
-                self.autosaver.mark("failed")
+            if self.recorder is not None and self.training_run is not None:
+                self.recorder.mark("failed")
             self.failed.emit(*describe_error(exc))
         finally:
             self._prepare = None  # its closure may hold a checkpoint payload
@@ -140,10 +143,14 @@ class TrainerThread(QThread):
     def _iterate(self, run: TrainingRun, control: TrainControl) -> None:
         # Bound emitter looked up once: this branch runs once per logged step.
         emit_step = self.step_finished.emit
-        autosaver = self.autosaver
+        recorder = self.recorder
+        if recorder is not None:
+            problem = recorder.start(run)
+            if problem:
+                self.notice_posted.emit(problem)
         for event in iter_fit(run, control):
-            if autosaver is not None and not isinstance(event, E.StepMetrics):
-                problem = autosaver.on_event(event, run)
+            if recorder is not None:
+                problem = recorder.on_event(event, run)
                 if problem:
                     self.notice_posted.emit(problem)
             if isinstance(event, E.StepMetrics):
@@ -158,6 +165,12 @@ class TrainerThread(QThread):
                 self.compile_started.emit()
             elif isinstance(event, E.CompileFinished):
                 self.compile_finished.emit(event.seconds)
+            elif isinstance(event, E.LayerHealth):
+                self.health_sampled.emit(event)
+            elif isinstance(event, E.Evaluation):
+                self.evaluation_ready.emit(event)
+            elif isinstance(event, E.WeightHistograms):
+                self.histograms_ready.emit(event)
             elif isinstance(event, E.WeightsReady):
                 self.weights_ready.emit(event.global_step)
             elif isinstance(event, E.TrainResult):

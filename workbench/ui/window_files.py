@@ -27,7 +27,7 @@ from workbench.core.doctor import compare_state, load_exact, load_partial
 from workbench.core.engine import TrainingRun
 from workbench.core.freezing import frozen_names, set_frozen
 from workbench.core.models import build_model, snapshot_state
-from workbench.core.runs import Autosaver, RunFolder, folder_of, interrupted_runs
+from workbench.core.runs import RunFolder, RunRecorder, folder_of, interrupted_runs
 from workbench.ui import dialogs, window_state
 from workbench.ui.tasks import TaskThread
 
@@ -43,7 +43,7 @@ class FileActionsMixin:
 
     # ================================================================== run folders
 
-    def _autosaver_for(self, cfg: TrainConfig, *, new: bool) -> Autosaver | None:
+    def _recorder_for(self, cfg: TrainConfig, *, new: bool) -> RunRecorder | None:
         """The run folder the trainer autosaves into (a new one for a new run)."""
         try:
             if new or self._run_folder is None:
@@ -56,7 +56,7 @@ class FileActionsMixin:
                 f"No autosave for this run: cannot write its folder ({exc})"
             )
             return None
-        return Autosaver(self._run_folder, cfg.autosave_every)
+        return RunRecorder(self._run_folder, cfg.autosave_every)
 
     @property
     def run_folder(self) -> RunFolder | None:

@@ -156,7 +156,7 @@ class TeachMixin:
         self._fine_tune = holder
         self.apply_config(cfg)
         self._clear_plots()
-        self.trainer.start_run(prepare, autosaver=self._autosaver_for(cfg, new=True))
+        self.trainer.start_run(prepare, recorder=self._recorder_for(cfg, new=True))
         self._run_config = cfg
         self._notes = notes
         self.training_panel.show_notes(notes)

@@ -1,0 +1,196 @@
+"""The run ledger: what every run writes, a killed run's metrics, reproduce, manage."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from workbench.cli import main
+from workbench.core.config import TrainConfig
+from workbench.core.engine import fit, iter_fit, prepare_run
+from workbench.core.reproduce import compare, compare_with_folder, original_config
+from workbench.core.runs import (
+    RunFolder,
+    RunRecorder,
+    config_differences,
+    delete_run,
+    find_run,
+    list_runs,
+    read_events,
+    read_metrics,
+    rename_run,
+    tag_run,
+)
+
+
+def _train(*flags: str) -> int:
+    return main(["train", "--quiet", *flags])
+
+
+def test_a_command_line_run_writes_its_ledger(runs_root, capsys):
+    flags = ["--model", "mlp", "--epochs", "2", "--log-every", "2", "--seed", "3"]
+    assert _train(*flags) == 0
+    (summary,) = list_runs()
+    assert summary.folder.path.parent == runs_root
+    assert (summary.dataset, summary.model, summary.status) == (
+        "digits",
+        "mlp",
+        "finished",
+    )
+    assert 0 < summary.best_val_accuracy <= 1
+    assert summary.seconds > 0
+    info = summary.folder.info()
+    assert info["origin"] == "command line"
+    assert set(info["versions"]) >= {"torch", "torchvision", "python", "workbench"}
+    assert info["device"] == "cpu"
+    metrics = read_metrics(summary.folder)
+    assert [s["global_step"] for s in metrics["step"]] == list(range(2, 13, 2))
+    assert len(metrics["epoch"]) == 2
+    assert sum(map(sum, metrics["epoch"][-1]["confusion"])) == 360  # digits' test set
+    layers = metrics["health"][0]["layers"]
+    assert layers == ["hidden.1", "hidden.3", "head"]
+    assert len(metrics["histograms"]) == 2
+    assert [e["kind"] for e in read_events(summary.folder)] == ["finish"]
+    assert "run folder:" in capsys.readouterr().out
+
+
+_LOG_AND_REPORT = textwrap.dedent(
+    """
+    import sys
+    from workbench.core import events as E
+    from workbench.core.config import TrainConfig
+    from workbench.core.engine import iter_fit, prepare_run
+    from workbench.core.runs import RunFolder, RunRecorder
+
+    cfg = TrainConfig(model="small-cnn", epochs=200, batch_size=32, log_every=1)
+    run = prepare_run(cfg)
+    recorder = RunRecorder(RunFolder.create(cfg, origin="test"), 0)
+    recorder.start(run)
+    for event in iter_fit(run):
+        recorder.on_event(event, run)
+        if isinstance(event, E.StepMetrics):
+            print("logged", event.global_step, flush=True)
+    """
+)
+
+
+def test_a_killed_run_keeps_every_metric_it_logged(runs_root):
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _LOG_AND_REPORT],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    reported: list[int] = []
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            reported.append(int(line.split()[1]))
+            if len(reported) == 60:  # past the first epoch's end (45 steps)
+                break
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        proc.stdout.close()
+    (summary,) = list_runs()
+    assert summary.status == "running"  # it never got to say otherwise
+    logged = [s["global_step"] for s in read_metrics(summary.folder)["step"]]
+    assert logged[: len(reported)] == reported  # nothing reported was lost
+    assert logged == list(range(1, len(logged) + 1))  # and nothing torn
+    assert read_metrics(summary.folder)["epoch"][0]["epoch"] == 0
+
+
+def test_two_runs_with_the_same_seed_reproduce(runs_root, tiny_arrays):
+    cfg = TrainConfig(model="small-cnn", epochs=2, batch_size=64, log_every=1, seed=5)
+    run = prepare_run(cfg, arrays=tiny_arrays)
+    recorder = RunRecorder(RunFolder.create(cfg, origin="test"), 1)
+    recorder.start(run)
+    for event in iter_fit(run):
+        recorder.on_event(event, run)
+    folder = recorder.folder
+    assert original_config(folder) == cfg
+    again = prepare_run(original_config(folder), arrays=tiny_arrays)
+    fit(again)
+    verdict = compare_with_folder(folder, again.history.steps)
+    assert verdict.reproduced
+    assert verdict.compared == 8
+    assert "reproduced: all 8 logged losses are identical" == verdict.describe()
+    other = prepare_run(cfg.replace(seed=6), arrays=tiny_arrays)
+    fit(other)
+    differs = compare_with_folder(folder, other.history.steps)
+    assert not differs.reproduced
+    assert differs.first_difference == 1
+    assert "first differ at step 1" in differs.describe()
+
+
+def test_compare_names_the_first_differing_step():
+    original = [{"global_step": s, "loss": 1.0 / s} for s in (1, 2, 3)]
+    assert compare(original, [(1, 1.0), (2, 0.5), (3, 1 / 3)]).reproduced
+    late = compare(original, [(1, 1.0), (2, 0.5), (3, 0.3)])
+    assert (late.first_difference, late.repeated) == (3, 0.3)
+
+
+def test_runs_list_show_and_reproduce_on_the_command_line(runs_root, capsys):
+    assert _train("--model", "mlp", "--epochs", "1", "--log-every", "1") == 0
+    capsys.readouterr()
+    assert main(["runs", "list"]) == 0
+    out = capsys.readouterr().out
+    (summary,) = list_runs()
+    assert summary.id in out
+    assert "finished" in out
+    assert main(["runs", "show", summary.id[:15]]) == 0
+    shown = capsys.readouterr().out
+    assert f"run {summary.id}" in shown
+    assert "epoch 1: step 6" in shown
+    assert "event " in shown
+    assert main(["runs", "reproduce", summary.id]) == 0
+    assert "reproduced: all 6 logged losses are identical" in capsys.readouterr().out
+    assert main(["runs", "show", "no-such-run"]) == 2
+    assert "no run 'no-such-run'" in capsys.readouterr().err
+
+
+def test_rename_tag_delete_and_the_config_differences(runs_root, tiny_arrays):
+    folders = []
+    for lr in (0.01, 0.02):
+        cfg = TrainConfig(model="mlp", lr=lr, epochs=1)
+        folders.append(RunFolder.create(cfg, origin="test"))
+    rename_run(folders[0], "  baseline ")
+    tag_run(folders[0], ["lr", "mlp ", "lr"])
+    by_id = {r.id: r for r in list_runs()}
+    first = by_id[folders[0].id]
+    assert (first.title, first.tags) == ("baseline", ("lr", "mlp"))
+    assert find_run("baseline") == folders[0]
+    diff = config_differences([r.config for r in list_runs()])
+    assert set(diff) == {"lr"}
+    delete_run(folders[1])
+    assert [r.id for r in list_runs()] == [folders[0].id]
+    with pytest.raises(KeyError, match="no run"):
+        find_run(folders[1].id)
+
+
+def test_tensorboard_event_files_hold_the_scalars(runs_root, tiny_arrays):
+    from tensorboard.backend.event_processing.event_accumulator import (
+        EventAccumulator,
+    )
+
+    cfg = TrainConfig(model="mlp", epochs=1, batch_size=64, log_every=1)
+    run = prepare_run(cfg, arrays=tiny_arrays)
+    recorder = RunRecorder(RunFolder.create(cfg, origin="test"), 0, tensorboard=True)
+    assert recorder.start(run) is None
+    for event in iter_fit(run):
+        recorder.on_event(event, run)
+    logs = EventAccumulator(str(recorder.folder.path / "tensorboard")).Reload()
+    losses = [s.value for s in logs.Scalars("loss")]
+    steps = read_metrics(recorder.folder)["step"]
+    assert losses == pytest.approx([s["loss"] for s in steps])
+    assert "val_accuracy" in logs.Tags()["scalars"]
+    assert "grad_norm/head" in logs.Tags()["scalars"]
+    assert json.loads((recorder.folder.path / "run.json").read_text())["status"] == (
+        "finished"
+    )
