@@ -1108,12 +1108,16 @@ class Loaders:
         The dataset they read.
     notices : tuple of str
         Messages to show the user once, e.g. a setting that was switched off.
+    val_images : torch.Tensor or None
+        The validation images as stored, uint8 (N, H, W) in ``val``'s order: what
+        the evaluation view shows for a confusion-matrix cell.
     """
 
     train: FastLoader | DataLoaderBatches
     val: FastLoader | DataLoaderBatches
     info: DatasetInfo
     notices: tuple[str, ...]
+    val_images: torch.Tensor | None = None
 
 
 def build_loaders(
@@ -1164,11 +1168,13 @@ def build_loaders(
     val_batch_size = max(cfg.batch_size, VAL_MIN_BATCH_SIZE)
     train: FastLoader | DataLoaderBatches
     val: FastLoader | DataLoaderBatches
+    val_images: torch.Tensor | None
     if cfg.loader == "fast":
         if arrays is None:
             arrays = _load_for(cfg, progress, cancel)
         train, val = _fast_loaders(cfg, device, arrays, stats, val_batch_size)
         notices.extend(_fast_loader_notices(train, pin_memory))
+        val_images = arrays.test_images
     else:
         train_set, val_set = _per_sample_datasets(cfg, stats, arrays, progress, cancel)
         options: dict[str, Any] = {
@@ -1183,9 +1189,26 @@ def build_loaders(
         val = DataLoaderBatches(
             val_set, batch_size=val_batch_size, shuffle=False, **options
         )
+        val_images = _stored_images(val_set)
     for notice in notices:
         log.info("%s", notice)
-    return Loaders(train=train, val=val, info=info, notices=tuple(notices))
+    return Loaders(
+        train=train,
+        val=val,
+        info=info,
+        notices=tuple(notices),
+        val_images=val_images,
+    )
+
+
+def _stored_images(dataset: Dataset[Any]) -> torch.Tensor | None:
+    """The uint8 images a per-sample dataset reads (torchvision's or ours)."""
+    images = getattr(dataset, "data", None)  # torchvision MNIST family
+    if images is None:
+        images = getattr(dataset, "images", None)  # ArrayDataset
+    if images is None:
+        return None
+    return torch.as_tensor(images)
 
 
 def _load_for(

@@ -52,7 +52,9 @@ from workbench.ui import dialogs, window_state
 from workbench.ui.panels.data import DataPanel
 from workbench.ui.panels.device import DevicePanel
 from workbench.ui.panels.draw import DrawPanel
+from workbench.ui.panels.evaluation import EvaluationPanel
 from workbench.ui.panels.freeze import FreezePanel
+from workbench.ui.panels.health import LayerHealthPanel
 from workbench.ui.panels.loader import LoaderPanel
 from workbench.ui.panels.model import ModelPanel
 from workbench.ui.panels.speed import SpeedPanel
@@ -107,6 +109,13 @@ def _duration(seconds: float) -> str:
 
 def _percent(value: float) -> str:
     return "n/a" if math.isnan(value) else f"{100 * value:.1f}%"
+
+
+def _scrolling(widget: QWidget, name: str) -> QScrollArea:
+    area = QScrollArea(objectName=name)
+    area.setWidget(widget)
+    area.setWidgetResizable(True)
+    return area
 
 
 def config_differences(a: TrainConfig, b: TrainConfig) -> set[str]:
@@ -204,6 +213,11 @@ class MainWindow(FileActionsMixin, TeachMixin, QMainWindow):
             self._on_draw_panel_fine_tune_requested
         )
         self.draw_panel.samples_changed.connect(self._on_draw_panel_samples_changed)
+        self.evaluation_panel = EvaluationPanel()
+        self.evaluation_panel.open_in_canvas.connect(
+            self._on_evaluation_panel_open_in_canvas
+        )
+        self.health_panel = LayerHealthPanel()
         self._config_panels = (
             self.training_panel,
             self.data_panel,
@@ -279,11 +293,13 @@ class MainWindow(FileActionsMixin, TeachMixin, QMainWindow):
         )
         self.tabs = QTabWidget(objectName="mainTabs")
         self.tabs.addTab(self.plot_splitter, "Training curves")
-        # Scrolls rather than forcing its minimum size on the whole window.
-        self.draw_page = QScrollArea(objectName="drawPage")
-        self.draw_page.setWidget(self.draw_panel)
-        self.draw_page.setWidgetResizable(True)
+        # Pages scroll rather than force their minimum size on the whole window.
+        self.draw_page = _scrolling(self.draw_panel, "drawPage")
+        self.evaluation_page = _scrolling(self.evaluation_panel, "evaluationPage")
+        self.health_page = _scrolling(self.health_panel, "healthPage")
         self.tabs.addTab(self.draw_page, "Draw a digit")
+        self.tabs.addTab(self.evaluation_page, "Evaluation")
+        self.tabs.addTab(self.health_page, "Layer health")
         self.tabs.currentChanged.connect(self._on_tabs_current_changed)
 
         self.main_splitter.addWidget(scroll)
@@ -374,6 +390,8 @@ class MainWindow(FileActionsMixin, TeachMixin, QMainWindow):
         tabs = (
             ("Training &curves", "showCurvesAction"),
             ("&Draw a digit", "showDrawAction"),
+            ("&Evaluation", "showEvaluationAction"),
+            ("Layer &health", "showHealthAction"),
         )
         for index, (text, name) in enumerate(tabs):
             action = self._action(
@@ -413,6 +431,9 @@ class MainWindow(FileActionsMixin, TeachMixin, QMainWindow):
         t.failed.connect(self._on_trainer_failed)
         t.finished.connect(self._on_trainer_finished)
         t.weights_ready.connect(self._on_trainer_weights_ready)
+        t.health_sampled.connect(self.health_panel.add_health)
+        t.histograms_ready.connect(self.health_panel.add_histograms)
+        t.evaluation_ready.connect(self._on_trainer_evaluation_ready)
 
     # ================================================================== config
 
@@ -516,6 +537,8 @@ class MainWindow(FileActionsMixin, TeachMixin, QMainWindow):
         if self._state == "paused":
             # The engine reconciles the optimizer before the next batch.
             self.trainer.control.notify_mask_changed()
+            model = self.freeze_panel.model
+            self._log_event("freeze", frozen=frozen_names(model) if model else [])
         self._update_actions()
 
     def _measure_key(self, cfg: TrainConfig) -> tuple[Any, ...]:
@@ -623,6 +646,8 @@ class MainWindow(FileActionsMixin, TeachMixin, QMainWindow):
                 return run
 
             self.trainer.start_run(prepare, recorder=recorder)
+        changed = sorted(config_differences(self._run.config, cfg)) if self._run else []
+        self._log_event("start", plan=plan, changed=changed if plan != "new" else [])
         self._run_config = cfg
         self._notes = []
         self.training_panel.show_notes([])
@@ -653,10 +678,12 @@ class MainWindow(FileActionsMixin, TeachMixin, QMainWindow):
                 )
             self._paused_since = None
             control.resume()
+            self._log_event("resume")
             self._set_state("running")
             self._set_status("Resumed")
         else:
             control.pause()
+            self._log_event("pause")
             self._paused_since = time.monotonic()
             self._set_state("pausing")
             self._set_status("Pausing after this batch…")
@@ -666,6 +693,7 @@ class MainWindow(FileActionsMixin, TeachMixin, QMainWindow):
         """Stop after the current batch (also ends a pause)."""
         if self.trainer.isRunning():
             self.trainer.control.request_stop()
+            self._log_event("stop requested")
             self._set_status("Stopping after this batch…")
             self.training_panel.stop_button.setEnabled(False)
             self.stop_action.setEnabled(False)
@@ -948,6 +976,31 @@ class MainWindow(FileActionsMixin, TeachMixin, QMainWindow):
         self._smoother.reset()
         for plot in (self.loss_plot, self.accuracy_plot, self.throughput_plot):
             plot.clear_data()
+        self.health_panel.clear()
+        self.evaluation_panel.clear()
+
+    @Slot(object)
+    def _on_trainer_evaluation_ready(self, ev: E.Evaluation) -> None:
+        run = self._run
+        if run is None:
+            return
+        self.evaluation_panel.set_class_names(run.loaders.info.class_names)
+        images = run.loaders.val_images
+        self.evaluation_panel.add_evaluation(
+            ev, None if images is None else images.numpy()
+        )
+
+    @Slot(object)
+    def _on_evaluation_panel_open_in_canvas(self, image: np.ndarray) -> None:
+        self.tabs.setCurrentWidget(self.draw_page)
+        self.draw_panel.open_in_canvas(image)
+
+    def _log_event(self, kind: str, **data: Any) -> None:
+        """Record what the user did in the current run's ledger (events.jsonl)."""
+        recorder = self.trainer.recorder
+        if recorder is not None and self.trainer.isRunning():
+            step = self._run.global_step if self._run is not None else 0
+            recorder.log_event(kind, step=step, **data)
 
     def _plot_history(self, run: TrainingRun) -> None:
         """Rebuild every plot from a run's metric history (an opened checkpoint)."""

@@ -6,10 +6,12 @@ has one job; it uses the window's panels, state and trainer thread.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from PySide6.QtCore import Slot
 from PySide6.QtGui import QAction
 
@@ -24,10 +26,16 @@ from workbench.core.checkpoints import (
 from workbench.core.config import ConfigError, TrainConfig, load_config, save_config
 from workbench.core.devices import DeviceError, resolve_device
 from workbench.core.doctor import compare_state, load_exact, load_partial
-from workbench.core.engine import TrainingRun
+from workbench.core.engine import TrainingRun, evaluate_predictions
 from workbench.core.freezing import frozen_names, set_frozen
 from workbench.core.models import build_model, snapshot_state
-from workbench.core.runs import RunFolder, RunRecorder, folder_of, interrupted_runs
+from workbench.core.runs import (
+    RunFolder,
+    RunRecorder,
+    folder_of,
+    interrupted_runs,
+    read_metrics,
+)
 from workbench.ui import dialogs, window_state
 from workbench.ui.tasks import TaskThread
 
@@ -177,14 +185,15 @@ class FileActionsMixin:
         path = Path(path)
         cached = self.data_panel.arrays_lookup()
 
-        def work(progress: Any, cancel: Any) -> tuple[TrainingRun, list[str]]:
+        def work(progress: Any, cancel: Any) -> tuple[TrainingRun, list[str], Any]:
             payload = load_checkpoint(path)
             cfg, notes = _usable_here(config_of(payload))
             arrays = cached(cfg.dataset, cfg.data_dir)
             run = restore_run(
                 payload, config=cfg, arrays=arrays, progress=progress, cancel=cancel
             )
-            return run, notes
+            # The evaluation view's gallery needs this model's own predictions.
+            return run, notes, evaluate_predictions(run)
 
         task = TaskThread(work, self, name="open-checkpoint")
         task.succeeded.connect(self._on_open_task_succeeded)
@@ -200,7 +209,7 @@ class FileActionsMixin:
     def _on_open_task_succeeded(self) -> None:
         task = self._open_task
         assert task is not None
-        run, notes = task.result
+        run, notes, evaluation = task.result
         path = str(task.property("path"))
         self._run = run
         self._run_folder = folder_of(Path(path))
@@ -209,6 +218,7 @@ class FileActionsMixin:
         self.apply_config(run.config)  # shows run.model: same architecture
         self._run_config = run.config
         self._plot_history(run)
+        self._show_opened_run_details(run, evaluation)
         self._refresh_reader()
         bar = self.training_panel.progress_bar
         bar.setRange(0, max(run.total_steps, 1))
@@ -221,6 +231,27 @@ class FileActionsMixin:
             f"Opened {Path(path).name}: step {run.global_step:,}, epoch {run.epoch}"
             + ("; Continue trains on" if self.start_plan(run.config) != "new" else "")
         )
+
+    def _show_opened_run_details(self, run: TrainingRun, evaluation: Any) -> None:
+        """Confusion matrices from the history, and the ledger's layer health."""
+        panel = self.evaluation_panel
+        panel.set_class_names(run.loaders.info.class_names)
+        matrices = [
+            np.asarray(e["confusion"]) for e in run.history.epochs if "confusion" in e
+        ]
+        panel.set_history(matrices)
+        # The model's own predictions replace the last matrix (same weights), or
+        # stand alone when the history holds none (an older checkpoint).
+        epoch = max(len(matrices) - 1, 0)
+        images = run.loaders.val_images
+        panel.add_evaluation(
+            dataclasses.replace(evaluation, epoch=epoch),
+            None if images is None else images.numpy(),
+        )
+        if self._run_folder is not None:
+            records = read_metrics(self._run_folder)
+            self.health_panel.load_health(records["health"])
+            self.health_panel.load_histograms(records["histograms"])
 
     @Slot(str, str)
     def _on_open_task_failed(self, message: str, details: str) -> None:

@@ -1,0 +1,439 @@
+"""Evaluation tab: matrix per epoch, per-class bars, the images of a cell."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QLabel, QListWidget, QPushButton, QSlider, QWidget
+
+from workbench.core.events import Evaluation
+from workbench.ui.panels.evaluation import (
+    ConfusionMatrix,
+    EvaluationPanel,
+    cell_color,
+)
+
+pytestmark = pytest.mark.gui
+
+N = 300
+CLASSES = 10
+NAMES = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+]
+
+
+def make_evaluation(
+    epoch: int = 0, n: int = N, classes: int = CLASSES, error_rate: float = 0.2
+) -> Evaluation:
+    """Random labels, mostly right predictions, random confidences and losses."""
+    rng = np.random.default_rng(100 + epoch)
+    labels = rng.integers(0, classes, n)
+    wrong = rng.random(n) < error_rate
+    # Most mistakes confuse a class with the one three further (3 -> 6, 8 -> 1):
+    # a few well-filled error cells, the rest scattered.
+    scattered = (labels + rng.integers(1, classes, n)) % classes
+    shifted = np.where(rng.random(n) < 0.6, (labels + 3) % classes, scattered)
+    predictions = np.where(wrong, shifted, labels)
+    return Evaluation(
+        epoch=epoch,
+        global_step=(epoch + 1) * 50,
+        labels=labels.astype(np.int64),
+        predictions=predictions.astype(np.int64),
+        confidences=rng.uniform(0.3, 1.0, n).astype(np.float32),
+        losses=rng.exponential(0.5, n).astype(np.float32),
+        num_classes=classes,
+    )
+
+
+def make_images(n: int = N) -> np.ndarray:
+    """Image i carries i in two pixels (i % 256, i // 256), plus a stroke of ink."""
+    images = np.zeros((n, 28, 28), dtype=np.uint8)
+    index = np.arange(n)
+    images[:, 0, 0] = index % 256
+    images[:, 0, 1] = index // 256
+    images[:, 6:22, 12:16] = 255
+    return images
+
+
+def decode(image: np.ndarray) -> int:
+    return int(image[0, 0]) + 256 * int(image[0, 1])
+
+
+@pytest.fixture
+def panel(qtbot):
+    widget = EvaluationPanel()
+    qtbot.addWidget(widget)
+    widget.resize(900, 700)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+def gallery(panel: EvaluationPanel) -> QListWidget:
+    return panel.findChild(QListWidget, "sampleGallery")
+
+
+def gallery_text(panel: EvaluationPanel) -> str:
+    return panel.findChild(QLabel, "galleryLabel").text()
+
+
+def matrix_widget(panel: EvaluationPanel) -> ConfusionMatrix:
+    return panel.findChild(ConfusionMatrix, "confusionMatrix")
+
+
+def click_cell(panel: EvaluationPanel, true: int, predicted: int) -> None:
+    widget = matrix_widget(panel)
+    rect = widget.cell_rect(true, predicted)
+    assert rect.width() >= 8, "cells too small to click"
+    QTest.mouseClick(widget, Qt.MouseButton.LeftButton, pos=rect.center())
+
+
+def test_object_names_and_empty_state(panel):
+    for cls, name in [
+        (QWidget, "confusionMatrix"),
+        (QWidget, "perClassAccuracy"),
+        (QSlider, "epochSlider"),
+        (QListWidget, "sampleGallery"),
+        (QLabel, "galleryLabel"),
+        (QPushButton, "openInCanvasButton"),
+    ]:
+        assert panel.findChild(cls, name) is not None, name
+    assert panel.objectName() == "evaluationPanel"
+    assert panel.shown_epoch() is None
+    assert panel.shown_matrix() is None
+    assert not panel.findChild(QSlider, "epochSlider").isEnabled()
+    assert len(panel.gallery_indices()) == 0
+    panel.select_cell(1, 2)  # nothing to select: no error
+    assert panel.selected_cell() is None
+
+
+def test_every_cell_lists_exactly_its_images_hardest_first(panel):
+    ev = make_evaluation()
+    images = make_images()
+    panel.set_class_names(NAMES)
+    panel.add_evaluation(ev, images)
+    confusion = ev.confusion()
+    assert confusion.sum() == N
+    assert (confusion - np.diag(np.diag(confusion))).sum() > 20  # real confusions
+    view = gallery(panel)
+    for i in range(CLASSES):
+        for j in range(CLASSES):
+            panel.select_cell(i, j)
+            count = int(confusion[i, j])
+            assert view.count() == count, (i, j)
+            shown = panel.gallery_indices()
+            np.testing.assert_array_equal(shown, ev.cell(i, j))
+            assert np.all(np.diff(ev.losses[shown]) <= 0)  # hardest first
+            for row in range(count):
+                item = view.item(row)
+                assert item.text().startswith(f"{NAMES[i]} → {NAMES[j]}\n")
+                assert item.text().endswith(f"{ev.confidences[shown[row]]:.0%}")
+                assert f"loss {ev.losses[shown[row]]:.3f}" in item.toolTip()
+            if count:
+                assert gallery_text(panel).startswith(f"{count} image")
+                assert f"true {NAMES[i]}, predicted {NAMES[j]}" in gallery_text(panel)
+            else:
+                assert gallery_text(panel).startswith("no images")
+
+
+def test_thumbnails_are_the_cell_images_at_2x_crisp(panel):
+    ev = make_evaluation()
+    images = make_images()
+    panel.add_evaluation(ev, images)
+    confusion = ev.confusion()
+    i, j = np.argwhere(confusion == confusion.max())[0]
+    panel.select_cell(int(i), int(j))
+    view = gallery(panel)
+    assert view.iconSize().width() == 56
+    for row in range(view.count()):
+        index = int(panel.gallery_indices()[row])
+        image = view.item(row).icon().pixmap(56, 56).toImage()
+        assert image.width() == 56
+        # Nearest-neighbour 2x: source pixel (0, 0) fills the 2x2 block unblended.
+        for x, y in [(0, 0), (1, 0), (0, 1), (1, 1)]:
+            assert image.pixelColor(x, y).red() == index % 256
+
+
+def test_mouse_click_on_a_cell_selects_it(panel, qtbot):
+    ev = make_evaluation()
+    panel.add_evaluation(ev, make_images())
+    widget = matrix_widget(panel)
+    confusion = ev.confusion()
+    for true, predicted in [(3, 5), (0, 0), (9, 2), (7, 7)]:
+        with qtbot.waitSignal(widget.cell_clicked) as blocker:
+            click_cell(panel, true, predicted)
+        assert blocker.args == [true, predicted]
+        assert panel.selected_cell() == (true, predicted)
+        assert widget.selected() == (true, predicted)
+        assert gallery(panel).count() == confusion[true, predicted]
+    # Outside the grid (the name column): nothing happens.
+    with qtbot.assertNotEmitted(widget.cell_clicked):
+        QTest.mouseClick(widget, Qt.MouseButton.LeftButton, pos=QPoint(2, 2))
+    assert panel.selected_cell() == (7, 7)
+
+
+def test_keyboard_moves_the_cursor_and_enter_selects(panel, qtbot):
+    panel.add_evaluation(make_evaluation(), make_images())
+    widget = matrix_widget(panel)
+    panel.select_cell(2, 2)
+    widget.setFocus()
+    QTest.keyClick(widget, Qt.Key.Key_Right)
+    QTest.keyClick(widget, Qt.Key.Key_Right)
+    QTest.keyClick(widget, Qt.Key.Key_Down)
+    assert widget.cursor_cell() == (3, 4)
+    assert panel.selected_cell() == (2, 2)
+    QTest.keyClick(widget, Qt.Key.Key_Return)
+    assert panel.selected_cell() == (3, 4)
+    for _ in range(20):  # clamps at the edge
+        QTest.keyClick(widget, Qt.Key.Key_Left)
+    assert widget.cursor_cell() == (3, 0)
+
+
+def test_tooltip_names_the_cell():
+    widget = ConfusionMatrix()
+    matrix = np.zeros((10, 10), dtype=np.int64)
+    matrix[3, 3] = 988
+    matrix[3, 5] = 12
+    widget.set_matrix(matrix, [str(i) for i in range(10)])
+    assert (
+        widget.cell_tooltip(3, 5) == "true 3, predicted 5: 12 images (1.2% of the 3s)"
+    )
+    assert widget.cell_tooltip(3, 4) == "true 3, predicted 4: 0 images (0.0% of the 3s)"
+    widget.deleteLater()
+
+
+def test_colours_separate_right_from_wrong():
+    right = cell_color(95, 100, diagonal=True)
+    wrong = cell_color(5, 100, diagonal=False)
+    assert right.green() > right.red()
+    assert wrong.red() > wrong.green()
+    # More errors: darker.
+    assert cell_color(50, 100, False).lightness() < wrong.lightness()
+    assert cell_color(0, 100, False) != wrong  # a zero is not an error colour
+
+
+def test_epochs_and_slider_replay(panel):
+    slider = panel.findChild(QSlider, "epochSlider")
+    label = panel.findChild(QLabel, "epochLabel")
+    evs = [make_evaluation(epoch) for epoch in range(4)]
+    images = make_images()
+    panel.add_evaluation(evs[0], images)
+    assert not slider.isEnabled()  # a single epoch: nothing to replay
+    for ev in evs[1:]:
+        panel.add_evaluation(ev, images)
+        assert panel.shown_epoch() == ev.epoch  # moves to the newest
+        assert panel.shown_matrix().sum() == N
+        assert slider.value() == slider.maximum() == ev.epoch
+    assert slider.isEnabled()
+    for ev in evs:
+        slider.setValue(ev.epoch)
+        assert panel.shown_epoch() == ev.epoch
+        np.testing.assert_array_equal(panel.shown_matrix(), ev.confusion())
+        np.testing.assert_array_equal(matrix_widget(panel)._matrix, ev.confusion())
+        accuracy = np.trace(ev.confusion()) / N
+        assert (
+            label.text() == f"epoch {ev.epoch + 1} of 4 · val accuracy {accuracy:.1%}"
+        )
+    # The selected cell stays while replaying; the gallery follows the epoch.
+    panel.select_cell(4, 1)
+    for ev in evs:
+        slider.setValue(ev.epoch)
+        np.testing.assert_array_equal(panel.gallery_indices(), ev.cell(4, 1))
+    # Replacing an epoch keeps one entry per epoch.
+    again = make_evaluation(1)
+    panel.add_evaluation(again, images)
+    assert slider.maximum() == 3
+    assert panel.shown_epoch() == 3
+
+
+def test_history_then_the_last_epoch(panel):
+    evs = [make_evaluation(epoch) for epoch in range(3)]
+    images = make_images()
+    panel.add_evaluation(make_evaluation(7), images)  # replaced by the history
+    panel.set_history([ev.confusion() for ev in evs])
+    slider = panel.findChild(QSlider, "epochSlider")
+    assert slider.maximum() == 2
+    assert panel.shown_epoch() == 2
+    panel.select_cell(2, 6)
+    count = evs[2].confusion()[2, 6]
+    # History only: the matrix, no images.
+    assert gallery(panel).count() == 0
+    assert len(panel.gallery_indices()) == 0
+    text = gallery_text(panel)
+    assert text.startswith(f"{count} image")
+    assert "per-image predictions of epoch 3 are not kept" in text
+    assert "only the latest epochs of this session have them" in text
+    # The run goes on: the last epoch arrives with its images.
+    panel.add_evaluation(evs[2], images)
+    assert slider.maximum() == 2
+    assert gallery(panel).count() == count
+    np.testing.assert_array_equal(panel.gallery_indices(), evs[2].cell(2, 6))
+    slider.setValue(0)
+    np.testing.assert_array_equal(panel.shown_matrix(), evs[0].confusion())
+    assert gallery(panel).count() == 0
+    assert "not kept" in gallery_text(panel)
+    panel.add_evaluation(make_evaluation(3), images)
+    assert panel.shown_epoch() == 3
+    assert slider.maximum() == 3
+
+
+def test_old_epochs_drop_their_images(panel):
+    images = make_images()
+    keep = EvaluationPanel.KEEP_SAMPLE_EPOCHS
+    for epoch in range(keep + 2):
+        panel.add_evaluation(make_evaluation(epoch), images)
+    panel.select_cell(0, 0)
+    assert gallery(panel).count() > 0
+    panel.findChild(QSlider, "epochSlider").setValue(1)
+    assert gallery(panel).count() == 0
+    assert "not kept" in gallery_text(panel)
+    panel.findChild(QSlider, "epochSlider").setValue(2)
+    assert gallery(panel).count() > 0
+
+
+def test_without_images_the_gallery_is_empty_and_says_so(panel):
+    ev = make_evaluation()
+    panel.add_evaluation(ev, None)
+    panel.select_cell(1, 1)
+    assert gallery(panel).count() == 0
+    assert "not available" in gallery_text(panel)
+    with pytest.raises(ValueError, match="images of shape"):
+        panel.add_evaluation(ev, make_images(N - 1))
+
+
+def test_big_cell_shows_the_500_hardest(panel):
+    n = 1200
+    ev = make_evaluation(n=n, error_rate=0.05)
+    labels = np.full(n, 3, dtype=np.int64)
+    labels[:40] = 5
+    predictions = labels.copy()
+    predictions[::97] = 8
+    ev = Evaluation(
+        0, 10, labels, predictions, ev.confidences, ev.losses, num_classes=10
+    )
+    panel.add_evaluation(ev, make_images(n))
+    count = int(ev.confusion()[3, 3])
+    assert count > 1000
+    panel.select_cell(3, 3)
+    assert gallery(panel).count() == 500
+    np.testing.assert_array_equal(panel.gallery_indices(), ev.cell(3, 3)[:500])
+    assert f"showing the 500 hardest of {count:,}" in gallery_text(panel)
+    item = gallery(panel).item(499)
+    assert int(item.data(Qt.ItemDataRole.UserRole)) == ev.cell(3, 3)[499]
+
+
+def test_open_in_canvas_emits_the_selected_image(panel, qtbot):
+    ev = make_evaluation()
+    images = make_images()
+    panel.add_evaluation(ev, images)
+    button = panel.findChild(QPushButton, "openInCanvasButton")
+    assert not button.isEnabled()  # no cell yet
+    confusion = ev.confusion()
+    true, predicted = np.argwhere((confusion >= 3) & ~np.eye(CLASSES, dtype=bool))[0]
+    panel.select_cell(int(true), int(predicted))
+    assert button.isEnabled()  # the hardest image is selected
+    view = gallery(panel)
+    view.setCurrentRow(2)
+    index = int(panel.gallery_indices()[2])
+    with qtbot.waitSignal(panel.open_in_canvas) as blocker:
+        QTest.mouseClick(button, Qt.MouseButton.LeftButton)
+    image = blocker.args[0]
+    assert image.dtype == np.float32
+    assert image.shape == (28, 28)
+    assert decode((image * 255).round().astype(np.uint8)) == index
+    np.testing.assert_allclose(image, images[index] / 255.0, rtol=1e-6)
+    assert image.min() >= 0.0
+    assert image.max() <= 1.0
+    # A double-click on an item opens that one.
+    item = view.item(1)
+    with qtbot.waitSignal(panel.open_in_canvas) as blocker:
+        view.itemDoubleClicked.emit(item)
+    assert decode((blocker.args[0] * 255).round().astype(np.uint8)) == int(
+        panel.gallery_indices()[1]
+    )
+
+
+def test_one_bar_item_shows_per_class_accuracy(panel):
+    plot = panel.findChild(QWidget, "perClassAccuracy")
+    bars = panel.bar_item()
+    assert bars in plot.getPlotItem().items
+    images = make_images()
+    ev = make_evaluation(0)
+    # Class 9 absent: NaN accuracy, drawn as an empty bar.
+    keep = ev.labels != 9
+    ev = Evaluation(
+        0,
+        10,
+        ev.labels[keep],
+        ev.predictions[keep],
+        ev.confidences[keep],
+        ev.losses[keep],
+        CLASSES,
+    )
+    for epoch_ev in [ev, make_evaluation(1)]:
+        panel.add_evaluation(epoch_ev, images[: len(epoch_ev.labels)])
+        assert panel.bar_item() is bars
+        assert [i for i in plot.getPlotItem().items if type(i) is type(bars)] == [bars]
+        expected = np.nan_to_num(epoch_ev.per_class_accuracy() * 100, nan=0.0)
+        np.testing.assert_allclose(bars.opts["height"], expected)
+        np.testing.assert_array_equal(bars.opts["x"], np.arange(CLASSES))
+    panel.findChild(QSlider, "epochSlider").setValue(0)
+    assert bars.opts["height"][9] == 0
+    assert np.isnan(ev.per_class_accuracy()[9])
+
+
+def test_clear_and_class_names(panel):
+    panel.add_evaluation(make_evaluation(0), make_images())
+    panel.add_evaluation(make_evaluation(1), make_images())
+    panel.select_cell(1, 4)
+    assert gallery(panel).count() > 0
+    panel.set_class_names(NAMES)
+    assert gallery(panel).item(0).text().startswith("one → four")
+    panel.set_class_names(["a", "b"])  # too few: the rest show their index
+    assert gallery(panel).item(0).text().startswith("b → 4")
+    panel.clear()
+    assert panel.shown_epoch() is None
+    assert panel.selected_cell() is None
+    assert gallery(panel).count() == 0
+    assert len(panel.bar_item().opts["height"]) == 0
+    assert not panel.findChild(QSlider, "epochSlider").isEnabled()
+
+
+def test_renders(panel, tmp_path):
+    panel.set_class_names([str(i) for i in range(CLASSES)])
+    panel.add_evaluation(make_evaluation(0), make_images())
+    panel.add_evaluation(make_evaluation(1), make_images())
+    panel.select_cell(3, 5)
+    matrix_widget(panel).setFocus()
+    pixmap = panel.grab()
+    assert not pixmap.isNull()
+    assert pixmap.save(str(tmp_path / "evaluation_panel.png"))
+
+
+def test_long_class_names_stand_up_and_cells_still_click(panel, qtbot):
+    names = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat"]
+    names += ["Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"]
+    panel.set_class_names(names)
+    panel.add_evaluation(make_evaluation(), make_images())
+    widget = matrix_widget(panel)
+    assert widget._grid().rotated
+    with qtbot.waitSignal(widget.cell_clicked):
+        click_cell(panel, 6, 9)
+    assert panel.selected_cell() == (6, 9)
+    assert gallery_text(panel).startswith(f"{ev_count(panel, 6, 9)} image")
+    assert "true Shirt, predicted Ankle boot" in gallery_text(panel)
+
+
+def ev_count(panel: EvaluationPanel, true: int, predicted: int) -> int:
+    return int(panel.shown_matrix()[true, predicted])

@@ -1,0 +1,81 @@
+"""The Evaluation and Layer health tabs fed by a real run in the window."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from workbench.core.data import load_arrays
+
+from .helpers import FAST, run_to_end
+
+pytestmark = pytest.mark.gui
+
+CFG = FAST.replace(model="small-cnn", max_steps=None, epochs=2, log_every=2)
+
+
+def test_matrix_gallery_and_canvas_after_a_run(qtbot, window):
+    window.apply_config(CFG.replace(frozen=("block1.*",)))
+    run_to_end(qtbot, window)
+    panel = window.evaluation_panel
+    digits = load_arrays("digits")
+    n = len(digits.test_labels)
+    assert panel.shown_epoch() == 1
+    for epoch in (0, 1):
+        panel.epoch_slider.setValue(epoch)
+        matrix = panel.shown_matrix()
+        assert matrix.sum() == n  # every validation image, once
+        assert matrix.tolist() == window.current_run.history.epochs[epoch]["confusion"]
+    matrix = panel.shown_matrix()
+    for true in range(10):
+        for predicted in range(10):
+            panel.select_cell(true, predicted)
+            shown = panel.gallery_indices()
+            assert len(shown) == matrix[true, predicted]
+            assert (digits.test_labels.numpy()[shown] == true).all()
+    # "Open in canvas" puts the selected image on the digit canvas.
+    panel.select_cell(3, 3)
+    index = panel.gallery_indices()[0]
+    panel.open_button.click()
+    assert window.tabs.currentWidget() is window.draw_page
+    canvas_image = window.draw_panel.canvas.image()
+    assert canvas_image.max() > 0.5
+    assert window.draw_panel.reading is not None
+
+    # Layer health: the frozen block shows a zero gradient, the head does not.
+    health = window.health_panel
+    for layer in ("block1.0", "block1.2"):
+        _, grads = health.grad_plot.data(layer)
+        assert len(grads) == 23  # 2 epochs of 23 steps, logged every 2
+        assert not grads.any()
+    _, head = health.grad_plot.data("head")
+    assert (head > 0).all()
+    layer, epoch, counts = health.shown_histogram()
+    assert epoch == 1
+    params = dict(window.current_run.model.named_modules())[layer].parameters(False)
+    assert counts.sum() == sum(p.numel() for p in params)
+    assert index >= 0
+
+
+def test_opening_a_checkpoint_restores_the_matrices_and_health(qtbot, window, tmp_path):
+    window.apply_config(CFG)
+    run_to_end(qtbot, window)
+    folder_checkpoint = window.run_folder.checkpoint_path
+    before = [e["confusion"] for e in window.current_run.history.epochs]
+    window.reset_run()
+    assert window.evaluation_panel.shown_matrix() is None
+    with qtbot.waitSignal(
+        window.state_changed, timeout=30_000, check_params_cb=lambda s: s == "idle"
+    ):
+        window.open_checkpoint(folder_checkpoint)
+    panel = window.evaluation_panel
+    panel.epoch_slider.setValue(0)
+    assert panel.shown_matrix().tolist() == before[0]
+    panel.epoch_slider.setValue(1)
+    assert panel.shown_matrix().tolist() == before[1]
+    panel.select_cell(0, 0)
+    assert len(panel.gallery_indices()) == before[1][0][0]  # the model's own
+    # Layer health comes back from the run's ledger.
+    assert window.health_panel.grad_plot.point_count("head") == 23
+    assert window.health_panel.shown_histogram() is not None
+    assert np.asarray(before).sum() == 2 * 360
