@@ -86,6 +86,8 @@ def _no_blocking_questions(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(dialogs, "ask_resume", unexpected)
     monkeypatch.setattr(dialogs, "confirm_partial_load", unexpected)
+    monkeypatch.setattr(dialogs, "get_text", unexpected)
+    monkeypatch.setattr(dialogs, "confirm", unexpected)
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QWidget
 
 from workbench.ui import window_state
 
@@ -112,3 +112,22 @@ def confirm_partial_load(
     box.setDefaultButton(load)
     box.exec()
     return box.clickedButton() is load
+
+
+def get_text(
+    parent: QWidget | None, title: str, label: str, text: str = ""
+) -> str | None:
+    """Ask for one line of text, ``text`` filled in; None when cancelled."""
+    value, accepted = QInputDialog.getText(parent, title, label, text=text)
+    return value if accepted else None
+
+
+def confirm(parent: QWidget | None, title: str, text: str) -> bool:
+    """Ask a yes/no question; No is the default (the question may destroy data)."""
+    box = QMessageBox(QMessageBox.Icon.Question, title, text, parent=parent)
+    box.setObjectName("confirmDialog")
+    box.setStandardButtons(
+        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No
+    )
+    box.setDefaultButton(QMessageBox.StandardButton.No)
+    return box.exec() == QMessageBox.StandardButton.Yes

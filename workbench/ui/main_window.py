@@ -49,6 +49,7 @@ from workbench.core.freezing import (
 from workbench.core.models import build_model
 from workbench.core.runs import RunFolder
 from workbench.ui import dialogs, window_state
+from workbench.ui.overlay import RunOverlay
 from workbench.ui.panels.data import DataPanel
 from workbench.ui.panels.device import DevicePanel
 from workbench.ui.panels.draw import DrawPanel
@@ -57,12 +58,14 @@ from workbench.ui.panels.freeze import FreezePanel
 from workbench.ui.panels.health import LayerHealthPanel
 from workbench.ui.panels.loader import LoaderPanel
 from workbench.ui.panels.model import ModelPanel
+from workbench.ui.panels.runs import RunsPanel
 from workbench.ui.panels.speed import SpeedPanel
 from workbench.ui.panels.training import CONTINUE_TIP, START_TIP, TrainingPanel
 from workbench.ui.plots import LivePlot, Smoother
 from workbench.ui.tasks import TaskThread, describe_error
 from workbench.ui.trainer_thread import TrainerThread
 from workbench.ui.window_files import FileActionsMixin
+from workbench.ui.window_runs import RunsMixin
 from workbench.ui.window_teach import TeachMixin
 
 log = logging.getLogger(__name__)
@@ -127,7 +130,7 @@ def config_differences(a: TrainConfig, b: TrainConfig) -> set[str]:
     }
 
 
-class MainWindow(FileActionsMixin, TeachMixin, QMainWindow):
+class MainWindow(FileActionsMixin, TeachMixin, RunsMixin, QMainWindow):
     """Panels, freeze tree, plots, and the trainer thread (``self.trainer``).
 
     ``self.trainer`` serves every run; its signals are emitted in the training
@@ -146,6 +149,7 @@ class MainWindow(FileActionsMixin, TeachMixin, QMainWindow):
     run_failed = Signal(str, str)  # message, traceback
     run_finished = Signal()  # the trainer thread ended; the controls are idle
     fine_tune_reported = Signal()  # the before/after card of a fine-tune is shown
+    reproduction_checked = Signal(object)  # Reproduction: a reproduce run's verdict
 
     def __init__(
         self, parent: QWidget | None = None, *, settings: QSettings | None = None
@@ -186,6 +190,8 @@ class MainWindow(FileActionsMixin, TeachMixin, QMainWindow):
         self._build_layout()
         self._build_actions()
         self._connect_trainer()
+        self.overlay = RunOverlay(self.loss_plot, self.accuracy_plot)
+        self._connect_runs_panel()
         self._compile_timer = QTimer(self)
         self._compile_timer.setInterval(250)
         self._compile_timer.timeout.connect(self._on_compile_timer_timeout)
@@ -218,6 +224,7 @@ class MainWindow(FileActionsMixin, TeachMixin, QMainWindow):
             self._on_evaluation_panel_open_in_canvas
         )
         self.health_panel = LayerHealthPanel()
+        self.runs_panel = RunsPanel()
         self._config_panels = (
             self.training_panel,
             self.data_panel,
@@ -300,6 +307,8 @@ class MainWindow(FileActionsMixin, TeachMixin, QMainWindow):
         self.tabs.addTab(self.draw_page, "Draw a digit")
         self.tabs.addTab(self.evaluation_page, "Evaluation")
         self.tabs.addTab(self.health_page, "Layer health")
+        self.runs_page = _scrolling(self.runs_panel, "runsPage")
+        self.tabs.addTab(self.runs_page, "Runs")
         self.tabs.currentChanged.connect(self._on_tabs_current_changed)
 
         self.main_splitter.addWidget(scroll)
@@ -392,6 +401,7 @@ class MainWindow(FileActionsMixin, TeachMixin, QMainWindow):
             ("&Draw a digit", "showDrawAction"),
             ("&Evaluation", "showEvaluationAction"),
             ("Layer &health", "showHealthAction"),
+            ("&Runs", "showRunsAction"),
         )
         for index, (text, name) in enumerate(tabs):
             action = self._action(
@@ -734,6 +744,7 @@ class MainWindow(FileActionsMixin, TeachMixin, QMainWindow):
                 panel.setEnabled(not busy)
         self.training_panel.set_settings_enabled(not busy)
         self.draw_panel.set_training_active(running)
+        self.runs_panel.set_busy(state != "idle")
         self.draw_panel.set_fine_tune_enabled(state == "idle")
         # The freeze tree edits the model: only when nothing trains it.
         self.freeze_panel.set_editable(state in ("idle", "paused"))
@@ -953,6 +964,8 @@ class MainWindow(FileActionsMixin, TeachMixin, QMainWindow):
         self._show_measurements()
         self._refresh_reader()
         self._finish_fine_tune()
+        self._finish_reproduction()
+        self._refresh_runs()
         self.run_finished.emit()
 
     def _measure(
@@ -978,6 +991,8 @@ class MainWindow(FileActionsMixin, TeachMixin, QMainWindow):
             plot.clear_data()
         self.health_panel.clear()
         self.evaluation_panel.clear()
+        if hasattr(self, "overlay"):
+            self.overlay.redraw()  # clear_data emptied the overlaid runs too
 
     @Slot(object)
     def _on_trainer_evaluation_ready(self, ev: E.Evaluation) -> None:

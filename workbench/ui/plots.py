@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QTimer, Slot
+from PySide6.QtCore import QPointF, Qt, QTimer, Slot
 from PySide6.QtGui import QPaintEvent, QShowEvent
 from PySide6.QtWidgets import QWidget
 
@@ -130,13 +130,19 @@ class LivePlot(pg.PlotWidget):
         symbol: str | None = None,
         fmt: str = "{:.4g}",
         capacity: int = 1024,
+        style: Qt.PenStyle = Qt.PenStyle.SolidLine,
+        z: float | None = None,
     ) -> None:
-        """Create the curve of series ``name`` (once; fed by :meth:`append`)."""
+        """Create the curve of series ``name`` (once; fed by :meth:`append`).
+
+        ``style`` (e.g. dashed) and ``z`` (a lower value draws beneath the other
+        curves) set apart secondary curves such as overlaid past runs.
+        """
         curve = self.plot(
             [],
             [],
             name=name,
-            pen=pg.mkPen(color, width=width),
+            pen=pg.mkPen(color, width=width, style=style),
             symbol=symbol,
             symbolBrush=color if symbol else None,
             symbolPen=None,
@@ -150,9 +156,25 @@ class LivePlot(pg.PlotWidget):
         curve.setClipToView(True)
         # The engine rejects non-finite losses, so every value is finite.
         curve.setSkipFiniteCheck(True)
+        if z is not None:
+            curve.setZValue(z)
         self._series[name] = _Series(
             name, curve, np.empty(capacity), np.empty(capacity), fmt=fmt
         )
+
+    def remove_series(self, name: str) -> None:
+        """Remove series ``name``, its curve and its legend entry (if present)."""
+        series = self._series.pop(name, None)
+        if series is not None:
+            self.removeItem(series.curve)  # PlotItem drops the legend entry too
+
+    def has_series(self, name: str) -> bool:
+        """Whether series ``name`` exists."""
+        return name in self._series
+
+    def series_names(self) -> list[str]:
+        """Every series, in the order they were added."""
+        return list(self._series)
 
     def append(self, name: str, x: float, y: float) -> None:
         """Add one point; drawn at the next refresh."""

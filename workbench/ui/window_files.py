@@ -64,7 +64,10 @@ class FileActionsMixin:
                 f"No autosave for this run: cannot write its folder ({exc})"
             )
             return None
-        return RunRecorder(self._run_folder, cfg.autosave_every)
+        self._refresh_runs()
+        return RunRecorder(
+            self._run_folder, cfg.autosave_every, tensorboard=self.write_tensorboard
+        )
 
     @property
     def run_folder(self) -> RunFolder | None:
@@ -219,6 +222,7 @@ class FileActionsMixin:
         self._run_config = run.config
         self._plot_history(run)
         self._show_opened_run_details(run, evaluation)
+        self._refresh_runs()
         self._refresh_reader()
         bar = self.training_panel.progress_bar
         bar.setRange(0, max(run.total_steps, 1))

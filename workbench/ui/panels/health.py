@@ -68,7 +68,6 @@ class LayerHealthPanel(QWidget):
         self.epoch_slider.valueChanged.connect(self._show_histogram)
         self.histogram_label = QLabel(objectName="histogramLabel")
         self._layers: tuple[str, ...] = ()
-        self._made: set[str] = set()  # series created on both norm plots
         self._histograms: dict[int, WeightHistograms] = {}
 
         controls = QHBoxLayout()
@@ -106,11 +105,14 @@ class LayerHealthPanel(QWidget):
         layers = tuple(layers)
         if layers == self._layers:
             return
+        # Another model: its own curves, and no legend entries of the last one.
         for plot in (self.grad_plot, self.weight_plot):
+            for name in self._layers:
+                if name not in layers and plot.has_series(name):
+                    plot.remove_series(name)
             for index, name in enumerate(layers):
-                if name not in self._made:
+                if not plot.has_series(name):
                     plot.add_series(name, _colour(index, len(layers)), width=1.5)
-        self._made |= set(layers)
         self._layers = layers
 
     @Slot(object)

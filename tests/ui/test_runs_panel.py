@@ -1,0 +1,358 @@
+"""The Runs tab: list, select, overlay, compare, rename, tag, delete, buttons."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+
+from workbench.core.config import TrainConfig
+from workbench.core.engine import iter_fit, prepare_run
+from workbench.core.runs import METRICS_FILE, RunFolder, RunRecorder, list_runs
+from workbench.ui import dialogs
+from workbench.ui.overlay import RunOverlay, steps_per_epoch
+from workbench.ui.panels.runs import COLUMNS, RunsPanel, duration
+from workbench.ui.plots import LivePlot
+
+pytestmark = pytest.mark.gui
+
+LIVE_LOSS = ["loss", "smoothed"]
+LIVE_ACCURACY = ["train", "validation"]
+BASE = TrainConfig(model="mlp", epochs=2, batch_size=64, log_every=1)
+
+
+def _train(root: Path, cfg: TrainConfig, arrays, *, autosave: int) -> RunFolder:
+    folder = RunFolder.create(cfg, origin="test", root=root)
+    run = prepare_run(cfg, arrays=arrays)
+    recorder = RunRecorder(folder, autosave)
+    recorder.start(run)
+    for event in iter_fit(run):
+        recorder.on_event(event, run)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory, tiny_arrays) -> Path:
+    """Three finished runs, trained once; A and B checkpointed, C not."""
+    root = tmp_path_factory.mktemp("trained-runs")
+    a = _train(root, BASE.replace(lr=0.01, seed=0), tiny_arrays, autosave=1)
+    a.update(name="A")
+    b = _train(root, BASE.replace(lr=0.02, seed=1), tiny_arrays, autosave=1)
+    b.update(name="B")
+    c = _train(root, BASE.replace(lr=0.01, seed=0, epochs=1), tiny_arrays, autosave=0)
+    c.update(name="C")
+    return root
+
+
+@pytest.fixture
+def runs(trained, runs_root) -> dict[str, RunFolder]:
+    """The trained runs copied into this test's runs folder, by name."""
+    found = {}
+    for path in trained.iterdir():
+        copy = RunFolder(Path(shutil.copytree(path, runs_root / path.name)))
+        found[copy.info()["name"]] = copy
+    return found
+
+
+@pytest.fixture
+def panel(qtbot, runs) -> RunsPanel:
+    widget = RunsPanel()
+    qtbot.addWidget(widget)
+    widget.resize(900, 600)
+    widget.show()
+    return widget
+
+
+@pytest.fixture
+def plots(qtbot) -> tuple[LivePlot, LivePlot]:
+    """Loss and accuracy plots with the window's live series, partly filled."""
+    loss = LivePlot("Training loss", "step", "loss")
+    loss.add_series("loss", (120, 170, 220), width=1)
+    loss.add_series("smoothed", (20, 70, 160), width=2.5)
+    accuracy = LivePlot("Accuracy per epoch", "epoch", "accuracy (%)")
+    accuracy.add_series("train", (230, 120, 20), symbol="o")
+    accuracy.add_series("validation", (30, 150, 60), symbol="o")
+    for step in range(1, 4):
+        loss.append("loss", step, 2.0 / step)
+        loss.append("smoothed", step, 2.0 / step)
+    accuracy.append("train", 1.0, 50.0)
+    accuracy.append("validation", 1.0, 55.0)
+    for plot in (loss, accuracy):
+        qtbot.addWidget(plot)
+        plot.refresh()
+    return loss, accuracy
+
+
+def _row_of(panel: RunsPanel, title: str) -> int:
+    for row in range(panel.table.rowCount()):
+        if panel.table.item(row, 0).text() == title:
+            return row
+    raise AssertionError(f"no row {title!r}")
+
+
+def _cells(panel: RunsPanel, title: str) -> list[str]:
+    row = _row_of(panel, title)
+    return [panel.table.item(row, c).text() for c in range(panel.table.columnCount())]
+
+
+def test_table_lists_runs_with_columns(panel, runs):
+    table = panel.table
+    assert table.objectName() == "runsTable"
+    headers = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
+    assert headers == list(COLUMNS)
+    assert table.rowCount() == 3
+    _title, date, dataset, model, best, spent, status, tags = _cells(panel, "A")
+    info = runs["A"].info()
+    assert len(date) == len("2026-11-30 12:05")
+    assert date[4] == "-"
+    assert (dataset, model, status, tags) == (BASE.dataset, "mlp", "finished", "")
+    assert best == f"{100 * info['best_val_accuracy']:.2f}%"
+    assert spent == duration(info["seconds"])
+    tooltip = table.item(_row_of(panel, "A"), 0).toolTip()
+    assert runs["A"].id in tooltip
+    assert str(runs["A"].path) in tooltip
+    assert table.isSortingEnabled()
+
+
+def test_durations_and_best_sort_by_value(panel, runs):
+    assert duration(83) == "1:23"
+    assert duration(3725) == "1:02:05"
+    assert duration(0) == "0:00"
+    runs["A"].update(best_val_accuracy=0.5)
+    runs["B"].update(best_val_accuracy=1.0)
+    runs["C"].update(best_val_accuracy=0.9872)
+    panel.refresh()
+    panel.table.sortByColumn(4, Qt.SortOrder.AscendingOrder)
+    column = [panel.table.item(r, 4).text() for r in range(3)]
+    assert column == ["50.00%", "98.72%", "100.00%"]  # not "100.00%" first
+
+
+def test_overlay_shows_one_curve_per_selected_run(qtbot, panel, plots):
+    loss_plot, accuracy_plot = plots
+    overlay = RunOverlay(loss_plot, accuracy_plot)
+    panel.overlay_changed.connect(overlay.show)
+    for names in (["A"], ["A", "B"], ["A", "B", "C"]):
+        ids = [r.id for r in list_runs() if r.title in names]
+        with qtbot.waitSignal(panel.overlay_changed) as blocker:
+            panel.select_ids(ids)
+        emitted = blocker.args[0]
+        assert sorted(r.title for r in emitted) == names
+        assert sorted(overlay.curve_names()) == names
+        # Exactly one loss and one accuracy curve per run; live series untouched.
+        assert loss_plot.series_names()[:2] == LIVE_LOSS
+        assert sorted(loss_plot.series_names()[2:]) == names
+        assert accuracy_plot.series_names()[:2] == LIVE_ACCURACY
+        assert sorted(accuracy_plot.series_names()[2:]) == names
+    # A: 2 epochs of 4 steps; its points lie where the window plots its own.
+    (a,) = [r for r in panel.selected_runs() if r.title == "A"]
+    lines = (a.folder.path / METRICS_FILE).read_text().splitlines()
+    a_steps = sum(json.loads(line)["kind"] == "step" for line in lines)
+    assert loss_plot.point_count("A") == a_steps == 8
+    xs, ys = accuracy_plot.data("A")
+    assert list(xs) == [1.0, 2.0]
+    assert all(0 <= y <= 100 for y in ys)
+    xs, _ = accuracy_plot.data("C")
+    assert list(xs) == [1.0]
+
+    with qtbot.waitSignal(panel.overlay_changed) as blocker:
+        panel.table.clearSelection()
+    assert blocker.args[0] == []
+    assert overlay.curve_names() == []
+    assert loss_plot.series_names() == LIVE_LOSS
+    assert accuracy_plot.series_names() == LIVE_ACCURACY
+    assert loss_plot.point_count("loss") == 3
+    assert accuracy_plot.point_count("validation") == 1
+    legend = loss_plot.getPlotItem().legend
+    assert [label.text for _, label in legend.items] == LIVE_LOSS
+
+
+def test_ctrl_click_extends_the_selection(qtbot, panel):
+    table = panel.table
+    emitted = []
+    panel.overlay_changed.connect(emitted.append)
+
+    def click(title, modifier=Qt.KeyboardModifier.NoModifier):
+        rect = table.visualItemRect(table.item(_row_of(panel, title), 1))
+        qtbot.mouseClick(
+            table.viewport(), Qt.MouseButton.LeftButton, modifier, rect.center()
+        )
+
+    click("A")
+    click("B", Qt.KeyboardModifier.ControlModifier)
+    assert sorted(r.title for r in panel.selected_runs()) == ["A", "B"]
+    assert [sorted(r.title for r in runs) for runs in emitted] == [["A"], ["A", "B"]]
+
+
+def test_overlay_names_never_take_a_live_series(qtbot, panel, plots, runs):
+    runs["A"].update(name="loss")
+    panel.refresh()
+    overlay = RunOverlay(*plots)
+    overlay.show([r for r in list_runs() if r.title == "loss"])
+    (name,) = overlay.curve_names()
+    assert name != "loss"
+    assert name.startswith("loss (")
+    assert plots[0].point_count("loss") == 3
+    overlay.clear()
+    assert plots[0].series_names() == LIVE_LOSS
+
+
+def test_diff_table_shows_only_differing_fields(panel, runs):
+    panel.select_ids([runs["A"].id, runs["B"].id])
+    diff = panel.diff_table
+    assert diff.objectName() == "runDiffTable"
+    fields = [diff.verticalHeaderItem(r).text() for r in range(diff.rowCount())]
+    assert fields == ["lr", "seed"]
+    titles = [diff.horizontalHeaderItem(c).text() for c in range(diff.columnCount())]
+    values = {
+        titles[c]: [diff.item(r, c).text() for r in range(diff.rowCount())]
+        for c in range(diff.columnCount())
+    }
+    assert values == {"A": ["0.01", "0"], "B": ["0.02", "1"]}
+
+    panel.select_ids([runs["A"].id])
+    fields = [diff.verticalHeaderItem(r).text() for r in range(diff.rowCount())]
+    assert diff.columnCount() == 1
+    assert "lr" in fields
+    assert "model" in fields
+    assert len(fields) > 5
+
+
+def test_rename_and_tag_change_run_json_and_table(panel, runs, monkeypatch):
+    answers = iter(["Baseline", "fast, mlp ,"])
+    asked = []
+
+    def get_text(parent, title, label, text=""):
+        asked.append((title, text))
+        return next(answers)
+
+    monkeypatch.setattr(dialogs, "get_text", get_text)
+    panel.select_ids([runs["A"].id])
+    panel.findChild(type(panel.rename_button), "renameRunButton").click()
+    assert runs["A"].info()["name"] == "Baseline"
+    assert _row_of(panel, "Baseline") >= 0
+    assert [r.title for r in panel.selected_runs()] == ["Baseline"]  # kept by id
+
+    panel.tag_button.click()
+    assert runs["A"].info()["tags"] == ["fast", "mlp"]
+    assert _cells(panel, "Baseline")[7] == "fast, mlp"
+    assert asked == [("Rename run", "A"), ("Tag runs", "")]
+
+
+def test_cancelled_rename_changes_nothing(panel, runs, monkeypatch):
+    monkeypatch.setattr(dialogs, "get_text", lambda *a, **k: None)
+    panel.select_ids([runs["A"].id])
+    panel.rename_button.click()
+    assert runs["A"].info()["name"] == "A"
+
+
+def test_delete_asks_then_removes_folders(qtbot, panel, runs, monkeypatch):
+    questions = []
+    answer = [False]
+
+    def confirm(parent, title, text):
+        questions.append(text)
+        return answer[0]
+
+    monkeypatch.setattr(dialogs, "confirm", confirm)
+    panel.select_ids([runs["A"].id, runs["B"].id])
+    panel.delete_button.click()
+    assert runs["A"].path.is_dir()
+    assert runs["B"].path.is_dir()
+    assert "2 runs" in questions[0]
+    assert "checkpoints" in questions[0]
+
+    answer[0] = True
+    with qtbot.waitSignal(panel.overlay_changed) as blocker:
+        qtbot.keyClick(panel.table, Qt.Key.Key_Delete)
+    assert blocker.args[0] == []
+    assert not runs["A"].path.exists()
+    assert not runs["B"].path.exists()
+    assert runs["C"].path.is_dir()
+    assert [_cells(panel, "C")[0]] == [
+        panel.table.item(r, 0).text() for r in range(panel.table.rowCount())
+    ]
+
+
+def test_reproduce_and_open_buttons(qtbot, panel, runs):
+    reproduce, open_ = panel.reproduce_button, panel.open_button
+    assert not reproduce.isEnabled()
+    assert not open_.isEnabled()
+
+    panel.select_ids([runs["A"].id])
+    assert reproduce.isEnabled()
+    assert open_.isEnabled()
+    with qtbot.waitSignal(panel.reproduce_requested) as blocker:
+        reproduce.click()
+    assert blocker.args[0].id == runs["A"].id
+    with qtbot.waitSignal(panel.open_requested) as blocker:
+        open_.click()
+    assert blocker.args[0].folder.checkpoint_path == runs["A"].checkpoint_path
+
+    panel.select_ids([runs["C"].id])  # finished, but never autosaved
+    assert reproduce.isEnabled()
+    assert not open_.isEnabled()
+
+    panel.select_ids([runs["A"].id, runs["B"].id])
+    assert not reproduce.isEnabled()
+    assert not open_.isEnabled()
+    assert panel.delete_button.isEnabled()
+
+    runs["B"].update(status="stopped")
+    panel.refresh()
+    panel.select_ids([runs["B"].id])
+    assert not reproduce.isEnabled()
+    assert open_.isEnabled()
+
+    panel.set_current_run_id(runs["B"].id)
+    panel.set_busy(True)
+    assert not open_.isEnabled()
+    assert not panel.delete_button.isEnabled()
+    assert not panel.rename_button.isEnabled()  # the trainer rewrites run.json
+    assert panel.table.item(_row_of(panel, "B"), 0).font().bold()
+    assert not panel.table.item(_row_of(panel, "A"), 0).font().bold()
+    panel.set_busy(False)
+    assert open_.isEnabled()
+    assert panel.delete_button.isEnabled()
+
+    panel.show_message("Reproduced: same accuracy")
+    assert panel.findChild(type(panel.message_label), "runsMessage").text() == (
+        "Reproduced: same accuracy"
+    )
+    assert panel.findChild(type(panel.tensorboard_check), "tensorboardCheck")
+
+
+def test_torn_last_metrics_line_still_overlays(qtbot, panel, plots, runs):
+    path = runs["B"].path / METRICS_FILE
+    steps = sum('"kind": "step"' in line for line in path.read_text().splitlines())
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write('{"kind": "step", "global_step": 9, "lo')  # the crash
+    overlay = RunOverlay(*plots)
+    panel.overlay_changed.connect(overlay.show)
+    panel.select_ids([runs["B"].id])
+    assert overlay.curve_names() == ["B"]
+    assert plots[0].point_count("B") == steps > 0
+    assert plots[1].point_count("B") == 2
+
+
+def test_steps_per_epoch_from_epoch_records():
+    full = [{"epoch": 0, "global_step": 4}, {"epoch": 1, "global_step": 8}]
+    assert steps_per_epoch(full) == 4
+    # Stopped mid-epoch 0, resumed: the partial record is followed by the same epoch.
+    resumed = [
+        {"epoch": 0, "global_step": 2},
+        {"epoch": 0, "global_step": 4},
+        {"epoch": 1, "global_step": 8},
+    ]
+    assert steps_per_epoch(resumed) == 4
+    assert steps_per_epoch([{"epoch": 0, "global_step": 3}]) == 3
+    assert steps_per_epoch([]) == 1
+
+
+def test_panel_renders(panel, runs, tmp_path):
+    panel.set_current_run_id(runs["C"].id)
+    panel.select_ids([runs["A"].id, runs["B"].id])
+    panel.show_message("Reproduced A: validation accuracy within 0.1%")
+    assert panel.grab().save(str(tmp_path / "runs_panel.png"))

@@ -1,0 +1,63 @@
+"""The Runs tab in the window: the ledger of its runs, overlay, reproduce."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.core.runs import list_runs, read_events
+
+from .helpers import FAST, run_to_end
+
+pytestmark = pytest.mark.gui
+
+
+def test_runs_are_listed_overlaid_and_reproduced(qtbot, window):
+    window.apply_config(FAST.replace(max_steps=None, epochs=2, seed=1))
+    run_to_end(qtbot, window)
+    window.apply_config(FAST.replace(max_steps=None, epochs=2, seed=2))
+    window.reset_run()
+    run_to_end(qtbot, window)
+    panel = window.runs_panel
+    runs = list_runs()
+    assert len(runs) == 2
+    assert panel.table.rowCount() == 2
+    assert all(r.status == "finished" for r in runs)
+
+    panel.select_ids([r.id for r in runs])
+    names = window.overlay.curve_names()
+    assert len(names) == 2  # one curve per selected run, on each plot
+    for name in names:
+        assert window.loss_plot.has_series(name)
+        assert window.accuracy_plot.has_series(name)
+    panel.select_ids([runs[0].id])
+    assert len(window.overlay.curve_names()) == 1
+    assert not window.loss_plot.has_series(names[1])
+    assert window.loss_plot.has_series("loss")  # the live run's curves stay
+
+    with qtbot.waitSignal(window.reproduction_checked, timeout=60_000) as verdict:
+        panel.reproduce_button.click()
+    assert verdict.args[0].reproduced
+    assert "reproduced: all" in panel.message_label.text()
+    assert runs[0].folder.info()["last_reproduction"].startswith("reproduced")
+    assert len(list_runs()) == 3  # the repeat is a run of its own
+
+
+def test_pause_and_freeze_changes_go_to_the_runs_events(qtbot, window):
+    from tests.ui.test_window import start_long_run
+
+    start_long_run(qtbot, window)
+    with qtbot.waitSignal(window.pause_reached, timeout=10_000):
+        window.toggle_pause()
+    window.freeze_panel.head_button.click()
+    window.toggle_pause()
+    with qtbot.waitSignal(window.run_finished, timeout=10_000):
+        window.stop()
+    kinds = [e["kind"] for e in read_events(window.run_folder)]
+    assert kinds == ["start", "pause", "freeze", "resume", "stop requested", "stop"]
+    freeze = read_events(window.run_folder)[2]
+    assert freeze["frozen"] == [
+        "hidden.1.weight",
+        "hidden.1.bias",
+        "hidden.3.weight",
+        "hidden.3.bias",
+    ]
