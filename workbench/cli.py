@@ -451,96 +451,6 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_runs(args: argparse.Namespace) -> int:
-    """``runs list``, ``runs show ID`` and ``runs reproduce ID``."""
-    from workbench.core import runs as R
-
-    if args.runs_command == "list":
-        summaries = R.list_runs()
-        if not summaries:
-            _say(f"no runs yet in {R.runs_dir()}")
-            return 0
-        _say(
-            f"{'id':40} {'dataset':10} {'model':10} {'best val':>8} {'time':>7}  status"
-        )
-        for r in summaries:
-            best = _percent(r.best_val_accuracy) if r.best_val_accuracy else "n/a"
-            tags = f"  [{', '.join(r.tags)}]" if r.tags else ""
-            name = f"  {r.name}" if r.name else ""
-            _say(
-                f"{r.id:40} {r.dataset:10} {r.model:10} {best:>8} "
-                f"{r.seconds:6.1f}s  {r.status}{name}{tags}"
-            )
-        return 0
-    try:
-        folder = R.find_run(args.id)
-    except KeyError as exc:
-        raise C.ConfigError(str(exc.args[0])) from None
-    if args.runs_command == "show":
-        for line in _run_report(folder):
-            _say(line)
-        return 0
-    return _reproduce(folder)
-
-
-def _run_report(folder: Any) -> list[str]:
-    from workbench.core import runs as R
-
-    info = folder.info()
-    metrics = R.read_metrics(folder)
-    lines = [f"run {folder.id}" + (f" ({info['name']})" if info.get("name") else "")]
-    lines.append(f"folder: {folder.path}")
-    lines.append(
-        f"status: {info.get('status')}, created {info.get('created')} from the "
-        f"{info.get('origin')}, {float(info.get('seconds') or 0):.1f} s of training"
-    )
-    if info.get("tags"):
-        lines.append(f"tags: {', '.join(info['tags'])}")
-    versions = info.get("versions") or {}
-    lines.append("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
-    lines.append(f"device: {info.get('device')}")
-    cfg = dict(info.get("config") or {})
-    cfg.pop("schema_version", None)
-    lines.append("config: " + ", ".join(f"{k}={v}" for k, v in cfg.items()))
-    for epoch in metrics["epoch"]:
-        lines.append(
-            f"epoch {epoch['epoch'] + 1}: step {epoch['global_step']:,}, train loss "
-            f"{epoch['train_loss']:.4f} acc {_percent(epoch['train_accuracy'])} | "
-            f"val loss {epoch['val_loss']:.4f} acc {_percent(epoch['val_accuracy'])}"
-        )
-    steps = metrics["step"]
-    if steps:
-        lines.append(
-            f"logged steps: {len(steps)}, last loss {steps[-1]['loss']:.4f} at step "
-            f"{steps[-1]['global_step']:,}"
-        )
-    for event in R.read_events(folder):
-        extra = {k: v for k, v in event.items() if k not in ("time", "kind")}
-        detail = ", ".join(f"{k}={v}" for k, v in extra.items())
-        lines.append(
-            f"event {event.get('time')}: {event.get('kind')} {detail}".rstrip()
-        )
-    checkpoint = folder.checkpoint_path
-    if checkpoint.is_file():
-        lines.append(
-            f"checkpoint: {checkpoint} ({checkpoint.stat().st_size / 1e6:.2f} MB)"
-        )
-    return lines
-
-
-def _reproduce(folder: Any) -> int:
-    from workbench.core.engine import fit, prepare_run
-    from workbench.core.reproduce import compare_with_folder, original_config
-
-    cfg = original_config(folder)
-    _say(f"training {folder.id} again: {cfg.model} on {cfg.dataset}, seed {cfg.seed}")
-    run = prepare_run(cfg)
-    fit(run)
-    verdict = compare_with_folder(folder, run.history.steps)
-    _say(verdict.describe())
-    return 0 if verdict.reproduced else 1
-
-
 def cmd_predict(args: argparse.Namespace) -> int:
     """Print each image's predicted class and top probabilities."""
     from workbench.core.checkpoints import config_of, load_checkpoint, load_model_state
@@ -576,6 +486,13 @@ def cmd_devices(_: argparse.Namespace) -> int:
         _say(f"{info.spec:8} {info.name}  ({status})")
     _say(f"auto -> {best_device()}")
     return 0
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    """``runs list``, ``runs show ID`` and ``runs reproduce ID``."""
+    from workbench.cli_runs import run_command
+
+    return run_command(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
