@@ -385,10 +385,13 @@ def _recorder(args: argparse.Namespace, run: Any) -> Any:
     from workbench.core.runs import RunFolder, RunRecorder, folder_of
 
     folder = folder_of(Path(args.resume)) if args.resume else None
-    if folder is not None:
-        folder.claim()
+    if folder is not None and folder.info():
+        folder.claim(run.config)
     else:
-        folder = RunFolder.create(run.config, origin="command line")
+        source = f"weights from {args.init_from}" if args.init_from else None
+        folder = RunFolder.create(
+            run.config, origin="command line", started_from=source
+        )
     every = run.config.autosave_every
     when = {0: "never", 1: "every epoch"}.get(every, f"every {every} epochs")
     _say(f"run folder: {folder.path} (checkpoint saved {when}, and at the end)")

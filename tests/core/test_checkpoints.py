@@ -186,9 +186,7 @@ def test_read_only_folder_gives_a_clear_error(tmp_path, trained_run, monkeypatch
     assert not (tmp_path / "run.pt").exists()
 
 
-def test_temp_files_of_killed_saves_are_cleared_by_the_next_save(
-    tmp_path, trained_run
-):
+def test_temp_files_of_killed_saves_are_cleared_by_the_next_save(tmp_path, trained_run):
     from workbench.core.files import STALE_AFTER_S
 
     old = tmp_path / ".run.pt.abc123.tmp"  # what a SIGKILL mid-save leaves

@@ -274,6 +274,7 @@ def test_freezing_everything_mid_run_is_a_clear_error(tiny_arrays):
         pass
     set_frozen(run.model, ["*"])
     control.notify_mask_changed()
+
     def drain() -> None:
         for event in events:  # raised before the next batch trains
             assert not isinstance(event, E.StepMetrics)
@@ -326,3 +327,15 @@ def test_serving_weights_does_not_change_the_run(tiny_arrays):
             served.append(control.take_weights())
     assert len(served) == len(plain) - 1  # every step but the last is followed
     assert _losses(events) == plain
+
+
+def test_weight_histograms_survive_weights_gone_nan(tiny_arrays):
+    from workbench.core.engine import weight_histograms
+
+    run = prepare_run(TrainConfig(model="mlp", epochs=1), arrays=tiny_arrays)
+    with torch.no_grad():
+        run.model.head.weight[0, 0] = float("nan")
+        run.model.head.bias.fill_(float("nan"))
+    hist = weight_histograms(run, 0)
+    head = hist.layers.index("head")
+    assert sum(hist.counts[head]) == run.model.head.weight.numel() - 1

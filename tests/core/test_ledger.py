@@ -194,3 +194,46 @@ def test_tensorboard_event_files_hold_the_scalars(runs_root, tiny_arrays):
     assert json.loads((recorder.folder.path / "run.json").read_text())["status"] == (
         "finished"
     )
+
+
+def test_resuming_from_an_earlier_checkpoint_forgets_the_steps_logged_after_it(
+    runs_root, tiny_arrays
+):
+    cfg = TrainConfig(model="mlp", epochs=2, batch_size=64, log_every=1)
+    run = prepare_run(cfg, arrays=tiny_arrays)
+    recorder = RunRecorder(RunFolder.create(cfg, origin="test"), 1)
+    recorder.start(run)
+    for event in iter_fit(run):
+        recorder.on_event(event, run)
+    path = recorder.folder.path / "metrics.jsonl"
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write('{"kind": "step", "global_step": 9, "lo')  # torn by a crash
+    # The crash came after step 8; the last checkpoint held step 4 (epoch 1).
+    resumed = prepare_run(cfg, arrays=tiny_arrays)
+    resumed.global_step = 4
+    RunRecorder(recorder.folder, 1).start(resumed)
+    steps = [r["global_step"] for r in read_metrics(recorder.folder)["step"]]
+    assert steps == [1, 2, 3, 4]
+    assert path.read_text().endswith("\n")
+
+
+def test_runs_that_cannot_be_repeated_from_their_config_are_refused(runs_root):
+    from workbench.core.config import ConfigError
+
+    cfg = TrainConfig(model="mlp", epochs=1)
+    resumed = RunFolder.create(cfg, origin="test")
+    resumed.claim(cfg.replace(epochs=3))
+    info = resumed.info()
+    assert info["changed_on_resume"] == ["epochs"]
+    assert info["config"]["epochs"] == 3
+    resumed.update(status="finished")
+    with pytest.raises(ConfigError, match="resumed with other settings"):
+        original_config(resumed)
+    tuned = RunFolder.create(cfg, origin="test", started_from="fine-tune of x")
+    tuned.update(status="finished")
+    with pytest.raises(ConfigError, match="started from fine-tune of x"):
+        original_config(tuned)
+    plain = RunFolder.create(cfg, origin="test")
+    plain.claim(cfg)  # the same settings: still repeatable
+    plain.update(status="finished")
+    assert original_config(plain) == cfg

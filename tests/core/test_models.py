@@ -50,3 +50,16 @@ def test_lazy_model_is_materialised_by_a_dry_run_batch():
 def test_unknown_model_names_the_choices():
     with pytest.raises(ConfigError, match="small-cnn"):
         build_model("vgg")
+
+
+@pytest.mark.parametrize("name", ["small-cnn", "cnn", "lazy-cnn", "mlp"])
+def test_an_unseeded_build_draws_no_random_numbers(name):
+    from workbench.core.models import build_unseeded
+
+    before = torch.get_rng_state().clone()
+    model = build_unseeded(name, 10)
+    assert torch.equal(torch.get_rng_state(), before)
+    reference = build_model(name, 10, seed=0)
+    assert {k: v.shape for k, v in model.state_dict().items()} == {
+        k: v.shape for k, v in reference.state_dict().items()
+    }

@@ -89,3 +89,18 @@ def test_mouse_over_the_plot_shows_values(qtbot, plot):
     assert plot._hover_text.toPlainText().startswith("step 50\nloss: 0.02")
     plot.scene().sigMouseMoved.emit(QPointF(-1000, -1000))  # left the plot
     assert not plot._hover_text.isVisible()
+
+
+def test_non_finite_points_never_reach_the_curves(qtbot):
+    from workbench.ui.plots import LivePlot
+
+    plot = LivePlot("t", "x", "y")
+    qtbot.addWidget(plot)
+    plot.add_series("s", (0, 0, 0))
+    plot.append("s", 1, float("nan"))  # an empty validation split
+    plot.append("s", 2, float("inf"))  # an fp16 overflow
+    plot.append("s", 3, 0.5)
+    plot.extend("s", [4, 5, 6], [1.0, float("nan"), 2.0])
+    xs, ys = plot.data("s")
+    assert xs.tolist() == [3, 4, 6]
+    assert ys.tolist() == [0.5, 1.0, 2.0]

@@ -374,7 +374,12 @@ def weight_histograms(run: TrainingRun, epoch: int, bins: int = 30) -> WeightHis
     names, edges, counts = [], [], []
     for name, params in _layers(run.model):
         values = torch.cat([p.detach().float().flatten() for p in params]).cpu().numpy()
-        count, edge = np.histogram(values, bins=bins)
+        # Weights gone NaN (a diverging run, caught at the next log step) have no
+        # histogram range: count the finite ones.
+        finite = values[np.isfinite(values)]
+        count, edge = np.histogram(
+            finite, bins=bins, range=None if finite.size else (0, 1)
+        )
         names.append(name)
         edges.append(tuple(float(e) for e in edge))
         counts.append(tuple(int(c) for c in count))

@@ -188,3 +188,26 @@ def snapshot_state(model: nn.Module) -> dict[str, torch.Tensor]:
         name: tensor.detach().to("cpu", copy=True)
         for name, tensor in model.state_dict().items()
     }
+
+
+def build_unseeded(name: str, num_classes: int = 10) -> nn.Module:
+    """The architecture with zeroed weights, built without drawing random numbers.
+
+    Building on the ``meta`` device skips initialisation, so nothing touches
+    the process-wide random generator, which a run training in another thread
+    may be drawing from (dropout). For a model that gets its weights loaded
+    right away (the Draw tab's reader).
+    """
+    if name not in _BUILDERS:
+        raise ConfigError(f"model: {name!r} is not one of {', '.join(MODELS)}")
+    with torch.device("meta"):
+        model = _BUILDERS[name](num_classes)
+        materialize(model)
+    model = model.to_empty(device="cpu")
+    with torch.no_grad():
+        for tensor in (*model.parameters(), *model.buffers()):
+            tensor.zero_()
+    for module in model.modules():
+        if isinstance(module, nn.modules.batchnorm._BatchNorm):
+            module.reset_running_stats()
+    return model

@@ -169,12 +169,14 @@ class Predictor:
     def __init__(
         self, model_name: str, dataset: str, class_names: tuple[str, ...]
     ) -> None:
-        from workbench.core.models import build_model
+        from workbench.core.models import build_unseeded
 
         self.model_name = model_name
         self.dataset = dataset
         self.class_names = tuple(class_names)
-        self.model = build_model(model_name, len(class_names), seed=0)
+        # No random initialisation: it would touch the generator a run in
+        # another thread draws from, and real weights are loaded next anyway.
+        self.model = build_unseeded(model_name, len(class_names))
         self.model.eval()
         # Saliency needs gradients for the input only, never for the weights.
         self.model.requires_grad_(False)

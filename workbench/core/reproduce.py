@@ -57,6 +57,16 @@ def original_config(folder: RunFolder) -> TrainConfig:
         When the run did not finish (its length is unknown) or has no config.
     """
     info = folder.info()
+    if info.get("started_from"):
+        raise ConfigError(
+            f"run {folder.id} started from {info['started_from']}, not from its "
+            "seed: its config alone cannot repeat it"
+        )
+    if info.get("changed_on_resume"):
+        raise ConfigError(
+            f"run {folder.id} was resumed with other settings "
+            f"({', '.join(info['changed_on_resume'])}): no single config repeats it"
+        )
     if info.get("status") != "finished":
         raise ConfigError(
             f"run {folder.id} did not finish ({info.get('status', 'unknown')}): only "

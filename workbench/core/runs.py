@@ -107,9 +107,19 @@ class RunFolder:
 
     @classmethod
     def create(
-        cls, cfg: TrainConfig, *, origin: str, root: Path | None = None
+        cls,
+        cfg: TrainConfig,
+        *,
+        origin: str,
+        root: Path | None = None,
+        started_from: str | None = None,
     ) -> RunFolder:
-        """A new folder named by time, dataset and model; ``run.json`` written."""
+        """A new folder named by time, dataset and model; ``run.json`` written.
+
+        ``started_from`` says where the first weights came from when they were
+        not the seed's initialisation (a fine-tune, loaded weights): such a run
+        cannot be reproduced from its config alone.
+        """
         root = root or runs_dir()
         stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
         name = f"{stamp}-{cfg.dataset}-{cfg.model}-{secrets.token_hex(2)}"
@@ -134,6 +144,8 @@ class RunFolder:
                 "tags": [],
                 "best_val_accuracy": None,
                 "seconds": 0.0,
+                "started_from": started_from,
+                "changed_on_resume": [],
                 "updated": _now(),
             }
         )
@@ -163,9 +175,31 @@ class RunFolder:
         data.update(fields, updated=_now())
         self._write(data)
 
-    def claim(self) -> None:
-        """Mark the run as trained by this process (a resumed run)."""
-        self.update(status="running", pid=os.getpid(), host=socket.gethostname())
+    def claim(self, cfg: TrainConfig | None = None) -> None:
+        """Mark the run as trained by this process (a resumed run).
+
+        ``cfg``: the config it continues with; fields that differ from the
+        stored one are recorded in ``changed_on_resume`` (the run is then no
+        longer what its first config describes).
+        """
+        info = self.info()
+        if not info:
+            raise FileNotFoundError(f"{self.path / RUN_FILE} is gone")
+        fields: dict[str, Any] = {}
+        if cfg is not None:
+            new = cfg.to_dict()
+            old = info.get("config") or {}
+            changed = sorted(
+                k for k in new if k != "schema_version" and old.get(k) != new[k]
+            )
+            if changed:
+                fields["config"] = new
+                fields["changed_on_resume"] = sorted(
+                    set(info.get("changed_on_resume") or []) | set(changed)
+                )
+        self.update(
+            status="running", pid=os.getpid(), host=socket.gethostname(), **fields
+        )
 
     def save(self, run: TrainingRun) -> Path:
         """Write the run's checkpoint and record how far it got."""
@@ -242,6 +276,21 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return records
 
 
+def _forget_after(path: Path, global_step: int) -> None:
+    """Drop records past ``global_step``, and end a torn last line.
+
+    A crash may have logged steps after the last checkpoint; the run resumes
+    from that checkpoint and logs those steps again.
+    """
+    text = path.read_text(encoding="utf-8")
+    records = read_jsonl(path)
+    kept = [r for r in records if int(r.get("global_step", 0)) <= global_step]
+    if len(kept) == len(records) and text.endswith("\n"):
+        return
+    lines = "".join(json.dumps(r, allow_nan=True) + "\n" for r in kept)
+    write_atomically(path, lambda f: f.write(lines.encode("utf-8")))
+
+
 class RunRecorder:
     """Writes a run's ledger and autosaves its checkpoint, event by event.
 
@@ -284,6 +333,8 @@ class RunRecorder:
                     )
                 for epoch in run.history.epochs:
                     _append_line(path, {"kind": "epoch", **epoch})
+            else:
+                _forget_after(path, run.global_step)
         except OSError as exc:
             return self._failed(f"cannot write {path}", exc)
         return self._open_tensorboard()

@@ -181,8 +181,9 @@ class MainWindow(FileActionsMixin, TeachMixin, RunsMixin, QMainWindow):
         self._weights_asked_at = -math.inf
         self._run_folder: RunFolder | None = None
         self._start_after_open = False  # the resume offer continues the run at once
-        # Weights loaded with "Load weights…": the next new run starts from them.
-        self._init_weights: tuple[tuple[str, int], dict[str, Any]] | None = None
+        # Weights loaded with "Load weights…" (model key, state, file name): the
+        # next new run starts from them.
+        self._init_weights: tuple[tuple[str, int], dict[str, Any], str] | None = None
 
         self.trainer = TrainerThread(self)
         self._build_panels()
@@ -619,7 +620,11 @@ class MainWindow(FileActionsMixin, TeachMixin, RunsMixin, QMainWindow):
             loaded["arrays"] = result
             return result
 
-        recorder = self._recorder_for(cfg, new=plan == "new")
+        init = self._init_weights if plan == "new" else None
+        source = None
+        if init is not None and init[0] == self._model_key():
+            source = f"weights from {init[2]}"
+        recorder = self._recorder_for(cfg, new=plan == "new", started_from=source)
         if plan == "continue":
             run = self._run
             assert run is not None
@@ -1095,10 +1100,12 @@ class MainWindow(FileActionsMixin, TeachMixin, RunsMixin, QMainWindow):
                 # Only torch.compile's first step cannot be interrupted.
                 log.warning("the run is still finishing a step; waiting for it")
                 self.trainer.wait()
-            if self.trainer.recorder is not None and self.trainer.result is not None:
+            result = self.trainer.result
+            if self.trainer.recorder is not None and result and result.stopped:
                 # Closed mid-run: the next start offers to resume it.
                 self.trainer.recorder.mark("closed")
         if self._open_task is not None:
+            self._open_task.cancel()  # a download in it stops at the next chunk
             self._open_task.wait()
         if self._score_task is not None:
             self._score_task.wait()

@@ -11,6 +11,7 @@ percent of the GUI thread while a run trains.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -177,14 +178,22 @@ class LivePlot(pg.PlotWidget):
         return list(self._series)
 
     def append(self, name: str, x: float, y: float) -> None:
-        """Add one point; drawn at the next refresh."""
+        """Add one point; drawn at the next refresh. Non-finite points are skipped.
+
+        The curves skip pyqtgraph's finite check for speed, so a NaN (an empty
+        validation split) or an inf (an fp16 overflow) must not reach them.
+        """
+        if not (math.isfinite(x) and math.isfinite(y)):
+            return
         self._series[name].append(x, y)
         if not self._timer.isActive() and not self._stopped:
             self._timer.start()
 
     def extend(self, name: str, xs: np.ndarray, ys: np.ndarray) -> None:
-        """Add many points at once (history from a checkpoint)."""
-        self._series[name].extend(np.asarray(xs, float), np.asarray(ys, float))
+        """Add many points at once (history); non-finite points are skipped."""
+        xs, ys = np.asarray(xs, float), np.asarray(ys, float)
+        keep = np.isfinite(xs) & np.isfinite(ys)
+        self._series[name].extend(xs[keep], ys[keep])
         if not self._timer.isActive() and not self._stopped:
             self._timer.start()
 

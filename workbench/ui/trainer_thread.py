@@ -128,6 +128,8 @@ class TrainerThread(QThread):
             self.training_run = run
             self.run_prepared.emit()
             if control.stop_requested:
+                if self.recorder is not None:
+                    self.recorder.mark("stopped")
                 return
             self._iterate(run, control)
         except DownloadCancelled:

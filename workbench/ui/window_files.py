@@ -24,6 +24,7 @@ from workbench.core.checkpoints import (
     save_checkpoint,
 )
 from workbench.core.config import ConfigError, TrainConfig, load_config, save_config
+from workbench.core.data import load_run_arrays
 from workbench.core.devices import DeviceError, resolve_device
 from workbench.core.doctor import compare_state, load_exact, load_partial
 from workbench.core.engine import TrainingRun, evaluate_predictions
@@ -51,13 +52,19 @@ class FileActionsMixin:
 
     # ================================================================== run folders
 
-    def _recorder_for(self, cfg: TrainConfig, *, new: bool) -> RunRecorder | None:
+    def _recorder_for(
+        self, cfg: TrainConfig, *, new: bool, started_from: str | None = None
+    ) -> RunRecorder | None:
         """The run folder the trainer autosaves into (a new one for a new run)."""
         try:
-            if new or self._run_folder is None:
-                self._run_folder = RunFolder.create(cfg, origin="window")
+            folder = self._run_folder
+            if new or folder is None or not folder.info():
+                # A new run, or its folder was deleted in the Runs tab meanwhile.
+                self._run_folder = RunFolder.create(
+                    cfg, origin="window", started_from=started_from
+                )
             else:
-                self._run_folder.claim()
+                folder.claim(cfg)
         except OSError as exc:
             self._run_folder = None
             self._on_trainer_notice_posted(
@@ -164,7 +171,7 @@ class FileActionsMixin:
         self._clear_plots()
         set_frozen(model, frozen)
         self._show_model(model)
-        self._init_weights = (key, snapshot_state(model))
+        self._init_weights = (key, snapshot_state(model), path.name)
         self._notes = [f"Next run starts from {path.name}: {done}."]
         self.training_panel.show_notes(self._notes)
         self._refresh_reader()
@@ -191,7 +198,15 @@ class FileActionsMixin:
         def work(progress: Any, cancel: Any) -> tuple[TrainingRun, list[str], Any]:
             payload = load_checkpoint(path)
             cfg, notes = _usable_here(config_of(payload))
-            arrays = cached(cfg.dataset, cfg.data_dir)
+            if cfg.dataset == "my-digits":
+                # The panel's cache holds a preview of the drawings, not the run's
+                # data (drawings in the base recipe plus the replayed images).
+                base = cached(cfg.base_dataset, cfg.data_dir)
+                arrays = load_run_arrays(
+                    cfg, progress=progress, cancel=cancel, base_arrays=base
+                )
+            else:
+                arrays = cached(cfg.dataset, cfg.data_dir)
             run = restore_run(
                 payload, config=cfg, arrays=arrays, progress=progress, cancel=cancel
             )
@@ -269,7 +284,7 @@ class FileActionsMixin:
         if task is not None:
             task.deleteLater()
         self._set_state("idle")
-        if self._start_after_open:
+        if self._start_after_open and not self._closing:
             self._start_after_open = False
             resumable = self.start_plan(self.current_config()) != "new"
             if self._run is not None and resumable:

@@ -156,7 +156,11 @@ class TeachMixin:
         self._fine_tune = holder
         self.apply_config(cfg)
         self._clear_plots()
-        self.trainer.start_run(prepare, recorder=self._recorder_for(cfg, new=True))
+        source = (
+            f"fine-tune of {self._run_folder.id if self._run_folder else 'a model'}"
+        )
+        recorder = self._recorder_for(cfg, new=True, started_from=source)
+        self.trainer.start_run(prepare, recorder=recorder)
         self._run_config = cfg
         self._notes = notes
         self.training_panel.show_notes(notes)
@@ -170,6 +174,9 @@ class TeachMixin:
         tune = self._fine_tune.get("tune") if self._fine_tune else None
         self._fine_tune = None
         if tune is None or self._closing:
+            return
+        if self.trainer.result is None:  # failed, or stopped before a step
+            self.draw_panel.show_fine_tune_failed()
             return
         stopped = bool(self.trainer.result and self.trainer.result.stopped)
         task = TaskThread(lambda progress, cancel: tune.finish(), self, name="scores")

@@ -551,6 +551,14 @@ class DrawPanel(QWidget):
             f"({before.base_count:,}). Training…"
         )
 
+    def show_fine_tune_failed(self) -> None:
+        """The fine-tune ended without a result (an error, or stopped at once)."""
+        self.card.setVisible(True)
+        self.card.setText(
+            "<b>Fine-tune did not finish</b>: it failed or was stopped before "
+            "training, so there is nothing to compare."
+        )
+
     def show_fine_tune_report(
         self,
         before: Scores,
@@ -564,7 +572,7 @@ class DrawPanel(QWidget):
         mark = "\u2714" if frozen.unchanged else "\u2718"  # check mark / cross
         colour = "#1a7f37" if frozen.unchanged else "#b42318"
         rows = [
-            ("My digits", before.mine, after.mine, after.mine_count),
+            ("My digits, trained on", before.mine, after.mine, after.mine_count),
             (f"{base_title} test", before.base, after.base, after.base_count),
         ]
         lines = "".join(
