@@ -203,7 +203,7 @@ def test_teach_loop_add_relabel_delete_and_fine_tune(qtbot, window, error_dialog
         assert torch.equal(params[name].detach(), tensor), name
     card = panel.card.text()
     assert "bit-identical" in card
-    assert "My digits (39)" in card
+    assert "My digits, trained on (39)" in card
     # The reader now reads with the fine-tuned weights.
     assert panel.source_label.text().startswith(
         f"small-cnn after step {run.global_step}"

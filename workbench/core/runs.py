@@ -411,6 +411,7 @@ class RunRecorder:
 
     def mark(self, status: str) -> str | None:
         """Record how the run ended (also failed, window closed); message if not."""
+        self._close_tensorboard()
         try:
             self.folder.update(status=status)
         except OSError as exc:
