@@ -56,6 +56,7 @@ __all__ = [
     "default_data_dir",
     "download_dataset",
     "load_arrays",
+    "load_base_arrays",
     "load_run_arrays",
     "mix_replay",
 ]
@@ -1252,14 +1253,24 @@ def load_run_arrays(
     if cfg.replay == 0:
         return mine
     if base_arrays is None:
-        base_arrays = load_arrays(
-            cfg.base_dataset,
-            cfg.data_dir,
-            download=cfg.download,
-            progress=progress,
-            cancel=cancel,
-        )
+        base_arrays = load_base_arrays(cfg, progress=progress, cancel=cancel)
     return mix_replay(mine, base_arrays, cfg.replay, cfg.seed)
+
+
+def load_base_arrays(
+    cfg: TrainConfig,
+    *,
+    progress: ProgressCallback | None = None,
+    cancel: CancelCallback | None = None,
+) -> ImageArrays:
+    """The dataset ``cfg.base_dataset`` names (what my digits are mixed with)."""
+    return load_arrays(
+        cfg.base_dataset,
+        cfg.data_dir,
+        download=cfg.download,
+        progress=progress,
+        cancel=cancel,
+    )
 
 
 def mix_replay(

@@ -21,7 +21,7 @@ from workbench.core.data import (
     DATASET_INFO,
     DownloadProgress,
     ImageArrays,
-    load_arrays,
+    load_base_arrays,
     load_run_arrays,
 )
 from workbench.core.engine import TrainingRun, prepare_run
@@ -209,13 +209,7 @@ def prepare_fine_tune(
     from workbench.core.checkpoints import load_model_state
 
     if base_arrays is None:
-        base_arrays = load_arrays(
-            cfg.base_dataset,
-            cfg.data_dir,
-            download=cfg.download,
-            progress=progress,
-            cancel=cancel,
-        )
+        base_arrays = load_base_arrays(cfg, progress=progress, cancel=cancel)
     arrays = load_run_arrays(cfg, base_arrays=base_arrays)
     run = prepare_run(cfg, arrays=arrays)
     load_model_state(run.model, weights)
