@@ -49,6 +49,7 @@ from workbench.core.freezing import (
 from workbench.core.models import build_model
 from workbench.core.runs import RunFolder
 from workbench.ui import dialogs, window_state
+from workbench.ui.formatting import duration, percent
 from workbench.ui.overlay import RunOverlay
 from workbench.ui.panels.data import DataPanel
 from workbench.ui.panels.device import DevicePanel
@@ -99,19 +100,6 @@ STOP_KEYS = (QKeySequence("Shift+F5"), QKeySequence("Ctrl+."))
 
 def _keys_text(keys: tuple[QKeySequence, ...]) -> str:
     return " or ".join(k.toString(QKeySequence.SequenceFormat.NativeText) for k in keys)
-
-
-def _duration(seconds: float) -> str:
-    if not math.isfinite(seconds) or seconds < 0:
-        return "\u2013"  # en dash
-    seconds = round(seconds)
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
-
-
-def _percent(value: float) -> str:
-    return "n/a" if math.isnan(value) else f"{100 * value:.1f}%"
 
 
 def _scrolling(widget: QWidget, name: str) -> QScrollArea:
@@ -896,7 +884,7 @@ class MainWindow(FileActionsMixin, TeachMixin, RunsMixin, QMainWindow):
             done = step - step0
             if done > 0:
                 eta = (ev.total_steps - step) * (time.monotonic() - t0) / done
-        bar.setFormat(f"step {step:,} / {ev.total_steps:,} · ETA {_duration(eta)}")
+        bar.setFormat(f"step {step:,} / {ev.total_steps:,} · ETA {duration(eta)}")
         self.training_panel.speed_label.setText(f"{ev.images_per_s:,.0f}")
         if ev.images_per_s > 0 and self._run_config is not None:
             self._measure(step_s=self._run_config.batch_size / ev.images_per_s)
@@ -915,7 +903,7 @@ class MainWindow(FileActionsMixin, TeachMixin, RunsMixin, QMainWindow):
         self.accuracy_plot.append("train", x, 100 * ev.train_accuracy)
         self.accuracy_plot.append("validation", x, 100 * ev.val_accuracy)
         self._set_status(
-            f"Epoch {ev.epoch + 1}: val accuracy {_percent(ev.val_accuracy)}, "
+            f"Epoch {ev.epoch + 1}: val accuracy {percent(ev.val_accuracy)}, "
             f"val loss {ev.val_loss:.4f}"
         )
         self.epoch_finished.emit(ev)
@@ -942,8 +930,8 @@ class MainWindow(FileActionsMixin, TeachMixin, RunsMixin, QMainWindow):
         what = "Stopped" if result.stopped else "Finished"
         self._set_status(
             f"{what} at step {result.global_step:,}: val accuracy "
-            f"{_percent(result.val_accuracy)}, {result.images_per_s:,.0f} img/s, "
-            f"{_duration(result.seconds)}"
+            f"{percent(result.val_accuracy)}, {result.images_per_s:,.0f} img/s, "
+            f"{duration(result.seconds)}"
         )
         bar = self.training_panel.progress_bar
         bar.setFormat(

@@ -7,7 +7,6 @@ and runs "Fine-tune on my digits" in the trainer thread, then its scoring.
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Any
 
@@ -20,14 +19,11 @@ from workbench.core.finetune import FineTune, fine_tune_config, prepare_fine_tun
 from workbench.core.freezing import all_but_head, frozen_names, set_frozen
 from workbench.core.models import snapshot_state
 from workbench.ui import dialogs
+from workbench.ui.formatting import percent
 from workbench.ui.tasks import TaskThread
 
 # While a run trains, the Draw tab's reader gets fresh weights this often.
 LIVE_WEIGHTS_INTERVAL_S = 0.5
-
-
-def _percent(value: float) -> str:
-    return "n/a" if math.isnan(value) else f"{100 * value:.1f}%"
 
 
 class TeachMixin:
@@ -201,9 +197,9 @@ class TeachMixin:
             tune.before, after, frozen, title, stopped=bool(task.property("stopped"))
         )
         self._set_status(
-            f"Fine-tune done: my digits {_percent(tune.before.mine)} -> "
-            f"{_percent(after.mine)}, {title} {_percent(tune.before.base)} -> "
-            f"{_percent(after.base)}; {frozen.describe()}"
+            f"Fine-tune done: my digits {percent(tune.before.mine)} -> "
+            f"{percent(after.mine)}, {title} {percent(tune.before.base)} -> "
+            f"{percent(after.base)}; {frozen.describe()}"
         )
 
     @Slot(str, str)

@@ -7,8 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtGui import QImage, QPixmap
+from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -30,6 +29,7 @@ from workbench.core.data import (
     load_arrays,
 )
 from workbench.ui import dialogs
+from workbench.ui.formatting import gray_pixmap
 from workbench.ui.panels.base import ConfigPanel, select_data
 from workbench.ui.tasks import TaskThread
 
@@ -63,18 +63,6 @@ def cache_key(dataset: str, data_dir: str | None) -> tuple[str, str]:
     """What identifies loaded data: bundled digits and my drawings ignore the folder."""
     folderless = dataset in ("digits", "my-digits")
     return (dataset, "" if folderless else (data_dir or ""))
-
-
-def _pixmap(gray: np.ndarray, scale: int) -> QPixmap:
-    gray = np.ascontiguousarray(gray)
-    h, w = gray.shape
-    image = QImage(gray.data, w, h, w, QImage.Format.Format_Grayscale8).copy()
-    return QPixmap.fromImage(image).scaled(
-        w * scale,
-        h * scale,
-        Qt.AspectRatioMode.KeepAspectRatio,
-        Qt.TransformationMode.FastTransformation,
-    )
 
 
 class DataPanel(ConfigPanel):
@@ -333,7 +321,7 @@ class DataPanel(ConfigPanel):
         train, test = len(arrays.train_labels), len(arrays.test_labels)
         self.count_label.setText(f"{train:,} training · {test:,} test images")
         self.count_label.setToolTip("")
-        self.strip_label.setPixmap(_pixmap(sample_strip(arrays), 1))
+        self.strip_label.setPixmap(gray_pixmap(sample_strip(arrays), 1))
         self.arrays_changed.emit()
 
     def is_loaded(self) -> bool:

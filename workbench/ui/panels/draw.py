@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 from PySide6.QtCore import QSize, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QIcon, QImage, QKeyEvent, QKeySequence, QPixmap, QShortcut
+from PySide6.QtGui import QIcon, QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -40,6 +40,7 @@ from workbench.core.preprocess import style_of
 from workbench.core.threads import release_openmp_pool
 from workbench.ui import dialogs
 from workbench.ui.draw_widgets import DigitCanvas, InputPreview, ProbabilityBars
+from workbench.ui.formatting import gray_pixmap, percent
 
 log = logging.getLogger(__name__)
 
@@ -48,19 +49,6 @@ log = logging.getLogger(__name__)
 READ_DEBOUNCE_MS = 40
 THUMB_SCALE = 2
 NO_READING = "\u2013"  # en dash: nothing drawn yet
-
-
-def _thumbnail(field: np.ndarray) -> QIcon:
-    pixels = np.ascontiguousarray(field, dtype=np.uint8)
-    h, w = pixels.shape
-    image = QImage(pixels.data, w, h, w, QImage.Format.Format_Grayscale8).copy()
-    return QIcon(
-        QPixmap.fromImage(image).scaled(
-            w * THUMB_SCALE,
-            h * THUMB_SCALE,
-            mode=Qt.TransformationMode.FastTransformation,
-        )
-    )
 
 
 class _WrappingLabel(QLabel):
@@ -77,10 +65,6 @@ class _WrappingLabel(QLabel):
     def hasHeightForWidth(self) -> bool:
         """Never: see the class docstring."""
         return False
-
-
-def _percent(value: float) -> str:
-    return "n/a" if value != value else f"{100 * value:.1f}%"
 
 
 class DrawPanel(QWidget):
@@ -467,7 +451,8 @@ class DrawPanel(QWidget):
             samples = self.store.samples()
             for sample in samples:
                 item = QListWidgetItem(
-                    _thumbnail(self.store.field(sample.id)), str(sample.label)
+                    QIcon(gray_pixmap(self.store.field(sample.id), THUMB_SCALE)),
+                    str(sample.label),
                 )
                 item.setData(Qt.ItemDataRole.UserRole, sample.id)
                 item.setToolTip(f"{sample.label}, drawn {sample.created}")
@@ -546,8 +531,8 @@ class DrawPanel(QWidget):
         """Show the starting scores while the fine-tune trains."""
         self.card.setVisible(True)
         self.card.setText(
-            f"<b>Before</b>: my digits {_percent(before.mine)} "
-            f"({before.mine_count}), {base_title} test {_percent(before.base)} "
+            f"<b>Before</b>: my digits {percent(before.mine)} "
+            f"({before.mine_count}), {base_title} test {percent(before.base)} "
             f"({before.base_count:,}). Training…"
         )
 
@@ -576,7 +561,7 @@ class DrawPanel(QWidget):
             (f"{base_title} test", before.base, after.base, after.base_count),
         ]
         lines = "".join(
-            f"{name} ({count:,}): {_percent(b)} \u2192 <b>{_percent(a)}</b> "
+            f"{name} ({count:,}): {percent(b)} \u2192 <b>{percent(a)}</b> "
             f"({100 * (a - b):+.1f} pts)<br>"
             for name, b, a, count in rows
         )

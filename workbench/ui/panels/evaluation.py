@@ -23,13 +23,11 @@ from PySide6.QtGui import (
     QFontMetrics,
     QHelpEvent,
     QIcon,
-    QImage,
     QKeyEvent,
     QMouseEvent,
     QPainter,
     QPaintEvent,
     QPen,
-    QPixmap,
 )
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -47,6 +45,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.events import Evaluation
+from workbench.ui.formatting import gray_pixmap
 
 THUMB_SIDE = 56
 _INDEX_ROLE = Qt.ItemDataRole.UserRole
@@ -785,7 +784,7 @@ class EvaluationPanel(QWidget):
             for index in indices:
                 i = int(index)
                 confidence = float(ev.confidences[i])
-                pixmap = _thumbnail(images[i])
+                pixmap = gray_pixmap(images[i], 2)
                 icon = QIcon(pixmap)
                 # The same pixmap when selected: the style's blue tint would hide
                 # the digit; the highlighted text shows the selection.
@@ -837,17 +836,3 @@ class EvaluationPanel(QWidget):
     @Slot()
     def _on_open_button_clicked(self) -> None:
         self._emit_image(self.gallery.currentItem())
-
-
-def _thumbnail(image: np.ndarray) -> QPixmap:
-    """Scale a uint8 image 2x, nearest-neighbour so the pixels stay crisp."""
-    pixels = np.ascontiguousarray(image, dtype=np.uint8)
-    h, w = pixels.shape
-    qimage = QImage(pixels.data, w, h, w, QImage.Format.Format_Grayscale8)
-    scaled = qimage.scaled(
-        2 * w,
-        2 * h,
-        Qt.AspectRatioMode.IgnoreAspectRatio,
-        Qt.TransformationMode.FastTransformation,
-    )  # a new image: no longer borrows ``pixels``
-    return QPixmap.fromImage(scaled)

@@ -41,6 +41,7 @@ from workbench.core.runs import (
     tag_run,
 )
 from workbench.ui import dialogs
+from workbench.ui.formatting import duration
 
 COLUMNS = ("Run", "Date", "Dataset", "Model", "Best val", "Duration", "Status", "Tags")
 _ID_ROLE = Qt.ItemDataRole.UserRole
@@ -64,16 +65,6 @@ def local_time(iso: str) -> str:
     except ValueError:
         return iso
     return when.astimezone().strftime("%Y-%m-%d %H:%M")
-
-
-def duration(seconds: float) -> str:
-    """``m:ss``, or ``h:mm:ss`` from an hour on."""
-    total = max(round(seconds), 0)
-    hours, rest = divmod(total, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}:{minutes:02d}:{secs:02d}"
-    return f"{minutes}:{secs:02d}"
 
 
 def _value_text(value: Any) -> str:

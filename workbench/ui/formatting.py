@@ -1,0 +1,38 @@
+"""Small shared renderings: grayscale arrays as pixmaps, percentages, durations."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QImage, QPixmap
+
+
+def gray_pixmap(pixels: np.ndarray, scale: int = 1) -> QPixmap:
+    """A uint8 (H, W) image as a pixmap, scaled nearest-neighbour (crisp pixels)."""
+    pixels = np.ascontiguousarray(pixels, dtype=np.uint8)
+    h, w = pixels.shape
+    # scaled() makes a new image, so the pixmap no longer borrows ``pixels``.
+    image = QImage(pixels.data, w, h, w, QImage.Format.Format_Grayscale8).scaled(
+        w * scale,
+        h * scale,
+        Qt.AspectRatioMode.IgnoreAspectRatio,
+        Qt.TransformationMode.FastTransformation,
+    )
+    return QPixmap.fromImage(image)
+
+
+def percent(value: float) -> str:
+    """``97.3%``, or ``n/a`` for NaN (an empty validation split)."""
+    return "n/a" if math.isnan(value) else f"{100 * value:.1f}%"
+
+
+def duration(seconds: float) -> str:
+    """``m:ss``, or ``h:mm:ss`` from an hour on; an en dash when unknown."""
+    if not math.isfinite(seconds) or seconds < 0:
+        return "\u2013"
+    seconds = round(seconds)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
