@@ -198,3 +198,35 @@ def test_temp_files_of_killed_saves_are_cleared_by_the_next_save(tmp_path, train
     save_checkpoint(tmp_path / "run.pt", trained_run)
     assert not old.exists()
     assert fresh.exists()
+
+
+def test_save_syncs_the_file_then_renames_then_syncs_the_folder(
+    tmp_path, trained_run, monkeypatch
+):
+    """The order that makes a save survive a power loss, not just a crash."""
+    import stat
+
+    calls: list[tuple[str, str]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd):
+        kind = "folder" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file"
+        target = os.readlink(f"/proc/self/fd/{fd}")
+        calls.append((f"fsync {kind}", os.path.basename(target)))
+        real_fsync(fd)
+
+    def replace(src, dst):
+        calls.append(("replace", os.path.basename(dst)))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    (tmp_path / "ckpt").mkdir()
+    save_checkpoint(tmp_path / "ckpt" / "run.pt", trained_run)
+
+    assert [kind for kind, _ in calls] == ["fsync file", "replace", "fsync folder"]
+    temp_name = calls[0][1]
+    assert temp_name.startswith(".run.pt.")
+    assert temp_name.endswith(".tmp")
+    assert calls[1:] == [("replace", "run.pt"), ("fsync folder", "ckpt")]
+    assert load_checkpoint(tmp_path / "ckpt" / "run.pt")["global_step"] == 8

@@ -60,8 +60,10 @@ def _losses(path) -> list[float]:
         {"loader": "fast"},
         {"loader": "dataloader", "workers": 0},
         {"loader": "fast", "frozen": ("block1.*",)},
+        # Dropout draws random numbers at every step: the RNG state must resume.
+        {"loader": "fast", "model": "cnn"},
     ],
-    ids=["fast", "dataloader", "frozen-layer"],
+    ids=["fast", "dataloader", "frozen-layer", "dropout"],
 )
 def test_stop_save_and_resume_in_a_new_process_repeats_the_run(tmp_path, changes):
     cfg = TrainConfig(

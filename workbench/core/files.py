@@ -16,7 +16,8 @@ def write_atomically(path: str | Path, write: Callable[[BinaryIO], None]) -> Pat
 
     Readers see the old file or the new one, never a half-written one; on any
     failure the temp file is removed and the exception (``OSError`` for disk
-    problems) propagates with the old file intact.
+    problems) propagates with the old file intact. The folder is synced after
+    the rename, so the new name itself survives a power loss.
     """
     path = Path(path).expanduser()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -34,7 +35,24 @@ def write_atomically(path: str | Path, write: Callable[[BinaryIO], None]) -> Pat
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
         raise
+    sync_folder(path.parent)
     return path
+
+
+def sync_folder(folder: Path) -> None:
+    """Flush ``folder``'s entries (a rename) to disk; a no-op where unsupported.
+
+    A rename lives in the folder, not in the file: until the folder is synced,
+    a power loss can bring back the old name. Windows cannot open a folder for
+    syncing (and its renames go through the journal), so it is skipped there.
+    """
+    if os.name == "nt":
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 # A temp file this old belongs to a save that was killed, not to one under way.
