@@ -364,6 +364,54 @@ def test_open_in_canvas_emits_the_selected_image(panel, qtbot):
     )
 
 
+def cell_order(ev: Evaluation, true: int, predicted: int) -> np.ndarray:
+    """Validation indices of a cell, highest loss first, from the raw arrays."""
+    hits = [
+        i
+        for i in range(len(ev.labels))
+        if ev.labels[i] == true and ev.predictions[i] == predicted
+    ]
+    return np.array(sorted(hits, key=lambda i: -float(ev.losses[i])), dtype=np.int64)
+
+
+def test_open_in_canvas_emits_the_chosen_items_own_image(panel, qtbot):
+    """Button and double-click emit images[cell index k] / 255, for any item k."""
+    ev = make_evaluation()
+    # Every image different all over (not just a marker pixel).
+    images = np.random.default_rng(7).integers(0, 256, (N, 28, 28), dtype=np.uint8)
+    panel.add_evaluation(ev, images)
+    view = gallery(panel)
+    button = panel.findChild(QPushButton, "openInCanvasButton")
+    confusion = ev.confusion()
+    off = np.argwhere((confusion >= 4) & ~np.eye(CLASSES, dtype=bool))
+    cells = [tuple(int(v) for v in off[0]), tuple(int(v) for v in off[-1]), (6, 6)]
+    checked = 0
+    for true, predicted in cells:
+        click_cell(panel, true, predicted)
+        order = cell_order(ev, true, predicted)
+        assert len(order) == view.count() >= 4
+        for k in sorted({0, 1, len(order) // 2, len(order) - 1}):
+            expected = images[order[k]].astype(np.float32) / 255.0
+            view.setCurrentRow(k)
+            with qtbot.waitSignal(panel.open_in_canvas, timeout=1000) as blocker:
+                QTest.mouseClick(button, Qt.MouseButton.LeftButton)
+            np.testing.assert_array_equal(blocker.args[0], expected)
+            # A real double-click on that item opens the same image.
+            item = view.item(k)
+            view.scrollToItem(item)
+            center = view.visualItemRect(item).center()
+            assert view.itemAt(center) is item
+            with qtbot.waitSignal(panel.open_in_canvas, timeout=1000) as blocker:
+                # Press, release, then the double-click (as a real one arrives).
+                QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=center)
+                QTest.mouseDClick(
+                    view.viewport(), Qt.MouseButton.LeftButton, pos=center
+                )
+            np.testing.assert_array_equal(blocker.args[0], expected)
+            checked += 1
+    assert checked >= 10
+
+
 def test_one_bar_item_shows_per_class_accuracy(panel):
     plot = panel.findChild(QWidget, "perClassAccuracy")
     bars = panel.bar_item()
@@ -410,15 +458,133 @@ def test_clear_and_class_names(panel):
     assert not panel.findChild(QSlider, "epochSlider").isEnabled()
 
 
+def expected_cell_colours(matrix: np.ndarray) -> dict[tuple[int, int], tuple]:
+    """Fill of cell (row = true t, column = predicted p), from the matrix alone."""
+    n = matrix.shape[0]
+    return {
+        (t, p): cell_color(int(matrix[t, p]), int(matrix[t].sum()), t == p).getRgb()
+        for t in range(n)
+        for p in range(n)
+    }
+
+
+def assert_cells_painted(
+    image, widget: ConfusionMatrix, matrix: np.ndarray, origin: QPoint
+) -> None:
+    """Every cell of ``widget`` is painted in its own colour in ``image``.
+
+    ``origin`` is where the widget's (0, 0) lies in ``image``. Two points near
+    opposite corners inside each cell: away from the centred count, from the
+    selection outline (3 px) and from the 1 px grid gap.
+    """
+    n = matrix.shape[0]
+    # Rows go down, columns go right (row = true class, column = predicted).
+    assert widget.cell_rect(1, 0).top() > widget.cell_rect(0, 0).top()
+    assert widget.cell_rect(1, 0).left() == widget.cell_rect(0, 0).left()
+    assert widget.cell_rect(0, 1).left() > widget.cell_rect(0, 0).left()
+    assert widget.cell_rect(0, 1).top() == widget.cell_rect(0, 0).top()
+    expected = expected_cell_colours(matrix)
+    wrong = []
+    for t in range(n):
+        for p in range(n):
+            rect = widget.cell_rect(t, p)
+            assert rect.width() >= 14, "cells too small to sample"
+            for x, y in [
+                (rect.left() + 4, rect.top() + 4),
+                (rect.right() - 5, rect.bottom() - 5),
+            ]:
+                got = image.pixelColor(origin.x() + x, origin.y() + y).getRgb()
+                if got != expected[(t, p)]:
+                    wrong.append(((t, p), (x, y), got, expected[(t, p)]))
+    assert not wrong, f"{len(wrong)} cell samples in the wrong colour: {wrong[:5]}"
+
+
+def asymmetric_matrix() -> np.ndarray:
+    """Counts whose transpose paints most cells differently (and an absent class)."""
+    matrix = np.array(
+        [
+            [50, 3, 0, 7, 1, 0],
+            [1, 20, 9, 0, 0, 4],
+            [0, 0, 0, 0, 0, 0],  # class 2 absent from the validation split
+            [12, 0, 2, 5, 0, 0],
+            [0, 6, 0, 1, 33, 2],
+            [4, 0, 15, 0, 0, 8],
+        ],
+        dtype=np.int64,
+    )
+    colours = expected_cell_colours(matrix)
+    flipped = expected_cell_colours(matrix.T.copy())
+    assert sum(colours[c] != flipped[c] for c in colours) >= 20
+    return matrix
+
+
+def test_cells_are_painted_where_their_counts_belong(qtbot):
+    """Cell (true t, predicted p) is painted at row t, column p in its colour."""
+    widget = ConfusionMatrix()
+    qtbot.addWidget(widget)
+    widget.resize(440, 440)
+    widget.show()
+    qtbot.waitExposed(widget)
+    matrix = asymmetric_matrix()
+    widget.set_matrix(matrix, [f"c{i}" for i in range(matrix.shape[0])])
+    image = widget.grab().toImage()
+    assert image.width() == widget.width()  # device pixel ratio 1: pixels = points
+    assert_cells_painted(image, widget, matrix, QPoint(0, 0))
+    # The 1 px gap between cells shows the background, not a cell colour.
+    rect = widget.cell_rect(0, 0)
+    gap = image.pixelColor(rect.right(), rect.center().y()).getRgb()
+    assert gap != expected_cell_colours(matrix)[(0, 0)]
+    # Another matrix replaces the colours (nothing stale).
+    widget.set_matrix(matrix.T.copy(), [f"c{i}" for i in range(matrix.shape[0])])
+    assert_cells_painted(widget.grab().toImage(), widget, matrix.T.copy(), QPoint())
+
+
 def test_renders(panel, tmp_path):
+    """The panel's picture: every cell in its colour, the selection outlined."""
     panel.set_class_names([str(i) for i in range(CLASSES)])
     panel.add_evaluation(make_evaluation(0), make_images())
-    panel.add_evaluation(make_evaluation(1), make_images())
+    last = make_evaluation(1)
+    panel.add_evaluation(last, make_images())
     panel.select_cell(3, 5)
-    matrix_widget(panel).setFocus()
+    widget = matrix_widget(panel)
+    widget.setFocus()
     pixmap = panel.grab()
     assert not pixmap.isNull()
     assert pixmap.save(str(tmp_path / "evaluation_panel.png"))
+    image = pixmap.toImage()
+    origin = widget.mapTo(panel, QPoint(0, 0))
+    matrix = last.confusion()
+    assert_cells_painted(image, widget, matrix, origin)
+    # The selected cell (3, 5), and only it, has the blue outline on all sides.
+    selected = (25, 95, 210, 255)
+
+    def at(x: int, y: int) -> tuple:
+        return image.pixelColor(origin.x() + x, origin.y() + y).getRgb()
+
+    for t in range(CLASSES):
+        for p in range(CLASSES):
+            rect = widget.cell_rect(t, p)
+            c = rect.center()
+            sides = [
+                at(rect.left() + 1, c.y()),
+                at(rect.right() - 2, c.y()),
+                at(c.x(), rect.top() + 1),
+                at(c.x(), rect.bottom() - 2),
+            ]
+            if (t, p) == (3, 5):
+                assert sides == [selected] * 4
+            else:
+                assert selected not in sides, (t, p)
+    # The per-class accuracy bars are painted in their colour.
+    plot = panel.findChild(QWidget, "perClassAccuracy")
+    corner = plot.mapTo(panel, QPoint(0, 0))
+    bar = EvaluationPanel.BAR_COLOR.getRgb()
+    bar_pixels = sum(
+        image.pixelColor(corner.x() + x, corner.y() + y).getRgb() == bar
+        for x in range(0, plot.width(), 2)
+        for y in range(0, plot.height(), 2)
+    )
+    assert bar_pixels > 100
 
 
 def test_long_class_names_stand_up_and_cells_still_click(panel, qtbot):

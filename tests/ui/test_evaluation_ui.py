@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from workbench.core.data import load_arrays
+from workbench.ui.draw_widgets import DigitCanvas
+from workbench.ui.main_window import SMOOTHING
 
 from .helpers import FAST, run_to_end
 
@@ -79,3 +81,73 @@ def test_opening_a_checkpoint_restores_the_matrices_and_health(qtbot, window, tm
     assert window.health_panel.grad_plot.point_count("head") == 23
     assert window.health_panel.shown_histogram() is not None
     assert np.asarray(before).sum() == 2 * 360
+
+
+def bias_corrected_average(values: np.ndarray, beta: float) -> np.ndarray:
+    """s_t = sum_{i<=t} (1 - b) b^(t-i) x_i / (1 - b^t), straight from the sum."""
+    x = np.asarray(values, dtype=float)
+    out = np.empty(len(x))
+    for t in range(1, len(x) + 1):
+        weights = (1 - beta) * beta ** (t - np.arange(1, t + 1))
+        out[t - 1] = np.dot(weights, x[:t]) / (1 - beta**t)
+    return out
+
+
+def test_open_in_canvas_shows_the_cells_own_validation_image(qtbot, window):
+    """The gallery item opened is the validation image of that cell, not another.
+
+    Expected images come from the test split loaded here, indexed by the
+    evaluation's own predictions; the smoothed loss is checked on the way.
+    """
+    evaluations = []
+    window.trainer.evaluation_ready.connect(evaluations.append)
+    window.apply_config(FAST.replace(max_steps=None, epochs=1, log_every=1))
+    run_to_end(qtbot, window)
+    qtbot.waitUntil(lambda: len(evaluations) == 1, timeout=5_000)
+    ev = evaluations[0]
+    digits = load_arrays("digits")
+    val_images = digits.test_images.numpy()
+    np.testing.assert_array_equal(ev.labels, digits.test_labels.numpy())
+    assert len({image.tobytes() for image in val_images}) > 0.9 * len(val_images)
+
+    panel = window.evaluation_panel
+    matrix = ev.confusion()
+    errors = matrix * (1 - np.eye(len(matrix), dtype=matrix.dtype))
+    cells = [(int(np.argmax(np.diag(matrix))),) * 2]
+    if errors.max() > 0:
+        worst = np.unravel_index(errors.argmax(), matrix.shape)
+        cells.append((int(worst[0]), int(worst[1])))
+    for true, predicted in cells:
+        panel.select_cell(true, predicted)
+        hits = np.flatnonzero((ev.labels == true) & (ev.predictions == predicted))
+        order = hits[np.argsort(-ev.losses[hits], kind="stable")]
+        assert panel.gallery.count() == len(order) > 0
+        for k in sorted({0, len(order) // 2, len(order) - 1}):
+            expected = val_images[order[k]].astype(np.float32) / 255.0
+            window.tabs.setCurrentIndex(0)
+            panel.gallery.setCurrentRow(k)
+            with qtbot.waitSignal(panel.open_in_canvas, timeout=1000) as blocker:
+                panel.open_button.click()
+            np.testing.assert_array_equal(blocker.args[0], expected)
+            assert window.tabs.currentWidget() is window.draw_page
+            # The canvas holds that image, as a canvas shows it.
+            reference = DigitCanvas()
+            reference.set_image(expected)
+            np.testing.assert_array_equal(
+                window.draw_panel.canvas.image(), reference.image()
+            )
+            reference.deleteLater()
+            with qtbot.waitSignal(panel.open_in_canvas, timeout=1000) as blocker:
+                panel.gallery.itemDoubleClicked.emit(panel.gallery.item(k))
+            np.testing.assert_array_equal(blocker.args[0], expected)
+
+    # The smoothed loss curve is the bias-corrected average of the raw one.
+    steps, raw = window.loss_plot.data("loss")
+    smoothed_steps, smoothed = window.loss_plot.data("smoothed")
+    assert len(raw) == 23
+    np.testing.assert_array_equal(steps, smoothed_steps)
+    history = np.array(window.current_run.history.steps, dtype=float)
+    np.testing.assert_allclose(raw, history[:, 1], rtol=1e-6)
+    np.testing.assert_allclose(
+        smoothed, bias_corrected_average(raw, SMOOTHING), rtol=1e-9
+    )

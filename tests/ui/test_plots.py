@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import time
+from types import SimpleNamespace
+
 import numpy as np
+import pyqtgraph as pg
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from workbench.ui.plots import LivePlot, Smoother, ema
+from workbench.ui import plots
+from workbench.ui.plots import (
+    COST_FACTOR,
+    MAX_INTERVAL_MS,
+    MIN_INTERVAL_MS,
+    LivePlot,
+    Smoother,
+    ema,
+)
 
 pytestmark = pytest.mark.gui
 
@@ -49,17 +61,101 @@ def test_hover_shows_the_nearest_values(plot):
     assert plot.hover_text_at(-5).startswith("step 10")
 
 
-def test_refresh_backs_off_when_drawing_is_expensive(plot):
-    plot.extend("loss", np.arange(200_000), np.random.default_rng(0).random(200_000))
+def _interval_after_refresh(plot: LivePlot, paint_cost_s: float) -> int:
+    """Refresh with one new point after a paint that cost ``paint_cost_s``."""
+    plot.paint_cost_s = paint_cost_s
+    plot.append("loss", plot.point_count("loss"), 0.5)
     plot.refresh()
-    assert plot._timer.interval() >= 50
+    return plot._timer.interval()
 
 
-def test_smoother_matches_ema():
-    values = np.random.default_rng(1).random(50)
-    smooth = Smoother(0.9)
-    assert np.allclose([smooth(v) for v in values], ema(values, 0.9))
-    assert ema(np.array([3.0]))[0] == pytest.approx(3.0)
+def test_refresh_backs_off_when_drawing_is_expensive(plot, monkeypatch):
+    """A paint of 20 ms: at most one refresh per 400 ms (5% busy), capped."""
+    # A clock that stands still: the update itself costs 0, so only the paint
+    # cost counts and the intervals are exact.
+    monkeypatch.setattr(plots, "time", SimpleNamespace(perf_counter=lambda: 1.0))
+    assert _interval_after_refresh(plot, 0.0) == MIN_INTERVAL_MS
+    assert plot.refresh_cost_s == 0.0
+    assert _interval_after_refresh(plot, 0.020) == COST_FACTOR * 20 == 400
+    assert _interval_after_refresh(plot, 0.035) == COST_FACTOR * 35
+    assert _interval_after_refresh(plot, 0.001) == MIN_INTERVAL_MS  # 20 ms: floor
+    # Very expensive: never slower than the ceiling.
+    assert _interval_after_refresh(plot, 0.5) == MAX_INTERVAL_MS
+    # Cheap again: back to the floor.
+    assert _interval_after_refresh(plot, 0.0) == MIN_INTERVAL_MS
+    # Nothing new: no refresh, the interval stays.
+    plot.paint_cost_s = 0.5
+    plot.refresh()
+    assert plot._timer.interval() == MIN_INTERVAL_MS
+
+
+def test_a_slow_paint_slows_the_refresh(plot, monkeypatch):
+    """The measured paint time (not only a given one) sets the interval."""
+    original = pg.PlotWidget.paintEvent
+    slow_paints = []
+
+    def slow_paint(self, event):
+        slow_paints.append(event)
+        time.sleep(0.03)
+        original(self, event)
+
+    monkeypatch.setattr(pg.PlotWidget, "paintEvent", slow_paint)
+    plot.append("loss", 0, 1.0)
+    plot.refresh()
+    plot.viewport().repaint()  # a graphics view paints through its viewport
+    assert slow_paints
+    assert plot.paint_cost_s >= 0.03
+    plot.append("loss", 1, 2.0)
+    plot.refresh()
+    assert COST_FACTOR * 30 <= plot._timer.interval() <= MAX_INTERVAL_MS
+
+
+def smoothed_closed_form(values: np.ndarray, beta: float) -> np.ndarray:
+    """s_t = sum_{i<=t} (1 - b) b^(t-i) x_i / (1 - b^t), straight from the sum."""
+    x = np.asarray(values, dtype=float)
+    out = np.empty(len(x))
+    for t in range(1, len(x) + 1):
+        weights = (1 - beta) * beta ** (t - np.arange(1, t + 1))
+        out[t - 1] = np.dot(weights, x[:t]) / (1 - beta**t)
+    return out
+
+
+def test_smoother_is_the_bias_corrected_average():
+    # By hand: beta 0.5, x = 1, 3, 5.
+    #   s1 = 0.5*1 / 0.5 = 1
+    #   s2 = (0.25*1 + 0.5*3) / 0.75 = 7/3
+    #   s3 = (0.125*1 + 0.25*3 + 0.5*5) / 0.875 = 27/7
+    smooth = Smoother(0.5)
+    assert [smooth(v) for v in (1.0, 3.0, 5.0)] == pytest.approx([1, 7 / 3, 27 / 7])
+    # beta 0.8, x = 2, 4: s2 = (0.16*2 + 0.2*4) / 0.36 = 28/9.
+    assert ema(np.array([2.0, 4.0]), 0.8) == pytest.approx([2.0, 28 / 9])
+    # A constant is its own average from the first point (no pull towards 0).
+    assert ema(np.full(5, 3.0)) == pytest.approx(np.full(5, 3.0))
+    rng = np.random.default_rng(1)
+    for beta in (0.0, 0.3, 0.6, 0.8, 0.9, 0.99):
+        values = rng.random(60) * 4 - 1
+        expected = smoothed_closed_form(values, beta)
+        np.testing.assert_allclose(ema(values, beta), expected, rtol=1e-10)
+        smooth = Smoother(beta)
+        np.testing.assert_allclose(
+            [smooth(float(v)) for v in values], expected, rtol=1e-10
+        )
+        # Fed in two parts: the second continues the same average.
+        smooth = Smoother(beta)
+        first = smooth.feed(values[:25])
+        second = smooth.feed(values[25:])
+        np.testing.assert_allclose(
+            np.concatenate([first, second]), expected, rtol=1e-10
+        )
+        smooth.reset()  # forgets everything: a new series starts afresh
+        np.testing.assert_allclose(
+            smooth.feed(values[:10]), expected[:10], rtol=1e-10
+        )
+    # Long series (beta**t underflows): still the closed form, and finite.
+    values = rng.random(3000)
+    np.testing.assert_allclose(
+        ema(values, 0.9)[-50:], smoothed_closed_form(values, 0.9)[-50:], rtol=1e-9
+    )
 
 
 def test_soak_500_updates_with_repaint(qtbot, plot):

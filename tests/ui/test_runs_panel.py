@@ -351,8 +351,58 @@ def test_steps_per_epoch_from_epoch_records():
     assert steps_per_epoch([]) == 1
 
 
+def _row_pixels(panel: RunsPanel, image, row: int) -> list[tuple]:
+    """Colours painted in table row ``row`` (every other pixel), panel coordinates."""
+    table = panel.table
+    first = table.visualItemRect(table.item(row, 0))
+    last = table.visualItemRect(table.item(row, table.columnCount() - 1))
+    rect = first.united(last)
+    origin = table.viewport().mapTo(panel, rect.topLeft())
+    return [
+        image.pixelColor(origin.x() + x, origin.y() + y).getRgb()[:3]
+        for x in range(1, rect.width() - 1, 2)
+        for y in range(1, rect.height() - 1)
+    ]
+
+
+def _dark(colours: list[tuple]) -> int:
+    return sum(sum(c) < 200 for c in colours)
+
+
 def test_panel_renders(panel, runs, tmp_path):
+    """The picture: a row per run with its text, the selected rows highlighted."""
     panel.set_current_run_id(runs["C"].id)
     panel.select_ids([runs["A"].id, runs["B"].id])
     panel.show_message("Reproduced A: validation accuracy within 0.1%")
-    assert panel.grab().save(str(tmp_path / "runs_panel.png"))
+    pixmap = panel.grab()
+    assert pixmap.save(str(tmp_path / "runs_panel.png"))
+    image = pixmap.toImage()
+    assert image.width() == panel.width()
+    table = panel.table
+    assert table.rowCount() == 3
+    palette = table.palette()
+    highlights = {
+        palette.color(group, palette.ColorRole.Highlight).getRgb()[:3]
+        for group in (palette.ColorGroup.Active, palette.ColorGroup.Inactive)
+    }
+    selected = {runs["A"].id, runs["B"].id}
+    for row in range(3):
+        run_id = table.item(row, 0).data(Qt.ItemDataRole.UserRole)
+        colours = _row_pixels(panel, image, row)
+        lit = sum(c in highlights for c in colours)
+        if run_id in selected:
+            assert lit > 0.5 * len(colours), (row, run_id)
+        else:
+            assert lit == 0, (row, run_id)
+            assert _dark(colours) > 20, "the row's text is painted"
+    # The message line is painted under the buttons.
+    label = panel.message_label
+    assert label.isVisible()
+    assert label.geometry().top() >= panel.rename_button.geometry().bottom()
+    corner = label.mapTo(panel, label.rect().topLeft())
+    label_pixels = [
+        image.pixelColor(corner.x() + x, corner.y() + y).getRgb()[:3]
+        for x in range(label.width())
+        for y in range(label.height())
+    ]
+    assert _dark(label_pixels) > 30
