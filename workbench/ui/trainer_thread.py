@@ -1,7 +1,7 @@
 """The training run's thread: iterates the core engine and emits plain data.
 
-Pattern (STYLE.md, "Trainer threading"): a ``QThread`` subclass whose ``run()``
-iterates ``iter_fit``. The thread object lives in the GUI thread, so slots
+A ``QThread`` subclass whose ``run()`` iterates ``iter_fit`` (the shape of Qt's
+``examples/corelib/threads/mandelbrot`` and superqt's ``GeneratorWorker``). The thread object lives in the GUI thread, so slots
 connected to its signals run there. Pause and Stop are flags on
 :class:`TrainControl` set directly from the GUI thread: ``run()`` has no event
 loop, so a queued slot would never be called.
