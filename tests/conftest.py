@@ -46,3 +46,24 @@ def runs_root(tmp_path_factory, monkeypatch):
     folder = tmp_path_factory.mktemp("runs")
     monkeypatch.setenv("PTCORE_RUNS_DIR", str(folder))
     return folder
+
+
+# A skip reason starting with this is listed at the end of every test session:
+# a test that never ran for want of its data must not pass unnoticed.
+MISSING_DATA = "missing test data"
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """Name every test skipped for missing data, whatever the -r options."""
+    missing = []
+    for report in terminalreporter.stats.get("skipped", []):
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        reason = reason.removeprefix("Skipped: ")
+        if reason.startswith(MISSING_DATA):
+            missing.append((report.nodeid, reason))
+    if not missing:
+        return
+    terminalreporter.write_sep("=", "NOT RUN: test data missing", yellow=True)
+    for nodeid, reason in missing:
+        terminalreporter.write_line(f"SKIPPED {nodeid} - {reason}", yellow=True)

@@ -7,11 +7,10 @@ import json
 import numpy as np
 import pytest
 import torch
+from workbench.core.my_digits import INDEX_NAME, MyDigits
 
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.data import DataError, build_loaders, load_run_arrays, mix_replay
-from workbench.core.my_digits import INDEX_NAME, MyDigits
-from workbench.core.preprocess import digits_style, mnist_style
 
 
 def drawing(label: int, side: int = 280) -> np.ndarray:
@@ -21,6 +20,20 @@ def drawing(label: int, side: int = 280) -> np.ndarray:
     image[40:240, left : left + 18] = 1.0
     image[40 + label * 15 : 60 + label * 15, 20:260] = 0.8
     return image
+
+
+def ink_extent(field: np.ndarray, threshold: float = 0.1) -> tuple[int, int, int, int]:
+    """(first row, last row, first column, last column) of the ink, in [0, 1] units."""
+    inked = field > threshold
+    rows = np.flatnonzero(inked.any(axis=1))
+    cols = np.flatnonzero(inked.any(axis=0))
+    return int(rows[0]), int(rows[-1]), int(cols[0]), int(cols[-1])
+
+
+def centre_of_mass(field: np.ndarray) -> tuple[float, float]:
+    ys, xs = np.indices(field.shape)
+    mass = field.sum()
+    return float((ys * field).sum() / mass), float((xs * field).sum() / mass)
 
 
 def test_added_drawings_are_listed_with_both_images(my_digits_dir):
@@ -35,8 +48,19 @@ def test_added_drawings_are_listed_with_both_images(my_digits_dir):
     assert strokes.shape == (280, 280)
     np.testing.assert_array_equal(strokes, np.rint(drawing(3) * 255).astype(np.uint8))
     field = store.field(sample.id)
-    expected = np.rint(mnist_style(drawing(3)) * 255).astype(np.uint8)
-    np.testing.assert_array_equal(field, expected)
+    assert field.dtype == np.uint8
+    assert field.shape == (28, 28)
+    # The MNIST recipe, checked by hand: drawing(3)'s ink is 200 rows x 240
+    # columns (rows 40-239, columns 20-259), so the long side becomes 20 pixels
+    # and the other round(200 * 20 / 240) = 17, the aspect kept...
+    pixels = field.astype(np.float64) / 255
+    top, bottom, left, right = ink_extent(pixels)
+    assert (bottom - top + 1, right - left + 1) == (17, 20)
+    # ...placed by centre of mass at the field's centre (the clip does not bite
+    # here: the box can move 4 columns and 5 rows either way).
+    cy, cx = centre_of_mass(pixels)
+    assert abs(cy - 13.5) <= 0.5
+    assert abs(cx - 13.5) <= 0.5
     # The index is plain JSON a user can read.
     data = json.loads((store.folder / INDEX_NAME).read_text())
     assert data["samples"][0]["label"] == 3
@@ -95,10 +119,25 @@ def test_split_holds_out_every_fifth_drawing_of_a_class():
 def test_fields_are_remade_in_the_style_a_run_asks_for():
     store = MyDigits()
     store.add(drawing(5), 5, style="mnist")
+    sample_id = store.samples()[0].id
     digits = store.arrays("digits").train_images[0].numpy()
-    strokes = store.stroke_image(store.samples()[0].id).astype(np.float32) / 255
-    expected = np.rint(digits_style(strokes) * 255).astype(np.uint8)
-    np.testing.assert_array_equal(digits, expected)
+    mnist = store.arrays("mnist").train_images[0].numpy()
+    assert digits.dtype == mnist.dtype == np.uint8
+    np.testing.assert_array_equal(mnist, store.field(sample_id))  # the stored field
+    # The UCI digits recipe, checked by hand: the ink's box (200 x 240) is
+    # stretched to 8x8, shown as 20x20 at rows and columns 4-23, aspect not kept.
+    pixels = digits.astype(np.float64) / 255
+    assert ink_extent(pixels) == (4, 23, 4, 23)
+    outside = pixels.copy()
+    outside[4:24, 4:24] = 0
+    assert outside.max() == 0
+    # The MNIST recipe keeps the aspect instead: 17 rows for 20 columns.
+    top, bottom, left, right = ink_extent(mnist.astype(np.float64) / 255)
+    assert (bottom - top + 1, right - left + 1) == (17, 20)
+    # The drawing's layout survives: its full-height bar (columns 130-147, so
+    # 110-127 of the 240-column box) lands at columns 9.2-10.7 of the 20.
+    column_ink = pixels[4:24, 4:24].sum(axis=0)
+    assert 8 <= int(np.argmax(column_ink)) <= 11
 
 
 def test_no_drawings_is_a_clear_error():

@@ -15,6 +15,11 @@ from workbench.core.predict import (
     to_model_input,
 )
 
+# Published MNIST pixel statistics (of train_images / 255), typed in by hand.
+MNIST_MEAN, MNIST_STD = 0.1307, 0.3081
+# The bundled digits' statistics, as measured (tests/core/test_data.py recomputes them).
+DIGITS_MEAN, DIGITS_STD = 0.1558, 0.2774
+
 
 def _stroke_image() -> np.ndarray:
     """A thick off-centre vertical bar on a 200x200 canvas."""
@@ -23,20 +28,51 @@ def _stroke_image() -> np.ndarray:
     return image
 
 
+def _stroke_mnist_field() -> np.ndarray:
+    """_stroke_image through the MNIST recipe, worked out by hand.
+
+    The ink is exactly the 100 x 20 bar: scaled by 20/100 it is a 20 x 4 block of
+    full ink (a constant stays constant under resizing), placed at
+    ((28 - 20) // 2, (28 - 4) // 2) = (4, 12). Symmetric, so its centre of mass
+    is already (13.5, 13.5): no shift.
+    """
+    field = np.zeros((28, 28), np.float32)
+    field[4:24, 12:16] = 1.0
+    return field
+
+
+def _check_naive_stroke_field(out: np.ndarray) -> None:
+    """The bar squashed by 28/200 where it was: rows 2.8-16.8, columns 4.2-7.0."""
+    assert out.shape == (28, 28)
+    scale = 28 / 200
+    # Resizing keeps the ink's total: 100 x 20 pixels of ink times scale^2.
+    assert out.sum() == pytest.approx(100 * 20 * scale**2, rel=0.01)
+    ys, xs = np.indices(out.shape)
+    # Pixel centres map as (i + 0.5) * scale - 0.5: the bar's centre (69.5, 39.5).
+    cy, cx = (ys * out).sum() / out.sum(), (xs * out).sum() / out.sum()
+    assert cy == pytest.approx(70 * scale - 0.5, abs=0.1)
+    assert cx == pytest.approx(40 * scale - 0.5, abs=0.1)
+    # Nothing beyond one pixel of the bar's footprint (rows 2-16, columns 4-6).
+    outside = out.copy()
+    outside[1:18, 3:8] = 0
+    assert outside.max() == 0
+
+
 def test_mnist_style_fits_20_box_and_centres_mass():
     out = mnist_style(_stroke_image())
     assert out.shape == (28, 28)
+    np.testing.assert_allclose(out, _stroke_mnist_field(), atol=1e-6)
     rows = np.flatnonzero(out.max(1) > 0.1)
     assert rows[-1] - rows[0] + 1 == 20  # the long side is scaled to 20 pixels
     ys, xs = np.indices(out.shape)
     cy, cx = (ys * out).sum() / out.sum(), (xs * out).sum() / out.sum()
-    assert abs(cy - 13.5) <= 1
-    assert abs(cx - 13.5) <= 1
+    assert abs(cy - 13.5) <= 0.5
+    assert abs(cx - 13.5) <= 0.5
 
 
 def test_naive_resize_keeps_the_off_centre_position():
     out = naive_resize(_stroke_image())
-    assert out.shape == (28, 28)
+    _check_naive_stroke_field(out)
     assert out[:, :10].sum() > out[:, 14:].sum()
 
 
@@ -46,10 +82,23 @@ def test_empty_canvas_is_a_clear_error():
 
 
 def test_normalisation_uses_the_dataset_statistics():
-    info = DATASET_INFO["mnist"]
-    tensor = to_model_input(np.ones((28, 28), np.float32), "mnist")
+    field = np.zeros((28, 28), np.float32)
+    field[4:24, 12:16] = 1.0
+    field[0, 0] = 0.5
+    tensor = to_model_input(field, "mnist")
     assert tensor.shape == (1, 1, 28, 28)
-    assert torch.allclose(tensor, torch.full_like(tensor, (1 - info.mean) / info.std))
+    assert tensor.dtype == torch.float32
+    # By hand: blank -0.1307/0.3081 = -0.4242, full ink 0.8693/0.3081 = 2.8215.
+    assert tensor[0, 0, 1, 1].item() == pytest.approx(-0.42421, abs=1e-4)
+    assert tensor[0, 0, 10, 13].item() == pytest.approx(2.82149, abs=1e-4)
+    assert tensor[0, 0, 0, 0].item() == pytest.approx(1.19864, abs=1e-4)
+    expected = (torch.from_numpy(field) - MNIST_MEAN) / MNIST_STD
+    torch.testing.assert_close(tensor[0, 0], expected)
+    # Another dataset, its own statistics.
+    digits = to_model_input(field, "digits")
+    torch.testing.assert_close(
+        digits[0, 0], (torch.from_numpy(field) - DIGITS_MEAN) / DIGITS_STD
+    )
 
 
 def test_predict_uses_eval_mode_and_restores_training_mode():
@@ -87,7 +136,9 @@ def test_predictor_reads_with_a_private_eval_copy():
     was_training, tensor = received[0]
     assert not was_training
     assert torch.equal(tensor, reading.input)
-    assert torch.equal(reading.input, to_model_input(reading.field, "mnist"))
+    np.testing.assert_allclose(reading.field, _stroke_mnist_field(), atol=1e-6)
+    expected_input = (torch.from_numpy(reading.field) - MNIST_MEAN) / MNIST_STD
+    torch.testing.assert_close(reading.input, expected_input[None, None])
     # The private copy computes what the source model computes in eval mode.
     model.eval()
     with torch.no_grad():
@@ -104,8 +155,14 @@ def test_predictor_naive_toggle_changes_only_the_recipe():
     naive = predictor.read(_stroke_image(), naive=True)
     assert naive.naive
     assert not styled.naive
-    np.testing.assert_array_equal(naive.field, naive_resize(_stroke_image()))
-    np.testing.assert_array_equal(styled.field, mnist_style(_stroke_image()))
+    # Each field is what its recipe makes of the drawing (worked out by hand)...
+    _check_naive_stroke_field(naive.field)
+    np.testing.assert_allclose(styled.field, _stroke_mnist_field(), atol=1e-6)
+    # ...and the rest of the reading is the same: normalised alike, read alike.
+    for reading in (naive, styled):
+        expected = (torch.from_numpy(reading.field) - MNIST_MEAN) / MNIST_STD
+        torch.testing.assert_close(reading.input, expected[None, None])
+    assert not np.allclose(naive.probabilities, styled.probabilities)
 
 
 def test_saliency_is_the_input_gradient_of_the_predicted_logit():

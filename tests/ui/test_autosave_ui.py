@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from workbench.core import events as E
+from workbench.core.checkpoints import load_checkpoint
 from workbench.core.config import TrainConfig
 from workbench.core.engine import TrainControl, iter_fit, prepare_run
 from workbench.core.models import build_model
@@ -30,6 +31,31 @@ def _dead_pid() -> int:
         check=True,
     )
     return int(done.stdout)
+
+
+def assert_checkpoint_holds(path, run) -> dict:
+    """The checkpoint at ``path``, loaded, holds exactly ``run`` as it is now."""
+    payload = load_checkpoint(path)
+    assert payload["global_step"] == run.global_step
+    assert payload["epoch"] == run.epoch
+    assert payload["batch_in_epoch"] == run.batch_in_epoch
+    state = run.model.state_dict()
+    assert payload["model_state"].keys() == state.keys()
+    for name, tensor in state.items():
+        assert torch.equal(payload["model_state"][name], tensor.cpu()), name
+    saved = payload["optimizer_state"]["state"]
+    live = run.optimizer.state_dict()["state"]
+    assert saved.keys() == live.keys()
+    for index, slots in live.items():
+        assert saved[index].keys() == slots.keys()
+        for slot, value in slots.items():
+            if isinstance(value, torch.Tensor):
+                assert torch.equal(saved[index][slot], value.cpu()), (index, slot)
+            else:
+                assert saved[index][slot] == value, (index, slot)
+    assert payload["history"]["steps"] == [list(s) for s in run.history.steps]
+    assert TrainConfig.from_dict(payload["config"]) == run.config
+    return payload
 
 
 def _interrupted_run(tiny_arrays, status="running") -> tuple[RunFolder, int]:
@@ -57,13 +83,16 @@ def test_a_run_autosaves_into_its_folder(qtbot, window, runs_root):
     assert info["origin"] == "window"
     assert info["global_step"] == window.current_run.global_step
     assert info["versions"]["torch"] == str(torch.__version__)
-    saved = torch.load(folder.checkpoint_path, weights_only=True)
-    assert saved["global_step"] == window.current_run.global_step
+    # The autosaved checkpoint is the finished run: weights, optimizer, step.
+    run = window.current_run
+    assert run.global_step == run.total_steps > 0
+    assert_checkpoint_holds(folder.checkpoint_path, run)
     assert interrupted_runs() == []
 
 
 def test_an_interrupted_run_is_offered_and_resumed(qtbot, monkeypatch, tiny_arrays):
     folder, step = _interrupted_run(tiny_arrays)
+    interrupted = load_checkpoint(folder.checkpoint_path)
     asked = []
 
     def ask(parent, title, text):
@@ -80,8 +109,16 @@ def test_an_interrupted_run_is_offered_and_resumed(qtbot, monkeypatch, tiny_arra
     assert f"reached step {step}" in asked[0]
     run = win.current_run
     assert run.global_step == run.total_steps > step  # trained on to the end
+    # Resumed from the saved run, not begun again: its logged steps come first.
+    saved_steps = interrupted["history"]["steps"]
+    assert len(saved_steps) == step
+    assert [list(s) for s in run.history.steps[:step]] == saved_steps
+    assert [s for s, _ in run.history.steps[step:]] == list(
+        range(step + 1, run.global_step + 1)
+    )
     assert win.run_folder.path == folder.path  # and kept saving into its folder
     assert folder.info()["status"] == "finished"
+    assert_checkpoint_holds(folder.checkpoint_path, run)
     win.close()
 
 
@@ -94,9 +131,13 @@ def test_closing_mid_run_is_offered_next_time_and_can_be_forgotten(qtbot, monkey
     qtbot.waitUntil(win.data_panel.is_loaded, timeout=30_000)
     start_long_run(qtbot, win)
     folder = win.run_folder
+    run = win.current_run
     win.close()
     assert folder.info()["status"] == "closed"
-    assert folder.checkpoint_path.is_file()  # saved when the run stopped
+    # Saved when the run stopped: the checkpoint is the run as the close left it.
+    assert folder.checkpoint_path.is_file()
+    assert run.global_step >= 1
+    assert_checkpoint_holds(folder.checkpoint_path, run)
 
     monkeypatch.setattr(dialogs, "ask_resume", lambda *args: "dismiss")
     again = MainWindow()
@@ -154,8 +195,47 @@ def test_weights_with_nothing_in_common_are_refused(
     assert all(torch.equal(after[k], v) for k, v in before.items())
 
 
-def test_save_and_open_keep_the_run_folder_apart(qtbot, window, tmp_path):
+def test_save_and_open_keep_the_run_folder_apart(qtbot, window, tmp_path, monkeypatch):
     run_to_end(qtbot, window)
-    run_json = json.loads((window.run_folder.path / "run.json").read_text())
+    run = window.current_run
+    folder = window.run_folder
+    run_json = json.loads((folder.path / "run.json").read_text())
     assert run_json["config"]["model"] == FAST.model
     assert TrainConfig.from_dict(run_json["config"]) == FAST
+    autosaved = folder.checkpoint_path.read_bytes()
+
+    # File > Save checkpoint… to a file of the user's: the run folder is untouched.
+    path = tmp_path / "mine.pt"
+    monkeypatch.setattr(dialogs, "get_save_path", lambda *args: path)
+    window.save_action.trigger()
+    assert_checkpoint_holds(path, run)
+    assert window.run_folder is folder
+    assert folder.checkpoint_path.read_bytes() == autosaved
+
+    # File > Open checkpoint… that file: the run is restored, and not tied to the
+    # run folder it came from.
+    monkeypatch.setattr(dialogs, "get_open_path", lambda *args: path)
+    with qtbot.waitSignal(
+        window.state_changed, timeout=30_000, check_params_cb=lambda s: s == "idle"
+    ):
+        window.open_action.trigger()
+    opened = window.current_run
+    assert opened is not run
+    assert opened.global_step == run.global_step
+    for name, tensor in run.model.state_dict().items():
+        assert torch.equal(opened.model.state_dict()[name], tensor), name
+    assert window.run_folder is None
+    saved = path.read_bytes()
+
+    # Training it on autosaves into a new folder: neither the first run's folder
+    # nor the opened file is written over.
+    window.apply_config(window.current_config().replace(max_steps=run.global_step + 2))
+    run_to_end(qtbot, window)
+    assert window.current_run.global_step == run.global_step + 2
+    new_folder = window.run_folder
+    assert new_folder is not None
+    assert new_folder.path != folder.path
+    assert_checkpoint_holds(new_folder.checkpoint_path, window.current_run)
+    assert folder.checkpoint_path.read_bytes() == autosaved
+    assert folder.info()["global_step"] == run.global_step
+    assert path.read_bytes() == saved

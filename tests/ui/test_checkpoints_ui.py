@@ -9,6 +9,7 @@ from workbench.ui import dialogs, window_state
 from workbench.ui.main_window import MainWindow
 
 from .helpers import FAST, run_to_end
+from .test_autosave_ui import assert_checkpoint_holds
 
 pytestmark = pytest.mark.gui
 
@@ -27,16 +28,22 @@ def _use_dialog(monkeypatch, name, path):
 def test_save_then_open_restores_everything(qtbot, window, tmp_path, monkeypatch):
     window.apply_config(FAST.replace(max_steps=None, epochs=50, lr=0.004))
     window.freeze_panel.head_button.click()
-    with qtbot.waitSignal(window.epoch_finished, timeout=30_000):
-        window.start()
+    logged = []
+    window.step_finished.connect(logged.append)
+    window.start()
+    # Stop a step or more into the second epoch: the position in it is restored too.
+    qtbot.waitUntil(lambda: bool(logged) and logged[-1].epoch >= 1, timeout=30_000)
     with qtbot.waitSignal(window.run_finished, timeout=10_000):
         window.stop()
     run = window.current_run
+    assert run.epoch >= 1
+    assert run.batch_in_epoch > 0
     path = tmp_path / "ckpt.pt"
     calls = _use_dialog(monkeypatch, "get_save_path", path)
     window.save_action.trigger()
-    assert path.is_file()
     assert "*.pt" in calls[0][1]
+    # The file holds the run: weights, optimizer state, step, history, config.
+    assert_checkpoint_holds(path, run)
 
     other = MainWindow()
     qtbot.addWidget(other)
@@ -49,6 +56,9 @@ def test_save_then_open_restores_everything(qtbot, window, tmp_path, monkeypatch
     restored = other.current_run
     assert restored is not None
     assert restored.global_step == run.global_step
+    assert (restored.epoch, restored.batch_in_epoch) == (run.epoch, run.batch_in_epoch)
+    assert restored.config == run.config
+    assert restored.history.steps == run.history.steps
     assert restored.config.lr == 0.004
     assert other.current_config().lr == 0.004  # panels show the checkpoint's config
     assert other.freeze_panel.model is restored.model
@@ -58,10 +68,14 @@ def test_save_then_open_restores_everything(qtbot, window, tmp_path, monkeypatch
         run.model.state_dict().items(), restored.model.state_dict().items(), strict=True
     ):
         assert (a == b).all(), name
-    assert (
-        restored.optimizer.state_dict()["state"].keys()
-        == run.optimizer.state_dict()["state"].keys()
-    )
+    # The optimizer carries on with its own state (Adam's moments and step).
+    saved_state = run.optimizer.state_dict()["state"]
+    restored_state = restored.optimizer.state_dict()["state"]
+    assert restored_state.keys() == saved_state.keys()
+    assert saved_state  # the head trained: there is state to restore
+    for index, slots in saved_state.items():
+        for slot, value in slots.items():
+            assert torch.equal(restored_state[index][slot], value), (index, slot)
     # The plots show the stored history.
     assert other.loss_plot.point_count("loss") == len(run.history.steps)
     assert other.accuracy_plot.point_count("validation") == len(run.history.epochs)
@@ -96,12 +110,26 @@ def test_opening_a_bad_file_shows_the_error(
     error_dialogs.shown.clear()
 
 
-def test_cancelled_dialogs_do_nothing(qtbot, window, monkeypatch):
-    _use_dialog(monkeypatch, "get_open_path", None)
-    _use_dialog(monkeypatch, "get_save_path", None)
+def test_cancelled_dialogs_do_nothing(qtbot, window, monkeypatch, tmp_path):
+    run_to_end(qtbot, window)  # a run, so that Save checkpoint is offered
+    run = window.current_run
+    cfg = window.current_config()
+    weights = {k: v.clone() for k, v in run.model.state_dict().items()}
+    files = sorted(tmp_path.rglob("*"))
+    opened = _use_dialog(monkeypatch, "get_open_path", None)
+    saved = _use_dialog(monkeypatch, "get_save_path", None)
     window.open_action.trigger()
+    window.load_config_action.trigger()
+    window.save_action.trigger()
     window.save_config_action.trigger()
+    assert len(opened) == 2  # each dialog was shown, then cancelled
+    assert len(saved) == 2
     assert window.state == "idle"
+    assert window.current_run is run
+    assert window.current_config() == cfg
+    assert all(torch.equal(v, weights[k]) for k, v in run.model.state_dict().items())
+    assert window_state.recent_files(window._settings) == []
+    assert sorted(tmp_path.rglob("*")) == files  # nothing written anywhere
 
 
 def test_save_is_offered_only_with_a_run(qtbot, window):
@@ -131,6 +159,8 @@ def test_gpu_checkpoint_opens_on_this_machine(qtbot, window, tmp_path, monkeypat
     run = window.current_run
     assert run.device.type == "cpu"
     assert run.config.precision == "fp32"
+    for name, tensor in payload["model_state"].items():
+        assert torch.equal(run.model.state_dict()[name], tensor), name
     notes = window.training_panel.notes_label.text()
     assert "cuda" in notes
     assert "fp16 needs CUDA" in notes

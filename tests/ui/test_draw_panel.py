@@ -7,10 +7,10 @@ import pytest
 import torch
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
+from workbench.core.my_digits import MyDigits
 
 from tests.core.test_finetune import mirrored_digits
 from workbench.core.config import TrainConfig
-from workbench.core.my_digits import MyDigits
 from workbench.ui.panels.draw import NO_READING
 
 from .helpers import run_to_end
@@ -20,6 +20,41 @@ pytestmark = pytest.mark.gui
 # A "7"-ish stroke and a crossbar, in canvas widget coordinates (280 x 280).
 STROKE = [(70, 60), (140, 60), (210, 60), (170, 140), (130, 220)]
 CROSSBAR = [(100, 140), (200, 140)]
+# The window's reader is prepared like the bundled digits (FAST's dataset): their
+# pixel statistics as measured (tests/core/test_data.py recomputes them).
+DIGITS_MEAN, DIGITS_STD = 0.1558, 0.2774
+
+
+def ink_extent(image: np.ndarray, threshold: float = 0.1) -> tuple[int, int, int, int]:
+    """(first row, last row, first column, last column) of the ink."""
+    inked = image > threshold
+    rows = np.flatnonzero(inked.any(axis=1))
+    cols = np.flatnonzero(inked.any(axis=0))
+    return int(rows[0]), int(rows[-1]), int(cols[0]), int(cols[-1])
+
+
+def check_shown_is_the_input(panel, model_input: torch.Tensor) -> None:
+    """The preview paints the model's input de-normalised by hand, pixel for pixel."""
+    x = model_input[0, 0].numpy().astype(np.float64)
+    np.testing.assert_allclose(
+        panel.preview.shown_image(),
+        np.clip(x * DIGITS_STD + DIGITS_MEAN, 0, 1),
+        atol=1e-5,
+    )
+
+
+def check_normalised_by_hand(reading) -> None:
+    expected = (torch.from_numpy(reading.field) - DIGITS_MEAN) / DIGITS_STD
+    torch.testing.assert_close(reading.input, expected[None, None])
+
+
+def check_digits_recipe(field: np.ndarray) -> None:
+    """The UCI digits recipe: the ink stretched over rows and columns 4-23."""
+    assert field.shape == (28, 28)
+    assert ink_extent(field) == (4, 23, 4, 23)
+    outside = field.copy()
+    outside[4:24, 4:24] = 0
+    assert outside.max() == 0
 
 
 def draw(canvas, points) -> None:
@@ -57,7 +92,10 @@ def test_strokes_are_read_and_the_preview_is_the_models_exact_input(qtbot, windo
     assert first is not None
     assert torch.equal(panel.preview_tensor, received[-1])
     # The preview paints that tensor (de-normalised), pixel for pixel.
-    np.testing.assert_allclose(panel.preview.shown_image(), first.field, atol=1e-6)
+    check_shown_is_the_input(panel, received[-1])
+    # The tensor is the digits recipe's field, normalised with their statistics.
+    check_digits_recipe(first.field)
+    check_normalised_by_hand(first)
     np.testing.assert_allclose(panel.bars.probabilities(), first.probabilities)
     assert panel.prediction_label.text().startswith(first.class_names[first.label])
 
@@ -108,11 +146,20 @@ def test_naive_resize_and_saliency_toggles(qtbot, window):
     assert styled.saliency is not None
     np.testing.assert_allclose(panel.preview.shown_saliency(), styled.saliency)
 
+    check_digits_recipe(styled.field)
+
     panel.naive_check.setChecked(True)
     naive = panel.reading
     assert naive.naive
     assert not torch.equal(naive.input, styled.input)
-    np.testing.assert_allclose(panel.preview.shown_image(), naive.field, atol=1e-6)
+    check_shown_is_the_input(panel, naive.input)
+    check_normalised_by_hand(naive)
+    # Naive: the whole 280x280 canvas squashed by 1/10, the ink left where it
+    # was drawn, not stretched: canvas pixel p maps to (p + 0.5) / 10 - 0.5,
+    # give or take a pixel of blur.
+    on_canvas = ink_extent(panel.canvas.image())
+    for edge, canvas_edge in zip(ink_extent(naive.field), on_canvas, strict=True):
+        assert abs(edge - ((canvas_edge + 0.5) / 10 - 0.5)) <= 1, on_canvas
 
     panel.saliency_check.setChecked(False)
     assert panel.reading.saliency is None

@@ -67,7 +67,12 @@ def trace(canvas, image: np.ndarray) -> None:
         QTest.mouseRelease(canvas, Qt.LeftButton, Qt.NoModifier, QPoint(xs[-1], y))
 
 
-@pytest.mark.skipif(MNIST_ROOT is None, reason="the real MNIST files are not here")
+@pytest.mark.skipif(
+    MNIST_ROOT is None,
+    # "missing test data" makes tests/conftest.py list this skip in the summary.
+    reason="missing test data: no MNIST/raw/ in $PTCORE_TEST_MNIST_DIR or "
+    "../shared/data/mnist beside the repository",
+)
 def test_traced_mnist_test_digits_are_recognised(qtbot):
     arrays = load_arrays("mnist", MNIST_ROOT, download=False)
     run = prepare_run(TrainConfig(dataset="mnist"), arrays=arrays)

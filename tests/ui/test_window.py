@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
+import torch
 from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QWidget
 
 from workbench.core import events as E
@@ -395,3 +397,89 @@ def test_a_config_brings_its_freeze_mask(qtbot, window):
     ]
     window.apply_config(FAST)  # an empty mask: everything trains
     assert all(p.requires_grad for p in window.freeze_panel.model.parameters())
+
+
+def click_check_box(panel, item) -> None:
+    """Toggle ``item``'s check box in the freeze tree with the keyboard (Space)."""
+    tree = panel.tree
+    tree.setFocus()
+    tree.setCurrentItem(item)
+    QTest.keyClick(tree, Qt.Key.Key_Space)
+
+
+def stop_then_edit_then_continue(qtbot, window, module: str, steps_after: int = 3):
+    """Stop the running run, toggle ``module`` in the tree, Continue for a few steps.
+
+    Returns the run and its parameters as they were right before Continue.
+    """
+    with qtbot.waitSignal(window.run_finished, timeout=10_000):
+        window.training_panel.stop_button.click()
+    run = window.current_run
+    panel = window.freeze_panel
+    assert panel.model is run.model
+    assert panel.is_editable()
+    click_check_box(panel, panel.module_item(module))
+    assert window.start_plan(window.current_config()) == "continue"
+    before = {n: p.detach().clone() for n, p in run.model.named_parameters()}
+    stopped_at = run.global_step
+    steps = []
+    window.step_finished.connect(steps.append)
+    window.training_panel.start_button.click()  # "Continue"
+    qtbot.waitUntil(
+        lambda: bool(steps) and steps[-1].global_step >= stopped_at + steps_after,
+        timeout=15_000,
+    )
+    with qtbot.waitSignal(window.run_finished, timeout=10_000):
+        window.training_panel.stop_button.click()
+    assert window.current_run is run  # continued, not restored or restarted
+    assert steps[0].global_step == stopped_at + 1
+    return run, before
+
+
+def assert_optimizer_holds_exactly_the_trainable(run) -> None:
+    groups = run.optimizer.param_groups
+    assert len(groups) == 1
+    held = [id(p) for p in groups[0]["params"]]
+    trainable = [id(p) for p in run.model.parameters() if p.requires_grad]
+    assert held == trainable
+
+
+def test_unfreezing_between_stop_and_continue_trains_that_layer(qtbot, window):
+    window.apply_config(FAST.replace(max_steps=None, epochs=50))
+    panel = window.freeze_panel
+    click_check_box(panel, panel.module_item("hidden.1"))  # freeze a layer
+    frozen = [n for n, p in panel.model.named_parameters() if not p.requires_grad]
+    assert frozen == ["hidden.1.weight", "hidden.1.bias"]
+    initial = panel.model.hidden[1].weight.detach().clone()
+    with qtbot.waitSignal(window.step_finished, timeout=30_000):
+        window.training_panel.start_button.click()
+    run = window.current_run
+    assert not run.model.hidden[1].weight.requires_grad
+
+    run, before = stop_then_edit_then_continue(qtbot, window, "hidden.1")
+    params = dict(run.model.named_parameters())
+    # Frozen for the first part: still the weights the run started with.
+    assert torch.equal(before["hidden.1.weight"], initial)
+    assert params["hidden.1.weight"].requires_grad
+    assert params["hidden.1.bias"].requires_grad
+    # Unfrozen for the continued part: the optimizer got it, and it trained.
+    for name in ("hidden.1.weight", "hidden.1.bias", "hidden.3.weight"):
+        assert not torch.equal(params[name].detach(), before[name]), name
+    assert_optimizer_holds_exactly_the_trainable(run)
+    assert len(run.optimizer.param_groups[0]["params"]) == 6
+
+
+def test_freezing_between_stop_and_continue_keeps_that_layer_bit_identical(
+    qtbot, window
+):
+    start_long_run(qtbot, window)
+    run, before = stop_then_edit_then_continue(qtbot, window, "hidden.3")
+    params = dict(run.model.named_parameters())
+    assert not params["hidden.3.weight"].requires_grad
+    assert not params["hidden.3.bias"].requires_grad
+    assert torch.equal(params["hidden.3.weight"].detach(), before["hidden.3.weight"])
+    assert torch.equal(params["hidden.3.bias"].detach(), before["hidden.3.bias"])
+    for name in ("hidden.1.weight", "head.weight"):  # the rest trains on
+        assert not torch.equal(params[name].detach(), before[name]), name
+    assert_optimizer_holds_exactly_the_trainable(run)
+    assert len(run.optimizer.param_groups[0]["params"]) == 4
