@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import math
 import signal
 import sys
 import threading
@@ -19,15 +18,10 @@ from types import FrameType
 from typing import Any
 
 from workbench import __version__
+from workbench.console import percent, say
 from workbench.core import config as C
 
 log = logging.getLogger("workbench")
-
-
-def _say(text: str) -> None:
-    from tqdm import tqdm
-
-    tqdm.write(text, file=sys.stdout)
 
 
 def _add_train_flags(parser: argparse.ArgumentParser) -> None:
@@ -207,10 +201,6 @@ def metrics_document(
     return doc
 
 
-def _percent(value: float) -> str:
-    return "n/a" if math.isnan(value) else f"{100 * value:.2f}%"
-
-
 def cmd_train(args: argparse.Namespace) -> int:
     """Train headless with a progress bar; save and report as asked."""
     from tqdm import tqdm
@@ -265,13 +255,13 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     if payload is not None:
         run = restore_run(payload, config=cfg, progress=on_download)
-        _say(
+        say(
             f"resuming {args.resume} at step {run.global_step} (epoch {run.epoch + 1})"
         )
     else:
         run = prepare_run(cfg, progress=on_download)
         if init_state is not None:
-            _say(_init_weights(run.model, init_state, args))
+            say(_init_weights(run.model, init_state, args))
     if download_bar is not None:
         download_bar.close()
     recorder = _recorder(args, run)
@@ -292,10 +282,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         for event in iter_fit(run, control):
             text = describe_event(event, run)
             if text:
-                _say(text)
+                say(text)
             problem = recorder.on_event(event, run)
             if problem:
-                _say(f"warning: {problem}")
+                say(f"warning: {problem}")
             if isinstance(event, E.CompileStarted):
                 bar.set_description("compiling")
             elif isinstance(event, E.CompileFinished):
@@ -322,7 +312,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         save_checkpoint(save_path, run)
     if metrics_path:
         _write_json_atomic(metrics_path, metrics_document(cfg, run.history, result))
-    _say(summary_line(result, run, save_path))
+    say(summary_line(result, run, save_path))
     return 130 if result.stopped else 0
 
 
@@ -344,8 +334,8 @@ def describe_event(event: Any, run: Any) -> str | None:
     if isinstance(event, E.EpochMetrics):
         return (
             f"epoch {event.epoch + 1}: train loss {event.train_loss:.4f} "
-            f"acc {_percent(event.train_accuracy)} | val loss {event.val_loss:.4f} "
-            f"acc {_percent(event.val_accuracy)} | "
+            f"acc {percent(event.train_accuracy)} | val loss {event.val_loss:.4f} "
+            f"acc {percent(event.val_accuracy)} | "
             f"{event.images_per_s:,.0f} img/s | {event.seconds:.1f} s"
         )
     return None
@@ -356,7 +346,7 @@ def summary_line(result: Any, run: Any, save_path: Path | None) -> str:
     state = "stopped" if result.stopped else "done"
     parts = [
         f"{state}: step {result.global_step}/{run.total_steps}",
-        f"val accuracy {_percent(result.val_accuracy)}",
+        f"val accuracy {percent(result.val_accuracy)}",
         f"{result.images_per_s:,.0f} img/s",
         f"{result.seconds:.1f} s",
     ]
@@ -371,7 +361,7 @@ def _stop_on_first_interrupt(control: Any) -> None:
     """First Ctrl+C stops cleanly after the current batch; a second one kills."""
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        _say("stopping after this batch (Ctrl+C again to abort)")
+        say("stopping after this batch (Ctrl+C again to abort)")
         control.request_stop()
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
@@ -394,11 +384,11 @@ def _recorder(args: argparse.Namespace, run: Any) -> Any:
         )
     every = run.config.autosave_every
     when = {0: "never", 1: "every epoch"}.get(every, f"every {every} epochs")
-    _say(f"run folder: {folder.path} (checkpoint saved {when}, and at the end)")
+    say(f"run folder: {folder.path} (checkpoint saved {when}, and at the end)")
     recorder = RunRecorder(folder, every, tensorboard=args.tensorboard)
     problem = recorder.start(run)
     if problem:
-        _say(f"warning: {problem}")
+        say(f"warning: {problem}")
     return recorder
 
 
@@ -438,7 +428,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     path = Path(args.path).expanduser()
     state, payload = load_weights_file(path)
     for line in checkpoint_lines(path, state, payload):
-        _say(line)
+        say(line)
     if args.against_model:
         classes = args.classes
         if classes is None:
@@ -450,7 +440,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         model = build_model(args.against_model, classes, seed=0)
         diff = compare_state(model, state)
         for line in diff_lines(diff, args.against_model, classes):
-            _say(line)
+            say(line)
     return 0
 
 
@@ -476,7 +466,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
             continue
         result = predict(model, batch, info.class_names)[0]
         ranked = "  ".join(f"{name} {100 * p:.1f}%" for name, p in result.top(args.top))
-        _say(f"{path}: {info.class_names[result.label]}   ({ranked})")
+        say(f"{path}: {info.class_names[result.label]}   ({ranked})")
     return 1 if failures else 0
 
 
@@ -486,8 +476,8 @@ def cmd_devices(_: argparse.Namespace) -> int:
 
     for info in list_devices():
         status = "available" if info.available else f"unavailable: {info.reason}"
-        _say(f"{info.spec:8} {info.name}  ({status})")
-    _say(f"auto -> {best_device()}")
+        say(f"{info.spec:8} {info.name}  ({status})")
+    say(f"auto -> {best_device()}")
     return 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from workbench.cli import _percent, _say
+from workbench.console import percent, say
 from workbench.core import config as C
 from workbench.core import runs as R
 
@@ -16,16 +16,16 @@ def run_command(args: argparse.Namespace) -> int:
     if args.runs_command == "list":
         summaries = R.list_runs()
         if not summaries:
-            _say(f"no runs yet in {R.runs_dir()}")
+            say(f"no runs yet in {R.runs_dir()}")
             return 0
-        _say(
+        say(
             f"{'id':40} {'dataset':10} {'model':10} {'best val':>8} {'time':>7}  status"
         )
         for r in summaries:
-            best = _percent(r.best_val_accuracy) if r.best_val_accuracy else "n/a"
+            best = percent(r.best_val_accuracy) if r.best_val_accuracy else "n/a"
             tags = f"  [{', '.join(r.tags)}]" if r.tags else ""
             name = f"  {r.name}" if r.name else ""
-            _say(
+            say(
                 f"{r.id:40} {r.dataset:10} {r.model:10} {best:>8} "
                 f"{r.seconds:6.1f}s  {r.status}{name}{tags}"
             )
@@ -36,7 +36,7 @@ def run_command(args: argparse.Namespace) -> int:
         raise C.ConfigError(str(exc.args[0])) from None
     if args.runs_command == "show":
         for line in _run_report(folder):
-            _say(line)
+            say(line)
         return 0
     return _reproduce(folder)
 
@@ -61,8 +61,8 @@ def _run_report(folder: Any) -> list[str]:
     for epoch in metrics["epoch"]:
         lines.append(
             f"epoch {epoch['epoch'] + 1}: step {epoch['global_step']:,}, train loss "
-            f"{epoch['train_loss']:.4f} acc {_percent(epoch['train_accuracy'])} | "
-            f"val loss {epoch['val_loss']:.4f} acc {_percent(epoch['val_accuracy'])}"
+            f"{epoch['train_loss']:.4f} acc {percent(epoch['train_accuracy'])} | "
+            f"val loss {epoch['val_loss']:.4f} acc {percent(epoch['val_accuracy'])}"
         )
     steps = metrics["step"]
     if steps:
@@ -89,9 +89,9 @@ def _reproduce(folder: Any) -> int:
     from workbench.core.reproduce import compare_with_folder, original_config
 
     cfg = original_config(folder)
-    _say(f"training {folder.id} again: {cfg.model} on {cfg.dataset}, seed {cfg.seed}")
+    say(f"training {folder.id} again: {cfg.model} on {cfg.dataset}, seed {cfg.seed}")
     run = prepare_run(cfg)
     fit(run)
     verdict = compare_with_folder(folder, run.history.steps)
-    _say(verdict.describe())
+    say(verdict.describe())
     return 0 if verdict.reproduced else 1

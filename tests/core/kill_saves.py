@@ -25,8 +25,8 @@ from workbench.core.checkpoints import (
     write_checkpoint,
 )
 from workbench.core.config import TrainConfig
+from workbench.core.data.my_digits import MyDigits  # noqa: F401  (imports warm)
 from workbench.core.engine import prepare_run
-from workbench.core.my_digits import MyDigits  # noqa: F401  (imports warm)
 
 
 def _payloads() -> list[dict]:

@@ -204,7 +204,7 @@ def test_console_entry_point_runs_headless_without_traceback(tmp_path):
 
 def test_train_on_my_digits_from_trained_weights(tmp_path, capsys):
     from tests.core.test_my_digits import drawing
-    from workbench.core.my_digits import MyDigits
+    from workbench.core.data.my_digits import MyDigits
 
     store = MyDigits()
     for label in range(10):

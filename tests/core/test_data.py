@@ -29,6 +29,7 @@ from workbench.core.data import (
     default_data_dir,
     load_arrays,
 )
+from workbench.core.data.loaders import standard_transform
 
 CPU = torch.device("cpu")
 
@@ -261,7 +262,7 @@ def _standard_batches(arrays: ImageArrays, info, **overrides) -> DataLoaderBatch
     dataset = ArrayDataset(
         arrays.train_images.numpy(),
         arrays.train_labels.numpy(),
-        data._standard_transform(info.mean, info.std),
+        standard_transform(info.mean, info.std),
     )
     options = {"batch_size": 100, "shuffle": True, "seed": 1, "device": CPU}
     options.update(overrides)
@@ -405,3 +406,34 @@ def test_default_config_trains_on_digits_in_six_batches(digits):
     assert sum(1 for _ in loaders.train) == 6  # 1,437 images at batch 256
     x, _ = next(iter(loaders.val))
     assert torch.isfinite(x).all()
+
+
+def test_digits_are_cached_after_the_first_load_and_a_damaged_cache_is_remade(
+    tmp_path, monkeypatch
+):
+    from workbench.core.data import sources
+
+    monkeypatch.setenv(data.DATA_DIR_ENV, str(tmp_path))
+    cache = tmp_path / sources.DIGITS_CACHE_NAME
+    fresh = load_arrays("digits")
+    assert cache.is_file()
+
+    def no_sklearn():
+        raise AssertionError("the cached digits should have been used")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(sources, "_digits_from_sklearn", no_sklearn)
+        cached = load_arrays("digits")
+    for split in ("train_images", "train_labels", "test_images", "test_labels"):
+        assert torch.equal(getattr(cached, split), getattr(fresh, split)), split
+    assert (cached.train_images.shape, cached.test_images.shape) == (
+        (1437, 28, 28),
+        (360, 28, 28),
+    )
+
+    cache.write_bytes(b"PK\x03\x04 not really a zip")
+    remade = load_arrays("digits")
+    assert torch.equal(remade.test_images, fresh.test_images)
+    with monkeypatch.context() as patch:
+        patch.setattr(sources, "_digits_from_sklearn", no_sklearn)
+        assert torch.equal(load_arrays("digits").train_labels, fresh.train_labels)

@@ -8,6 +8,7 @@ import torch
 
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.data import load_arrays
+from workbench.core.data.my_digits import MyDigits
 from workbench.core.engine import fit, prepare_run
 from workbench.core.finetune import (
     check_frozen,
@@ -17,7 +18,6 @@ from workbench.core.finetune import (
 )
 from workbench.core.freezing import all_but_head, frozen_names
 from workbench.core.models import snapshot_state
-from workbench.core.my_digits import MyDigits
 
 
 def mirrored_digits(per_class: int) -> list[tuple[np.ndarray, int]]:

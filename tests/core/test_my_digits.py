@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 import torch
-from workbench.core.my_digits import INDEX_NAME, MyDigits
 
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.data import DataError, build_loaders, load_run_arrays, mix_replay
+from workbench.core.data.my_digits import INDEX_NAME, MyDigits
 
 
 def drawing(label: int, side: int = 280) -> np.ndarray:

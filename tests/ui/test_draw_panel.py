@@ -7,10 +7,10 @@ import pytest
 import torch
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
-from workbench.core.my_digits import MyDigits
 
 from tests.core.test_finetune import mirrored_digits
 from workbench.core.config import TrainConfig
+from workbench.core.data.my_digits import MyDigits
 from workbench.ui.panels.draw import NO_READING
 
 from .helpers import run_to_end

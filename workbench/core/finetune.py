@@ -24,8 +24,8 @@ from workbench.core.data import (
     load_base_arrays,
     load_run_arrays,
 )
+from workbench.core.data.my_digits import MyDigits
 from workbench.core.engine import TrainingRun, prepare_run
-from workbench.core.my_digits import MyDigits
 from workbench.core.preprocess import style_of
 
 # Defaults for a fine-tune: a handful of drawings needs few, gentle steps.

@@ -1,10 +1,10 @@
 """The training run's thread: iterates the core engine and emits plain data.
 
 A ``QThread`` subclass whose ``run()`` iterates ``iter_fit`` (the shape of Qt's
-``examples/corelib/threads/mandelbrot`` and superqt's ``GeneratorWorker``). The thread object lives in the GUI thread, so slots
-connected to its signals run there. Pause and Stop are flags on
-:class:`TrainControl` set directly from the GUI thread: ``run()`` has no event
-loop, so a queued slot would never be called.
+``examples/corelib/threads/mandelbrot`` and superqt's ``GeneratorWorker``). The
+thread object lives in the GUI thread, so slots connected to its signals run
+there. Pause and Stop are flags on :class:`TrainControl` set directly from the GUI
+thread: ``run()`` has no event loop, so a queued slot would never be called.
 """
 
 from __future__ import annotations

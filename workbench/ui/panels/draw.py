@@ -33,8 +33,8 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.data import DATASET_INFO, DataError
+from workbench.core.data.my_digits import MyDigits
 from workbench.core.finetune import EPOCHS, REPLAY, FrozenCheck, Scores
-from workbench.core.my_digits import MyDigits
 from workbench.core.predict import PredictError, Predictor, Reading
 from workbench.core.preprocess import style_of
 from workbench.core.threads import release_openmp_pool

@@ -26,7 +26,7 @@ import numpy as np
 import platformdirs
 import torch
 
-from workbench.core.data import DataError, ImageArrays
+from workbench.core.data.registry import DataError, ImageArrays
 from workbench.core.files import write_atomically
 from workbench.core.preprocess import STYLES, PredictError, style_image
 

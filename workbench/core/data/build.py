@@ -1,0 +1,223 @@
+"""The loaders a run asks for: its dataset, loader kind, batch size and device."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import torch
+from torch.utils.data import Dataset
+
+from workbench.core.data.loaders import (
+    ArrayDataset,
+    DataLoaderBatches,
+    FastLoader,
+    can_pin,
+    standard_transform,
+)
+from workbench.core.data.registry import (
+    TORCHVISION_CLASSES,
+    CancelCallback,
+    DatasetInfo,
+    ImageArrays,
+    ProgressCallback,
+    dataset_info,
+)
+from workbench.core.data.sources import load_run_arrays, load_torchvision_splits
+
+if TYPE_CHECKING:
+    from workbench.core.config import TrainConfig
+
+log = logging.getLogger(__name__)
+
+VAL_MIN_BATCH_SIZE = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Loaders:
+    """The train and validation loaders of one run.
+
+    Attributes
+    ----------
+    train, val : FastLoader or DataLoaderBatches
+        Training batches (shuffled) and test-split batches (natural order).
+    info : DatasetInfo
+        The dataset they read.
+    notices : tuple of str
+        Messages to show the user once, e.g. a setting that was switched off.
+    val_images : torch.Tensor or None
+        The validation images as stored, uint8 (N, H, W) in ``val``'s order: what
+        the evaluation view shows for a confusion-matrix cell.
+    """
+
+    train: FastLoader | DataLoaderBatches
+    val: FastLoader | DataLoaderBatches
+    info: DatasetInfo
+    notices: tuple[str, ...]
+    val_images: torch.Tensor | None = None
+
+
+def build_loaders(
+    cfg: TrainConfig,
+    device: torch.device | str,
+    *,
+    arrays: ImageArrays | None = None,
+    progress: ProgressCallback | None = None,
+    cancel: CancelCallback | None = None,
+) -> Loaders:
+    """Load ``cfg.dataset`` and build the loaders ``cfg.loader`` asks for.
+
+    Parameters
+    ----------
+    cfg : TrainConfig
+        Uses dataset, data_dir, download, loader, batch_size, workers, pin_memory
+        and seed.
+    device : torch.device or str
+        Where batches are delivered.
+    arrays : ImageArrays, optional
+        Already-loaded data; skips loading from disk. The ``"dataloader"`` kind then
+        wraps them in :class:`ArrayDataset` (same pixels and transform as the
+        torchvision dataset it otherwise reads).
+    progress, cancel
+        Passed to :func:`download_dataset` if files must be downloaded.
+
+    Returns
+    -------
+    Loaders
+
+    Raises
+    ------
+    DataError, DownloadCancelled
+        As :func:`load_arrays`.
+    """
+    device = torch.device(device)
+    info = dataset_info(cfg.dataset)
+    # Pixel statistics of the data the inputs are prepared like (my-digits: base).
+    stats = dataset_info(cfg.style_dataset)
+    notices: list[str] = []
+    pin_memory = cfg.pin_memory
+    if pin_memory and not can_pin(device):
+        pin_memory = False
+        notices.append(
+            "pin_memory switched off: it only speeds up host-to-CUDA copies, "
+            f"and this run uses {device}."
+        )
+    val_batch_size = max(cfg.batch_size, VAL_MIN_BATCH_SIZE)
+    train: FastLoader | DataLoaderBatches
+    val: FastLoader | DataLoaderBatches
+    val_images: torch.Tensor | None
+    if cfg.loader == "fast":
+        if arrays is None:
+            arrays = load_run_arrays(cfg, progress=progress, cancel=cancel)
+        train, val = _fast_loaders(cfg, device, arrays, stats, val_batch_size)
+        notices.extend(_fast_loader_notices(train, pin_memory))
+        val_images = arrays.test_images
+    else:
+        train_set, val_set = _per_sample_datasets(cfg, stats, arrays, progress, cancel)
+        options: dict[str, Any] = {
+            "seed": cfg.seed,
+            "device": device,
+            "num_workers": cfg.workers,
+            "pin_memory": pin_memory,
+        }
+        train = DataLoaderBatches(
+            train_set, batch_size=cfg.batch_size, shuffle=True, **options
+        )
+        val = DataLoaderBatches(
+            val_set, batch_size=val_batch_size, shuffle=False, **options
+        )
+        val_images = _stored_images(val_set)
+    for notice in notices:
+        log.info("%s", notice)
+    return Loaders(
+        train=train,
+        val=val,
+        info=info,
+        notices=tuple(notices),
+        val_images=val_images,
+    )
+
+
+def _stored_images(dataset: Dataset[Any]) -> torch.Tensor | None:
+    """The uint8 images a per-sample dataset reads (torchvision's or ours)."""
+    images = getattr(dataset, "data", None)  # torchvision MNIST family
+    if images is None:
+        images = getattr(dataset, "images", None)  # ArrayDataset
+    if images is None:
+        return None
+    return torch.as_tensor(images)
+
+
+def _fast_loaders(
+    cfg: TrainConfig,
+    device: torch.device,
+    arrays: ImageArrays,
+    info: DatasetInfo,
+    val_batch_size: int,
+) -> tuple[FastLoader, FastLoader]:
+    common: dict[str, Any] = {
+        "seed": cfg.seed,
+        "device": device,
+        "mean": info.mean,
+        "std": info.std,
+    }
+    train = FastLoader(
+        arrays.train_images,
+        arrays.train_labels,
+        batch_size=cfg.batch_size,
+        shuffle=True,
+        **common,
+    )
+    val = FastLoader(
+        arrays.test_images,
+        arrays.test_labels,
+        batch_size=val_batch_size,
+        shuffle=False,
+        **common,
+    )
+    return train, val
+
+
+def _fast_loader_notices(train: FastLoader, pin_memory: bool) -> list[str]:
+    if train.data_device.type != "cuda" and train.device.type == "cuda":
+        return [
+            "The dataset stays in host memory: it would take more than half of the "
+            f"free memory on {train.device}. Each batch is copied over through "
+            "pinned memory."
+        ]
+    if pin_memory:
+        return [
+            f"pin_memory has no effect here: the fast loader keeps the whole dataset "
+            f"on {train.device}, so no batch is copied from the host."
+        ]
+    return []
+
+
+def _per_sample_datasets(
+    cfg: TrainConfig,
+    info: DatasetInfo,
+    arrays: ImageArrays | None,
+    progress: ProgressCallback | None,
+    cancel: CancelCallback | None,
+) -> tuple[Dataset[Any], Dataset[Any]]:
+    """The canonical per-sample pipeline: PIL image -> ToTensor -> Normalize."""
+    transform = standard_transform(info.mean, info.std)
+    if arrays is None and cfg.dataset in TORCHVISION_CLASSES:
+        # The torchvision dataset object itself, as in the PyTorch tutorials.
+        return load_torchvision_splits(
+            cfg.dataset,
+            cfg.data_dir,
+            download=cfg.download,
+            progress=progress,
+            cancel=cancel,
+            transform=transform,
+        )
+    if arrays is None:
+        arrays = load_run_arrays(cfg, progress=progress, cancel=cancel)
+    return (
+        ArrayDataset(
+            arrays.train_images.numpy(), arrays.train_labels.numpy(), transform
+        ),
+        ArrayDataset(arrays.test_images.numpy(), arrays.test_labels.numpy(), transform),
+    )

@@ -1,0 +1,327 @@
+"""Downloading the MNIST family with progress, Cancel and mirrors."""
+
+from __future__ import annotations
+
+import http.client
+import logging
+import os
+import tempfile
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Literal
+
+from torchvision import datasets
+from torchvision.datasets.utils import USER_AGENT, check_integrity, extract_archive
+
+from workbench.core.data.registry import (
+    TORCHVISION_CLASSES,
+    CancelCallback,
+    DataError,
+    DatasetInfo,
+    DownloadCancelled,
+    DownloadProgress,
+    ProgressCallback,
+    dataset_info,
+    default_data_dir,
+)
+
+log = logging.getLogger(__name__)
+
+MIRROR_ENV = "PTCORE_DATA_MIRROR"
+_CHUNK_BYTES = 64 * 1024
+_TIMEOUT_S = 30
+
+
+def resolve_root(data_dir: str | Path | None, folder: str) -> Path:
+    """The torchvision root (the folder holding ``<folder>/raw``) for ``data_dir``.
+
+    Users often point at the ``MNIST`` folder itself or at its ``raw`` folder; both
+    name the same data, so accept them rather than download a second copy.
+    """
+    path = default_data_dir() if data_dir is None else Path(data_dir).expanduser()
+    if path.name == "raw" and path.parent.name == folder:
+        return path.parent.parent
+    if path.name == folder:
+        return path.parent
+    return path
+
+
+def raw_dir_of(root: Path, dataset_cls: type[datasets.MNIST]) -> Path:
+    return root / dataset_cls.__name__ / "raw"
+
+
+def _unpacked_name(archive_name: str) -> str:
+    return archive_name.removesuffix(".gz")
+
+
+def missing_raw_files(raw_dir: Path, dataset_cls: type[datasets.MNIST]) -> list[str]:
+    # torchvision reads the unpacked files; the .gz archives only matter for download.
+    return [
+        _unpacked_name(name)
+        for name, _md5 in dataset_cls.resources
+        if not (raw_dir / _unpacked_name(name)).is_file()
+    ]
+
+
+# --------------------------------------------------------------------------- loading
+
+
+_FailureKind = Literal["offline", "interrupted", "http", "corrupted"]
+
+
+class _MirrorFailed(Exception):
+    """One mirror could not deliver one file.
+
+    ``kind`` says why: ``"offline"`` no connection could be made, ``"interrupted"``
+    the connection broke off mid-file, ``"http"`` the server refused the file,
+    ``"corrupted"`` the bytes arrived but fail the MD5 check.
+    """
+
+    def __init__(self, url: str, reason: str, kind: _FailureKind) -> None:
+        super().__init__(f"{url}: {reason}")
+        self.url = url
+        self.reason = reason
+        self.kind = kind
+
+
+def download_dataset(
+    name: str,
+    root: str | Path,
+    *,
+    progress: ProgressCallback | None = None,
+    cancel: CancelCallback | None = None,
+    mirrors: Sequence[str] | None = None,
+) -> None:
+    """Download and unpack a torchvision dataset's files into ``root/<Class>/raw/``.
+
+    Uses the file names and MD5 sums of torchvision's own ``resources`` so the result
+    is exactly what ``torchvision.datasets.<Class>(root, download=True)`` produces,
+    but reports byte progress and can be cancelled. Files already present (unpacked,
+    or a valid archive) are not downloaded again.
+
+    Parameters
+    ----------
+    name : str
+        ``"mnist"``, ``"fashion-mnist"`` or ``"kmnist"`` (``"digits"`` is a no-op).
+    root : str or Path
+        torchvision root folder (created when missing).
+    progress : callable, optional
+        Called with a :class:`DownloadProgress` when a file starts and per 64 KiB.
+    cancel : callable, optional
+        Polled per chunk; returning True stops with :class:`DownloadCancelled`.
+    mirrors : sequence of str, optional
+        Base URLs tried in order. Default: ``$PTCORE_DATA_MIRROR`` when set, else
+        torchvision's mirrors. ``{folder}`` in a base URL becomes the torchvision
+        folder name (``MNIST``, ``FashionMNIST``, ``KMNIST``), so one
+        ``$PTCORE_DATA_MIRROR`` can serve every dataset.
+
+    Raises
+    ------
+    DataError
+        No network, no mirror has the file, or a download is corrupted.
+    DownloadCancelled
+        ``cancel()`` returned True; the partial file has been deleted.
+    """
+    info = dataset_info(name)
+    if info.offline:
+        return
+    dataset_cls = TORCHVISION_CLASSES[name]
+    raw_dir = raw_dir_of(Path(root).expanduser(), dataset_cls)
+    try:
+        raw_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DataError(f"cannot create data folder {raw_dir}: {exc}") from exc
+    downloader = _Downloader(
+        info,
+        _mirror_bases(dataset_cls, mirrors),
+        len(dataset_cls.resources),
+        progress,
+        cancel,
+    )
+    for index, (file_name, md5) in enumerate(dataset_cls.resources, start=1):
+        if (raw_dir / _unpacked_name(file_name)).is_file():
+            continue
+        archive = raw_dir / file_name
+        if not check_integrity(archive, md5):
+            downloader.fetch(file_name, md5, index, archive)
+        _unpack(archive)
+    log.info("%s is ready in %s", info.title, raw_dir)
+
+
+def _mirror_bases(
+    dataset_cls: type[datasets.MNIST], mirrors: Sequence[str] | None
+) -> list[str]:
+    env_mirror = os.environ.get(MIRROR_ENV)
+    if mirrors is not None:
+        bases = list(mirrors)
+    elif env_mirror:
+        bases = [env_mirror]
+    else:
+        bases = list(dataset_cls.mirrors)
+    # torchvision joins base and file name by plain concatenation.
+    return [
+        base.replace("{folder}", dataset_cls.__name__).rstrip("/") + "/"
+        for base in bases
+    ]
+
+
+@dataclass(slots=True)
+class _Downloader:
+    """Fetches one dataset's archives, mirror by mirror, with progress and cancel."""
+
+    info: DatasetInfo
+    bases: list[str]
+    file_count: int
+    progress: ProgressCallback | None
+    cancel: CancelCallback | None
+
+    def fetch(self, file_name: str, md5: str, index: int, archive: Path) -> None:
+        """Download ``file_name`` to ``archive``, verified; raise if no mirror can."""
+        failures: list[_MirrorFailed] = []
+        for base in self.bases:
+            self._check_cancel()
+            url = base + file_name
+            log.info("downloading %s", url)
+            try:
+                self._download_verified(url, md5, archive, index)
+                return
+            except _MirrorFailed as failure:
+                log.warning("download failed: %s", failure)
+                failures.append(failure)
+        raise DataError(_download_failed_message(self.info, archive, failures))
+
+    def _check_cancel(self) -> None:
+        if self.cancel is not None and self.cancel():
+            raise DownloadCancelled(f"Download of {self.info.title} cancelled.")
+
+    def _report(self, archive: Path, index: int, done: int, total: int | None) -> None:
+        if self.progress is not None:
+            self.progress(
+                DownloadProgress(
+                    self.info.name, archive.name, index, self.file_count, done, total
+                )
+            )
+
+    def _download_verified(self, url: str, md5: str, archive: Path, index: int) -> None:
+        """Stream ``url`` to a temp file next to ``archive``; move it there if valid."""
+        fd, tmp_name = tempfile.mkstemp(
+            dir=archive.parent, prefix=f".{archive.name}.", suffix=".part"
+        )
+        tmp_path = Path(tmp_name)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                self._stream(url, out, tmp_path, archive, index)
+            if not check_integrity(tmp_path, md5):
+                raise _MirrorFailed(url, "MD5 checksum mismatch", "corrupted")
+            os.replace(tmp_path, archive)
+        finally:
+            tmp_path.unlink(missing_ok=True)
+
+    def _stream(
+        self, url: str, out: BinaryIO, out_path: Path, archive: Path, index: int
+    ) -> None:
+        """Copy ``url`` to ``out`` in chunks, reporting progress, polling cancel."""
+        done = 0
+        total: int | None = None
+        try:
+            # torchvision's own User-Agent: some mirrors refuse Python's default.
+            request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
+            with urllib.request.urlopen(request, timeout=_TIMEOUT_S) as response:
+                length = response.headers.get("Content-Length")
+                total = int(length) if length and length.isdigit() else None
+                self._report(archive, index, done, total)
+                while chunk := response.read(_CHUNK_BYTES):
+                    self._check_cancel()
+                    _write_chunk(out, chunk, out_path)
+                    done += len(chunk)
+                    self._report(archive, index, done, total)
+        except urllib.error.HTTPError as exc:
+            exc.close()  # it holds the response's socket
+            reason = f"HTTP {exc.code} {exc.reason}"
+            raise _MirrorFailed(url, reason, "http") from exc
+        except urllib.error.URLError as exc:
+            raise _MirrorFailed(url, str(exc.reason), "offline") from exc
+        except (OSError, http.client.HTTPException) as exc:
+            # Timeouts and resets mid-transfer: the connection, not the server's data.
+            reason = str(exc) or type(exc).__name__
+            raise _MirrorFailed(url, reason, "interrupted") from exc
+        if total is not None and done != total:
+            reason = f"connection closed after {done} of {total} bytes"
+            raise _MirrorFailed(url, reason, "interrupted")
+
+
+def _write_chunk(out: BinaryIO, chunk: bytes, out_path: Path) -> None:
+    # A DataError is not an OSError, so a full disk is not mistaken for the network.
+    try:
+        out.write(chunk)
+    except OSError as exc:
+        raise DataError(f"cannot write {out_path}: {exc}") from exc
+
+
+def _download_failed_message(
+    info: DatasetInfo, archive: Path, failures: list[_MirrorFailed]
+) -> str:
+    folder = archive.parent.parent.name
+    alternatives = (
+        " Alternatives: use the bundled offline dataset with `--dataset digits`, or "
+        f"point `--data-dir` at a folder that holds {folder}/raw/ "
+        "(copied from a machine with network)."
+    )
+    if not failures:
+        return (
+            f"Could not download {info.title}: no download mirror is configured."
+            + alternatives
+        )
+    kinds = {f.kind for f in failures}
+    if "corrupted" in kinds:
+        url = next(f.url for f in failures if f.kind == "corrupted")
+        return (
+            f"Could not download {info.title}: {archive.name} from {url} was "
+            "corrupted (its MD5 checksum does not match). Try again later."
+            + alternatives
+        )
+    if kinds == {"offline"}:
+        return (
+            f"Could not download {info.title}: no network connection "
+            f"({failures[-1].reason})." + alternatives
+        )
+    if kinds <= {"offline", "interrupted"}:
+        return (
+            f"Could not download {info.title}: the network connection broke off "
+            f"({failures[-1].reason})." + alternatives
+        )
+    tried = "; ".join(str(f) for f in failures)
+    return (
+        f"Could not download {info.title}: no mirror could deliver {archive.name} "
+        f"({tried})." + alternatives
+    )
+
+
+def unpack_present_archives(raw_dir: Path, dataset_cls: type[datasets.MNIST]) -> None:
+    for file_name, md5 in dataset_cls.resources:
+        archive = raw_dir / file_name
+        if not (raw_dir / _unpacked_name(file_name)).is_file() and check_integrity(
+            archive, md5
+        ):
+            _unpack(archive)
+
+
+def _unpack(archive: Path) -> None:
+    """Unpack ``archive`` next to itself; a half-written file never gets its name."""
+    target = archive.parent / _unpacked_name(archive.name)
+    if target.is_file():
+        return
+    log.info("unpacking %s", archive)
+    try:
+        with tempfile.TemporaryDirectory(dir=archive.parent) as tmp:
+            extract_archive(archive, tmp)
+            for item in Path(tmp).iterdir():
+                os.replace(item, archive.parent / item.name)
+    except (OSError, EOFError, RuntimeError) as exc:
+        raise DataError(f"cannot unpack {archive}: {exc}") from exc
+
+
+# --------------------------------------------------------------------------- loaders

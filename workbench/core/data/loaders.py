@@ -1,0 +1,412 @@
+"""Batch loaders: the fast in-memory path and the textbook DataLoader path.
+
+Both share one interface (``set_epoch``, ``len``, ``iter``, ``iter_from``) and draw
+epoch ``e`` in the same seeded order, so switching loader does not change what the
+model sees.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+from PIL import Image
+from torch.utils.data import DataLoader, Dataset, Sampler
+from torchvision import transforms
+
+if TYPE_CHECKING:
+    pass
+
+log = logging.getLogger(__name__)
+
+
+def _epoch_seed(seed: int, epoch: int) -> int:
+    # torch's CPU generator (mt19937) keeps only the low 32 bits of a seed, so seed
+    # and epoch are hashed into one 32-bit value instead of being packed side by side.
+    return int(np.random.SeedSequence([seed, epoch]).generate_state(1)[0])
+
+
+def _epoch_order(
+    num_samples: int, *, shuffle: bool, seed: int, epoch: int
+) -> torch.Tensor:
+    """Sample indices of one epoch: a seeded permutation made on the CPU.
+
+    Made on the CPU so the order is the same whatever device trains.
+    """
+    if not shuffle:
+        return torch.arange(num_samples)
+    generator = torch.Generator().manual_seed(_epoch_seed(seed, epoch))
+    return torch.randperm(num_samples, generator=generator, device="cpu")
+
+
+def _split_batches(order: torch.Tensor, batch_size: int) -> tuple[torch.Tensor, ...]:
+    # Tensor.split turns an empty tensor into one empty piece, not into no pieces.
+    return torch.split(order, batch_size) if len(order) else ()
+
+
+def can_pin(device: torch.device) -> bool:
+    # Tensor.pin_memory() raises without a CUDA driver, and only helps CUDA copies.
+    return device.type == "cuda" and torch.cuda.is_available()
+
+
+def _check_start_batch(start_batch: int, num_batches: int) -> None:
+    if not 0 <= start_batch <= num_batches:
+        raise ValueError(f"start_batch {start_batch} is outside 0..{num_batches}")
+
+
+class _EpochOrder:
+    """The sample order of each epoch: a seeded permutation, or one restored.
+
+    Both loaders draw epoch ``e`` in the order ``_epoch_order(seed, e)``. A
+    checkpoint stores the order of the epoch it stopped in; :meth:`pin_order`
+    makes a resumed loader use exactly that, even if the way orders are made
+    ever changes between versions.
+    """
+
+    shuffle: bool
+    seed: int
+    epoch: int
+    _pinned: tuple[int, torch.Tensor] | None = None
+
+    @property
+    def num_samples(self) -> int:
+        raise NotImplementedError
+
+    def set_epoch(self, epoch: int) -> None:
+        """Select the order of the next iteration: epoch ``epoch`` of ``seed``."""
+        self.epoch = epoch
+
+    def epoch_order(self, epoch: int | None = None) -> torch.Tensor:
+        """Sample indices of ``epoch`` (default: the current one), on the CPU."""
+        epoch = self.epoch if epoch is None else epoch
+        if self._pinned is not None and self._pinned[0] == epoch:
+            return self._pinned[1]
+        return _epoch_order(
+            self.num_samples, shuffle=self.shuffle, seed=self.seed, epoch=epoch
+        )
+
+    def pin_order(self, epoch: int, order: torch.Tensor) -> None:
+        """Draw epoch ``epoch`` in ``order`` (a permutation of all samples)."""
+        order = torch.as_tensor(order, dtype=torch.int64).cpu()
+        if order.shape != (self.num_samples,) or not torch.equal(
+            order.sort().values, torch.arange(self.num_samples)
+        ):
+            raise ValueError(
+                f"the stored sample order is not a permutation of "
+                f"{self.num_samples} samples"
+            )
+        self._pinned = (epoch, order)
+
+
+class FastLoader(_EpochOrder):
+    """Batches sliced from one pre-normalised tensor; the default, fast path.
+
+    The images are converted once to float32 ``(N, 1, H, W)`` as
+    ``(x / 255 - mean) / std`` and kept on ``device`` when they fit (on CUDA: in at
+    most half the free memory), else in host memory and copied per batch through
+    pinned memory.
+
+    Parameters
+    ----------
+    images : torch.Tensor
+        uint8 ``(N, H, W)``.
+    labels : torch.Tensor
+        int64 ``(N,)``.
+    batch_size : int
+        Samples per batch; the last batch may be smaller.
+    shuffle : bool
+        Draw each epoch in a seeded random order; False keeps the natural order.
+    seed : int
+        With the epoch number, fixes the order (see :meth:`set_epoch`).
+    device : torch.device or str
+        Where batches are delivered.
+    mean, std : float
+        Normalisation constants on the 0..1 scale.
+    data_on_device : bool, optional
+        Force (True) or forbid (False) keeping the data on ``device``; None decides
+        by free memory.
+    """
+
+    def __init__(
+        self,
+        images: torch.Tensor,
+        labels: torch.Tensor,
+        *,
+        batch_size: int,
+        shuffle: bool,
+        seed: int,
+        device: torch.device | str,
+        mean: float,
+        std: float,
+        data_on_device: bool | None = None,
+    ) -> None:
+        if images.dim() != 3 or images.dtype != torch.uint8:
+            raise ValueError("images must be a uint8 tensor of shape (N, H, W)")
+        if labels.shape != images.shape[:1]:
+            raise ValueError("labels must have one entry per image")
+        if batch_size < 1:
+            raise ValueError("batch_size must be >= 1")
+        self.batch_size = batch_size
+        self.shuffle = shuffle
+        self.seed = seed
+        self.device = torch.device(device)
+        self.epoch = 0
+        nbytes = images.numel() * 4 + labels.numel() * 8
+        if data_on_device is None:
+            data_on_device = _fits_on_device(nbytes, self.device)
+        storage = self.device if data_on_device else torch.device("cpu")
+        self._images = _normalise(images.to(storage), mean, std)
+        self._labels = labels.to(storage, torch.int64)
+        self._pin = storage != self.device and can_pin(self.device)
+        log.debug("FastLoader: %d samples stored on %s", len(labels), storage)
+
+    @property
+    def num_samples(self) -> int:
+        """Samples per epoch."""
+        return int(self._labels.shape[0])
+
+    @property
+    def data_device(self) -> torch.device:
+        """Where the normalised dataset lives (``device``, or CPU if it did not fit)."""
+        return self._images.device
+
+    def __len__(self) -> int:
+        return math.ceil(self.num_samples / self.batch_size)
+
+    def __iter__(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        return self.iter_from(0)
+
+    def iter_from(
+        self, start_batch: int
+    ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        """Iterate the current epoch from batch ``start_batch`` on (exact resume).
+
+        Parameters
+        ----------
+        start_batch : int
+            0 to ``len(self)``; ``len(self)`` yields nothing.
+
+        Returns
+        -------
+        iterator of (x, y)
+            ``x`` float32 ``(B, 1, H, W)`` and ``y`` int64 ``(B,)`` on ``device``.
+        """
+        _check_start_batch(start_batch, len(self))
+        order = self.epoch_order()
+        order = order[start_batch * self.batch_size :].to(self.data_device)
+        return self._batches(order)
+
+    def _batches(
+        self, order: torch.Tensor
+    ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        for index in _split_batches(order, self.batch_size):
+            yield self._take(index)
+
+    def _take(self, index: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if not self._pin:
+            x = self._images.index_select(0, index)
+            y = self._labels.index_select(0, index)
+            return x.to(self.device), y.to(self.device)
+        # Gather straight into pinned buffers so the copy to the GPU is async;
+        # torch's caching host allocator keeps them alive until the copy is done.
+        x = torch.empty(
+            (len(index), *self._images.shape[1:]),
+            dtype=self._images.dtype,
+            pin_memory=True,
+        )
+        y = torch.empty(len(index), dtype=torch.int64, pin_memory=True)
+        torch.index_select(self._images, 0, index, out=x)
+        torch.index_select(self._labels, 0, index, out=y)
+        return x.to(self.device, non_blocking=True), y.to(
+            self.device, non_blocking=True
+        )
+
+
+def _fits_on_device(nbytes: int, device: torch.device) -> bool:
+    if device.type != "cuda":
+        return True
+    free, _total = torch.cuda.mem_get_info(device)
+    # Leave at least half the free memory to the model, activations and optimizer.
+    return nbytes <= free // 2
+
+
+def _normalise(images: torch.Tensor, mean: float, std: float) -> torch.Tensor:
+    """uint8 (N, H, W) -> float32 (N, 1, H, W), ``(x / 255 - mean) / std``."""
+    # Same operations, in the same order, as ToTensor + Normalize, so both loaders
+    # deliver the same numbers.
+    x = images.to(torch.float32).unsqueeze(1)
+    return x.div_(255).sub_(mean).div_(std)
+
+
+def standard_transform(mean: float, std: float) -> transforms.Compose:
+    return transforms.Compose(
+        [transforms.ToTensor(), transforms.Normalize((mean,), (std,))]
+    )
+
+
+class ArrayDataset(Dataset[tuple[Any, int]]):
+    """Per-sample dataset over uint8 image arrays, like torchvision's MNIST.
+
+    Module-level and holding only numpy arrays and a transform, so it pickles to
+    ``spawn`` workers.
+
+    Parameters
+    ----------
+    images : numpy.ndarray
+        uint8 ``(N, H, W)``.
+    labels : numpy.ndarray
+        Integer ``(N,)``.
+    transform : callable, optional
+        Applied to each PIL image.
+    """
+
+    def __init__(
+        self,
+        images: np.ndarray,
+        labels: np.ndarray,
+        transform: Callable[[Image.Image], Any] | None = None,
+    ) -> None:
+        self.images = images
+        self.labels = labels
+        self.transform = transform
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    def __getitem__(self, index: int) -> tuple[Any, int]:
+        # No mode="L": a 2-D uint8 array is "L" already, and Pillow 11.3-12 warns
+        # about the argument.
+        image: Any = Image.fromarray(self.images[index])
+        if self.transform is not None:
+            image = self.transform(image)
+        return image, int(self.labels[index])
+
+
+class _EpochBatchSampler(Sampler[list[int]]):
+    """Index batches in the shared epoch order, from a chosen start batch.
+
+    ``plan()`` fixes the batches before ``iter(DataLoader)``; ``__iter__`` returns a
+    snapshot, so a later ``plan()`` cannot change an iteration already started.
+    """
+
+    def __init__(self, num_samples: int, batch_size: int) -> None:
+        self.num_samples = num_samples
+        self.batch_size = batch_size
+        self._batches: list[list[int]] = []
+
+    def plan(self, order: torch.Tensor) -> None:
+        self._batches = [b.tolist() for b in _split_batches(order, self.batch_size)]
+
+    def __len__(self) -> int:
+        return len(self._batches)
+
+    def __iter__(self) -> Iterator[list[int]]:
+        return iter(self._batches)
+
+
+class DataLoaderBatches(_EpochOrder):
+    """A standard ``torch.utils.data.DataLoader``, with :class:`FastLoader`'s interface.
+
+    Batches arrive already on ``device``. With ``num_workers > 0`` the workers are
+    started with ``spawn`` and kept alive between epochs: forking a process that
+    runs Qt threads can deadlock.
+
+    Parameters
+    ----------
+    dataset : torch.utils.data.Dataset
+        Map-style dataset of ``(tensor, label)`` samples.
+    batch_size : int
+        Samples per batch; the last batch may be smaller.
+    shuffle : bool
+        Seeded random order per epoch, the same as :class:`FastLoader`'s.
+    seed : int
+        With the epoch number, fixes the order.
+    device : torch.device or str
+        Where batches are delivered.
+    num_workers : int
+        Worker processes; 0 loads in the calling thread.
+    pin_memory : bool
+        Pin batches for async host-to-CUDA copies; ignored unless ``device`` is an
+        available CUDA device.
+    """
+
+    def __init__(
+        self,
+        dataset: Dataset[Any],
+        *,
+        batch_size: int,
+        shuffle: bool,
+        seed: int,
+        device: torch.device | str,
+        num_workers: int = 0,
+        pin_memory: bool = False,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError("batch_size must be >= 1")
+        self.dataset = dataset
+        self.batch_size = batch_size
+        self.shuffle = shuffle
+        self.seed = seed
+        self.device = torch.device(device)
+        self.epoch = 0
+        self.pin_memory = pin_memory and can_pin(self.device)
+        self._num_samples = len(dataset)  # type: ignore[arg-type]
+        self._sampler = _EpochBatchSampler(self._num_samples, batch_size)
+        workers = num_workers > 0
+        self.loader: DataLoader[Any] = DataLoader(
+            dataset,
+            batch_sampler=self._sampler,
+            num_workers=num_workers,
+            pin_memory=self.pin_memory,
+            multiprocessing_context="spawn" if workers else None,
+            persistent_workers=workers,
+            # Its own generator, so each iteration does not draw from (and shift)
+            # the global RNG the model's initialisation and dropout use.
+            generator=torch.Generator().manual_seed(seed),
+        )
+
+    @property
+    def num_samples(self) -> int:
+        """Samples per epoch."""
+        return self._num_samples
+
+    def __len__(self) -> int:
+        return math.ceil(self._num_samples / self.batch_size)
+
+    def __iter__(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        return self.iter_from(0)
+
+    def iter_from(
+        self, start_batch: int
+    ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        """Iterate the current epoch from batch ``start_batch`` on.
+
+        Skipped batches are dropped from the sampler, never loaded.
+
+        Parameters
+        ----------
+        start_batch : int
+            0 to ``len(self)``; ``len(self)`` yields nothing.
+
+        Returns
+        -------
+        iterator of (x, y)
+            Batches on ``device``.
+        """
+        _check_start_batch(start_batch, len(self))
+        order = self.epoch_order()
+        self._sampler.plan(order[start_batch * self.batch_size :])
+        return self._to_device(iter(self.loader))
+
+    def _to_device(
+        self, batches: Iterator[tuple[torch.Tensor, torch.Tensor]]
+    ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        for x, y in batches:
+            yield (
+                x.to(self.device, non_blocking=self.pin_memory),
+                y.to(self.device, non_blocking=self.pin_memory),
+            )

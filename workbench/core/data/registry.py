@@ -1,0 +1,205 @@
+"""What datasets exist, their statistics, and the types data travels in."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+import torch
+from torchvision import datasets
+
+DATA_DIR_ENV = "PTCORE_DATA_DIR"
+_IMAGE_SIDE = 28
+
+
+class DataError(Exception):
+    """Data that cannot be loaded or downloaded; the text is meant for the user."""
+
+
+class DownloadCancelled(DataError):
+    """The user cancelled a download; partial files have been removed."""
+
+
+class DataMissing(DataError):
+    """The dataset's files are not in the folder and downloading was not allowed."""
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetInfo:
+    """What the rest of the program needs to know about one dataset.
+
+    Attributes
+    ----------
+    name : str
+        Key in :data:`DATASET_INFO` and ``config.DATASETS``.
+    title : str
+        Human-readable name for menus and messages.
+    num_classes : int
+        Number of labels.
+    class_names : tuple of str
+        Display name of each label, indexed by label.
+    mean, std : float
+        Pixel statistics (on the 0..1 scale) used to normalise inputs.
+    offline : bool
+        True when the data ships with the program and never needs a download.
+    image_shape : tuple of int
+        ``(channels, height, width)`` of one model input.
+    """
+
+    name: str
+    title: str
+    num_classes: int
+    class_names: tuple[str, ...]
+    mean: float
+    std: float
+    offline: bool
+    image_shape: tuple[int, int, int] = (1, _IMAGE_SIDE, _IMAGE_SIDE)
+
+
+_DIGIT_NAMES = tuple(str(d) for d in range(10))
+
+DATASET_INFO: dict[str, DatasetInfo] = {
+    "digits": DatasetInfo(
+        name="digits",
+        title="UCI handwritten digits (bundled, offline)",
+        num_classes=10,
+        class_names=_DIGIT_NAMES,
+        # Measured: mean and population std of (train_images / 255) after the
+        # 28x28 conversion below, over the 1,437-image training split
+        # (tests/core/test_data.py recomputes them).
+        mean=0.1558,
+        std=0.2774,
+        offline=True,
+    ),
+    "mnist": DatasetInfo(
+        name="mnist",
+        title="MNIST",
+        num_classes=10,
+        class_names=_DIGIT_NAMES,
+        mean=0.1307,
+        std=0.3081,
+        offline=False,
+    ),
+    "fashion-mnist": DatasetInfo(
+        name="fashion-mnist",
+        title="Fashion-MNIST",
+        num_classes=10,
+        class_names=tuple(datasets.FashionMNIST.classes),
+        mean=0.2860,
+        std=0.3530,
+        offline=False,
+    ),
+    "kmnist": DatasetInfo(
+        name="kmnist",
+        title="Kuzushiji-MNIST (KMNIST)",
+        num_classes=10,
+        class_names=tuple(datasets.KMNIST.classes),
+        mean=0.1918,
+        std=0.3483,
+        offline=False,
+    ),
+    "my-digits": DatasetInfo(
+        name="my-digits",
+        title="My digits (drawn on the canvas)",
+        num_classes=10,
+        class_names=_DIGIT_NAMES,
+        # Drawings are prepared like MNIST by default (config base_dataset);
+        # build_loaders normalises with the base dataset's statistics.
+        mean=0.1307,
+        std=0.3081,
+        offline=True,
+    ),
+}
+
+TORCHVISION_CLASSES: dict[str, type[datasets.MNIST]] = {
+    "mnist": datasets.MNIST,
+    "fashion-mnist": datasets.FashionMNIST,
+    "kmnist": datasets.KMNIST,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ImageArrays:
+    """A dataset's train and test splits as raw tensors.
+
+    Images are uint8 ``(N, 28, 28)``, white ink on black like MNIST; labels are
+    int64 ``(N,)``.
+    """
+
+    train_images: torch.Tensor
+    train_labels: torch.Tensor
+    test_images: torch.Tensor
+    test_labels: torch.Tensor
+
+    def __post_init__(self) -> None:
+        for split in ("train", "test"):
+            images = getattr(self, f"{split}_images")
+            labels = getattr(self, f"{split}_labels")
+            if images.dtype != torch.uint8 or images.dim() != 3:
+                raise DataError(
+                    f"{split} images must be uint8 (N, H, W), got "
+                    f"{images.dtype} {tuple(images.shape)}"
+                )
+            if labels.dtype != torch.int64 or labels.shape != images.shape[:1]:
+                raise DataError(
+                    f"{split} labels must be int64 ({images.shape[0]},), got "
+                    f"{labels.dtype} {tuple(labels.shape)}"
+                )
+
+
+@dataclass(frozen=True, slots=True)
+class DownloadProgress:
+    """One progress report of :func:`download_dataset`.
+
+    Attributes
+    ----------
+    dataset : str
+        Dataset name, e.g. ``"mnist"``.
+    file_name : str
+        The file being downloaded.
+    file_index : int
+        1-based position of that file among the dataset's files ("file 2 of 4").
+    file_count : int
+        Number of files the dataset has.
+    bytes_done : int
+        Bytes of this file received so far.
+    bytes_total : int or None
+        Size of this file, or None when the server does not say.
+    """
+
+    dataset: str
+    file_name: str
+    file_index: int
+    file_count: int
+    bytes_done: int
+    bytes_total: int | None
+
+
+ProgressCallback = Callable[[DownloadProgress], None]
+CancelCallback = Callable[[], bool]
+
+
+def default_data_dir() -> Path:
+    """The folder datasets are downloaded to when the user names none.
+
+    Returns
+    -------
+    pathlib.Path
+        ``$PTCORE_DATA_DIR`` when set, else ``<user cache>/ptcore-workbench/data``.
+        The folder is not created here.
+    """
+    override = os.environ.get(DATA_DIR_ENV)
+    if override:
+        return Path(override).expanduser()
+    return platformdirs.user_cache_path("ptcore-workbench") / "data"
+
+
+def dataset_info(name: str) -> DatasetInfo:
+    try:
+        return DATASET_INFO[name]
+    except KeyError:
+        choices = ", ".join(DATASET_INFO)
+        raise DataError(f"unknown dataset {name!r}; choose one of {choices}") from None
