@@ -161,8 +161,8 @@ MUTATIONS: list[Mutation] = [
         "log-step-off-by-one",
         "StepMetrics events arrive every log_every global steps (at steps log_every, 2*log_every, ...)",
         "workbench/core/engine.py",
-        "            is_log_step = run.global_step % cfg.log_every == 0 or run.finished\n",
-        "            is_log_step = (run.global_step - 1) % cfg.log_every == 0 or run.finished\n",
+        "            is_log_step = run.global_step % run.log_every == 0 or run.finished\n",
+        "            is_log_step = (run.global_step - 1) % run.log_every == 0 or run.finished\n",
         ("tests/core/test_engine.py::test_events_come_in_order_and_carry_plain_data",),
     ),
     Mutation(

@@ -79,7 +79,13 @@ def _add_train_flags(parser: argparse.ArgumentParser) -> None:
         help="parameters to freeze, e.g. 'conv1.*'",
     )
     add("--seed", type=int)
-    add("--log-every", type=int, metavar="N", help="log the loss every N steps")
+    add(
+        "--log-every",
+        type=int,
+        metavar="N",
+        help="log the loss every N steps (default: every step for runs of up to "
+        "5,000 steps, about 5,000 points for longer ones)",
+    )
     add("--save", metavar="PATH", help="checkpoint, rewritten after every epoch")
     add(
         "--autosave-every",

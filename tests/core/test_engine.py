@@ -361,3 +361,30 @@ def test_weight_histograms_survive_weights_gone_nan(tiny_arrays):
     hist = weight_histograms(run, 0)
     head = hist.layers.index("head")
     assert sum(hist.counts[head]) == run.model.head.weight.numel() - 1
+
+
+def test_a_short_run_logs_every_step_by_default(tiny_arrays):
+    """Live curves show every step of a short run; long runs thin to ~5,000 points."""
+    cfg = TrainConfig(model="mlp", epochs=2, batch_size=64)
+    assert cfg.log_every is None
+    steps = [
+        e.global_step
+        for e in fit(prepare_run(cfg, arrays=tiny_arrays))
+        if isinstance(e, E.StepMetrics)
+    ]
+    assert steps == list(range(1, 9))
+    explicit = prepare_run(cfg.replace(log_every=3), arrays=tiny_arrays)
+    assert [
+        e.global_step for e in fit(explicit) if isinstance(e, E.StepMetrics)
+    ] == [3, 6, 8]
+
+
+def test_the_automatic_log_interval_thins_only_long_runs():
+    from workbench.core.engine import AUTO_LOG_POINTS, resolve_log_every
+
+    assert AUTO_LOG_POINTS == 5000
+    assert resolve_log_every(None, 235) == 1  # one MNIST epoch at batch 256
+    assert resolve_log_every(None, 5000) == 1
+    assert resolve_log_every(None, 5001) == 2
+    assert resolve_log_every(None, 70_350) == 15  # 300 MNIST epochs
+    assert resolve_log_every(10, 235) == 10

@@ -79,7 +79,7 @@ class TrainConfig:
     epochs: int | None = None
     max_steps: int | None = None
     seed: int = 0
-    log_every: int = 10
+    log_every: int | None = None
     frozen: tuple[str, ...] = field(default_factory=tuple)
     base_dataset: str = "mnist"
     replay: int = 0
@@ -126,7 +126,8 @@ class TrainConfig:
             log.warning("ignoring unknown config keys: %s", ", ".join(unknown))
         # TOML has no null: an empty string stands for "not set" in optional fields.
         values = {k: v for k, v in data.items() if k in names}
-        for key in ("data_dir", "epochs", "max_steps"):
+        optional = (f.name for f in dataclasses.fields(cls) if f.default is None)
+        for key in optional:
             if values.get(key) == "":
                 values[key] = None
         try:
@@ -163,7 +164,7 @@ def validate(cfg: TrainConfig) -> None:
     _check_int("epochs", cfg.epochs, 1, optional=True)
     _check_int("max_steps", cfg.max_steps, 1, optional=True)
     _check_int("seed", cfg.seed, 0)
-    _check_int("log_every", cfg.log_every, 1)
+    _check_int("log_every", cfg.log_every, 1, optional=True)
     _check_choice("base_dataset", cfg.base_dataset, MY_DIGITS_BASES)
     _check_int("replay", cfg.replay, 0)
     _check_int("autosave_every", cfg.autosave_every, 0)

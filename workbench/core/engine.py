@@ -169,6 +169,7 @@ class TrainingRun:
     loaders: Loaders
     device: torch.device
     total_steps: int
+    log_every: int = 1  # see resolve_log_every
     epoch: int = 0  # epochs completed
     batch_in_epoch: int = 0  # batches of the current epoch already trained
     global_step: int = 0
@@ -199,6 +200,19 @@ def seed_everything(seed: int) -> None:
     np.random.seed(seed)
     torch.manual_seed(seed)
     torch.backends.mkldnn.deterministic = True
+
+
+# A run of up to this many steps logs every step (a live curve shows them all);
+# a longer one logs about this many points in all. Counted in steps, not time,
+# so the logged steps repeat exactly and Reproduce can compare them.
+AUTO_LOG_POINTS = 5000
+
+
+def resolve_log_every(log_every: int | None, total_steps: int) -> int:
+    """Steps between two logged points: ``log_every``, or automatic when None."""
+    if log_every is not None:
+        return log_every
+    return max(1, math.ceil(total_steps / AUTO_LOG_POINTS))
 
 
 def check_precision(precision: str, device: torch.device) -> None:
@@ -279,6 +293,7 @@ def prepare_run(
         loaders=loaders,
         device=device,
         total_steps=total_steps,
+        log_every=resolve_log_every(cfg.log_every, total_steps),
         notices=list(loaders.notices),
     )
 
@@ -423,7 +438,7 @@ def iter_fit(
     ------
     TrainingError
         When the loss stops being finite (checked at every log step, so within
-        ``log_every`` steps of the first bad one).
+        ``run.log_every`` steps of the first bad one).
     """
     control = control or TrainControl()
     cfg, model, device = run.config, run.model, run.device
@@ -507,7 +522,7 @@ def iter_fit(
                 mark = time.perf_counter()
                 continue
             interval.add(loss, logits, y)
-            is_log_step = run.global_step % cfg.log_every == 0 or run.finished
+            is_log_step = run.global_step % run.log_every == 0 or run.finished
             if is_log_step:
                 loss_value = loss.item()  # syncs the device: the interval's end
             now = time.perf_counter()
