@@ -372,10 +372,10 @@ MUTATIONS: list[Mutation] = [
         "    dy, dx = round(13.5 - cy), round(13.5 - cx)",
         "    dy, dx = 0, 0",
         (
-            "tests/core/test_promise_b_mnist_centring.py::test_an_asymmetric_digit_is_moved_by_the_hand_computed_shift",
-            "tests/core/test_promise_b_mnist_centring.py::test_the_centre_of_mass_ends_within_half_a_pixel_of_the_centre",
-            "tests/core/test_promise_b_mnist_centring.py::test_a_scaled_down_asymmetric_digit_is_centred_by_mass",
-            "tests/core/test_promise_b_mnist_centring.py::test_the_shift_is_clipped_so_the_digit_stays_whole",
+            "tests/core/test_mnist_centring.py::test_an_asymmetric_digit_is_moved_by_the_hand_computed_shift",
+            "tests/core/test_mnist_centring.py::test_the_centre_of_mass_ends_within_half_a_pixel_of_the_centre",
+            "tests/core/test_mnist_centring.py::test_a_scaled_down_asymmetric_digit_is_centred_by_mass",
+            "tests/core/test_mnist_centring.py::test_the_shift_is_clipped_so_the_digit_stays_whole",
             "tests/core/test_my_digits.py::test_added_drawings_are_listed_with_both_images",
         ),
     ),
@@ -386,10 +386,10 @@ MUTATIONS: list[Mutation] = [
         "    dy, dx = round(13.5 - cy), round(13.5 - cx)",
         "    dy, dx = round(cy - 13.5), round(cx - 13.5)",
         (
-            "tests/core/test_promise_b_mnist_centring.py::test_an_asymmetric_digit_is_moved_by_the_hand_computed_shift",
-            "tests/core/test_promise_b_mnist_centring.py::test_the_centre_of_mass_ends_within_half_a_pixel_of_the_centre",
-            "tests/core/test_promise_b_mnist_centring.py::test_a_scaled_down_asymmetric_digit_is_centred_by_mass",
-            "tests/core/test_promise_b_mnist_centring.py::test_the_shift_is_clipped_so_the_digit_stays_whole",
+            "tests/core/test_mnist_centring.py::test_an_asymmetric_digit_is_moved_by_the_hand_computed_shift",
+            "tests/core/test_mnist_centring.py::test_the_centre_of_mass_ends_within_half_a_pixel_of_the_centre",
+            "tests/core/test_mnist_centring.py::test_a_scaled_down_asymmetric_digit_is_centred_by_mass",
+            "tests/core/test_mnist_centring.py::test_the_shift_is_clipped_so_the_digit_stays_whole",
             "tests/core/test_my_digits.py::test_added_drawings_are_listed_with_both_images",
         ),
     ),
@@ -400,7 +400,7 @@ MUTATIONS: list[Mutation] = [
         "    dy = int(np.clip(dy, -top, 28 - top - h))\n    dx = int(np.clip(dx, -left, 28 - left - w))",
         "",
         (
-            "tests/core/test_promise_b_mnist_centring.py::test_the_shift_is_clipped_so_the_digit_stays_whole",
+            "tests/core/test_mnist_centring.py::test_the_shift_is_clipped_so_the_digit_stays_whole",
         ),
     ),
     Mutation(
@@ -464,6 +464,24 @@ MUTATIONS: list[Mutation] = [
         "torch.from_numpy(stored[k][::-1].copy()) for k in _SPLITS",
         (
             "tests/core/test_data.py::test_digits_are_cached_after_the_first_load_and_a_damaged_cache_is_remade",
+        ),
+    ),
+    Mutation(
+        "log-every-10-by-default",
+        "a short run logs every step by default, so its live curve shows them all",
+        "workbench/core/engine.py",
+        "    return max(1, math.ceil(total_steps / AUTO_LOG_POINTS))\n",
+        "    return 10\n",
+        ("tests/core/test_engine.py::test_a_short_run_logs_every_step_by_default",),
+    ),
+    Mutation(
+        "old-window-settings-keep-log-10",
+        "window settings of version 1 get the automatic log interval",
+        "workbench/ui/window_state.py",
+        '        data["log_every"] = None\n',
+        '        data["log_every"] = 10\n',
+        (
+            "tests/ui/test_window_state.py::test_version_1_default_log_interval_becomes_automatic",
         ),
     ),
 ]
