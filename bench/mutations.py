@@ -467,21 +467,13 @@ MUTATIONS: list[Mutation] = [
         ),
     ),
     Mutation(
-        "log-every-10-by-default",
-        "a short run logs every step by default, so its live curve shows them all",
+        "automatic-log-interval-fixed",
+        "the automatic log interval logs every step of a short run",
         "workbench/core/engine.py",
         "    return max(1, math.ceil(total_steps / AUTO_LOG_POINTS))\n",
         "    return 10\n",
-        ("tests/core/test_engine.py::test_a_short_run_logs_every_step_by_default",),
-    ),
-    Mutation(
-        "old-window-settings-keep-log-10",
-        "window settings of version 1 get the automatic log interval",
-        "workbench/ui/window_state.py",
-        '        data["log_every"] = None\n',
-        '        data["log_every"] = 10\n',
         (
-            "tests/ui/test_window_state.py::test_version_1_default_log_interval_becomes_automatic",
+            "tests/core/test_engine.py::test_the_automatic_log_interval_logs_every_step_of_a_short_run",
         ),
     ),
 ]

@@ -83,8 +83,7 @@ def _add_train_flags(parser: argparse.ArgumentParser) -> None:
         "--log-every",
         type=int,
         metavar="N",
-        help="log the loss every N steps (default: every step for runs of up to "
-        "5,000 steps, about 5,000 points for longer ones)",
+        help="log the loss every N steps (default 10)",
     )
     add("--save", metavar="PATH", help="checkpoint, rewritten after every epoch")
     add(

@@ -363,10 +363,9 @@ def test_weight_histograms_survive_weights_gone_nan(tiny_arrays):
     assert sum(hist.counts[head]) == run.model.head.weight.numel() - 1
 
 
-def test_a_short_run_logs_every_step_by_default(tiny_arrays):
+def test_the_automatic_log_interval_logs_every_step_of_a_short_run(tiny_arrays):
     """Live curves show every step of a short run; long runs thin to ~5,000 points."""
-    cfg = TrainConfig(model="mlp", epochs=2, batch_size=64)
-    assert cfg.log_every is None
+    cfg = TrainConfig(model="mlp", epochs=2, batch_size=64, log_every=None)
     steps = [
         e.global_step
         for e in fit(prepare_run(cfg, arrays=tiny_arrays))

@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 
 ORGANIZATION = "ptcore"
 APPLICATION = "workbench"
-SETTINGS_VERSION = 2
+SETTINGS_VERSION = 1
 MAX_RECENT = 8
 
 _settings_file: Path | None = None
@@ -40,27 +40,12 @@ def open_window_settings() -> QSettings:
 
 def _checked(settings: QSettings) -> QSettings:
     version = settings.value("settings_version")
-    if version is not None and str(version) == "1":
-        _from_version_1(settings)
-    elif version is not None and str(version) != str(SETTINGS_VERSION):
+    if version is not None and str(version) != str(SETTINGS_VERSION):
         # A future layout we cannot read: start from defaults rather than misread it.
         log.warning("window settings version %s unknown; using defaults", version)
         settings.clear()
     settings.setValue("settings_version", SETTINGS_VERSION)
     return settings
-
-
-def _from_version_1(settings: QSettings) -> None:
-    # Version 1 saved the then-default log_every of 10 with every config (no
-    # widget sets it); version 2's default logs every step of a short run.
-    text = settings.value("last_config")
-    try:
-        data = json.loads(str(text)) if text else None
-    except ValueError:
-        return
-    if isinstance(data, dict) and data.get("log_every") == 10:
-        data["log_every"] = None
-        settings.setValue("last_config", json.dumps(data))
 
 
 def load_last_config(settings: QSettings) -> TrainConfig | None:
