@@ -9,7 +9,7 @@ from workbench.core.data import load_arrays
 from workbench.ui.draw_widgets import DigitCanvas
 from workbench.ui.main_window import SMOOTHING
 
-from .helpers import FAST, run_to_end
+from .helpers import FAST, bias_corrected_average, run_to_end
 
 pytestmark = pytest.mark.gui
 
@@ -81,16 +81,6 @@ def test_opening_a_checkpoint_restores_the_matrices_and_health(qtbot, window, tm
     assert window.health_panel.grad_plot.point_count("head") == 23
     assert window.health_panel.shown_histogram() is not None
     assert np.asarray(before).sum() == 2 * 360
-
-
-def bias_corrected_average(values: np.ndarray, beta: float) -> np.ndarray:
-    """s_t = sum_{i<=t} (1 - b) b^(t-i) x_i / (1 - b^t), straight from the sum."""
-    x = np.asarray(values, dtype=float)
-    out = np.empty(len(x))
-    for t in range(1, len(x) + 1):
-        weights = (1 - beta) * beta ** (t - np.arange(1, t + 1))
-        out[t - 1] = np.dot(weights, x[:t]) / (1 - beta**t)
-    return out
 
 
 def test_open_in_canvas_shows_the_cells_own_validation_image(qtbot, window):

@@ -20,6 +20,8 @@ from workbench.ui.plots import (
     ema,
 )
 
+from .helpers import bias_corrected_average
+
 pytestmark = pytest.mark.gui
 
 
@@ -110,16 +112,6 @@ def test_a_slow_paint_slows_the_refresh(plot, monkeypatch):
     assert COST_FACTOR * 30 <= plot._timer.interval() <= MAX_INTERVAL_MS
 
 
-def smoothed_closed_form(values: np.ndarray, beta: float) -> np.ndarray:
-    """s_t = sum_{i<=t} (1 - b) b^(t-i) x_i / (1 - b^t), straight from the sum."""
-    x = np.asarray(values, dtype=float)
-    out = np.empty(len(x))
-    for t in range(1, len(x) + 1):
-        weights = (1 - beta) * beta ** (t - np.arange(1, t + 1))
-        out[t - 1] = np.dot(weights, x[:t]) / (1 - beta**t)
-    return out
-
-
 def test_smoother_is_the_bias_corrected_average():
     # By hand: beta 0.5, x = 1, 3, 5.
     #   s1 = 0.5*1 / 0.5 = 1
@@ -134,7 +126,7 @@ def test_smoother_is_the_bias_corrected_average():
     rng = np.random.default_rng(1)
     for beta in (0.0, 0.3, 0.6, 0.8, 0.9, 0.99):
         values = rng.random(60) * 4 - 1
-        expected = smoothed_closed_form(values, beta)
+        expected = bias_corrected_average(values, beta)
         np.testing.assert_allclose(ema(values, beta), expected, rtol=1e-10)
         smooth = Smoother(beta)
         np.testing.assert_allclose(
@@ -148,13 +140,11 @@ def test_smoother_is_the_bias_corrected_average():
             np.concatenate([first, second]), expected, rtol=1e-10
         )
         smooth.reset()  # forgets everything: a new series starts afresh
-        np.testing.assert_allclose(
-            smooth.feed(values[:10]), expected[:10], rtol=1e-10
-        )
+        np.testing.assert_allclose(smooth.feed(values[:10]), expected[:10], rtol=1e-10)
     # Long series (beta**t underflows): still the closed form, and finite.
     values = rng.random(3000)
     np.testing.assert_allclose(
-        ema(values, 0.9)[-50:], smoothed_closed_form(values, 0.9)[-50:], rtol=1e-9
+        ema(values, 0.9)[-50:], bias_corrected_average(values, 0.9)[-50:], rtol=1e-9
     )
 
 
