@@ -476,4 +476,12 @@ MUTATIONS: list[Mutation] = [
             "tests/core/test_engine.py::test_the_automatic_log_interval_logs_every_step_of_a_short_run",
         ),
     ),
+    Mutation(
+        "toml-optional-by-default-value",
+        "a config saved as TOML loads back with its unset optional fields (log_every too)",
+        "workbench/core/config.py",
+        'if "None" in str(f.type))',
+        "if f.default is None)",
+        ("tests/core/test_config.py::test_round_trip_through_file",),
+    ),
 ]

@@ -72,6 +72,7 @@ def test_round_trip_through_file(tmp_path, suffix):
         lr=0.01,
         frozen=("conv1.*", "fc1.weight"),
         data_dir="/data",
+        log_every=None,  # automatic: stored as "" in TOML, which has no null
     )
     path = tmp_path / f"run{suffix}"
     save_config(cfg, path)

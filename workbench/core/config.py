@@ -129,7 +129,9 @@ class TrainConfig:
             log.warning("ignoring unknown config keys: %s", ", ".join(unknown))
         # TOML has no null: an empty string stands for "not set" in optional fields.
         values = {k: v for k, v in data.items() if k in names}
-        optional = (f.name for f in dataclasses.fields(cls) if f.default is None)
+        # Optional fields are those whose type admits None (a string here:
+        # annotations are not evaluated), whatever their default.
+        optional = (f.name for f in dataclasses.fields(cls) if "None" in str(f.type))
         for key in optional:
             if values.get(key) == "":
                 values[key] = None
