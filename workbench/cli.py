@@ -208,98 +208,68 @@ def metrics_document(
 
 def cmd_train(args: argparse.Namespace) -> int:
     """Train headless with a progress bar; save and report as asked."""
-    from tqdm import tqdm
-
     from workbench.core import events as E
-    from workbench.core.checkpoints import (
-        config_of,
-        load_checkpoint,
-        load_weights_file,
-        restore_run,
-        save_checkpoint,
-    )
-    from workbench.core.engine import TrainControl, iter_fit, prepare_run
+    from workbench.core.checkpoints import save_checkpoint
+    from workbench.core.engine import TrainControl
+    from workbench.core.session import RunPrepared, Session, StartKind
 
     if args.resume and args.init_from:
         raise C.ConfigError(
             "--resume continues a run, --init-from starts a new one from its "
             "weights: give one of them"
         )
-    payload = load_checkpoint(args.resume) if args.resume else None
-    if args.config:
-        base = C.load_config(args.config)
-    elif payload is not None:
-        base = config_of(payload)
-    else:
-        base = C.TrainConfig()
-    init_state, init_payload = (
-        load_weights_file(args.init_from) if args.init_from else (None, None)
-    )
-    if init_payload is not None:
-        # The weights decide the architecture unless a flag names it.
-        base = base.replace(model=config_of(init_payload).model)
-    cfg = config_from_args(args, base)
-
-    show_bar = not args.quiet and sys.stderr.isatty()
-    download_bar: tqdm | None = None
-
-    def on_download(p: Any) -> None:
-        nonlocal download_bar
-        if download_bar is None or download_bar.desc != p.file_name:
-            if download_bar is not None:
-                download_bar.close()
-            download_bar = tqdm(
-                total=p.bytes_total,
-                desc=p.file_name,
-                unit="B",
-                unit_scale=True,
-                disable=args.quiet,
-                leave=False,
+    session = Session(origin="command line")
+    session.tensorboard = args.tensorboard
+    downloads = _DownloadBars(args.quiet)
+    base = C.load_config(args.config) if args.config else None
+    if args.resume:
+        opened = session.open(args.resume, progress=downloads, evaluate=False)
+        session.adopt(opened)
+        for note in opened.notes:
+            say(f"note: {note}")
+        base = base or opened.run.config
+    cfg = config_from_args(args, _with_weights_model(args, base or C.TrainConfig()))
+    if args.init_from:
+        say(_load_initial_weights(session, cfg, args))
+    plan = session.plan(cfg)
+    if args.resume:
+        run = opened.run
+        if plan.kind is StartKind.NEW:
+            raise C.ConfigError(
+                f"cannot resume {args.resume}: {plan.why_new} (give --init-from to "
+                "start a new run from its weights)"
             )
-        download_bar.update(p.bytes_done - download_bar.n)
-
-    if payload is not None:
-        run = restore_run(payload, config=cfg, progress=on_download)
+        changed = f", with {', '.join(plan.changed)} changed" if plan.changed else ""
         say(
-            f"resuming {args.resume} at step {run.global_step} (epoch {run.epoch + 1})"
+            f"resuming {args.resume} at step {run.global_step} "
+            f"(epoch {run.epoch + 1}){changed}"
         )
-    else:
-        run = prepare_run(cfg, progress=on_download)
-        if init_state is not None:
-            say(_init_weights(run.model, init_state, args))
-    if download_bar is not None:
-        download_bar.close()
-    recorder = _recorder(args, run)
+    for note in session.begin(plan):
+        say(f"warning: {note}")
+    if session.folder is not None:
+        every = cfg.autosave_every
+        when = {0: "never", 1: "every epoch"}.get(every, f"every {every} epochs")
+        where = session.folder.path
+        say(f"run folder: {where} (checkpoint saved {when}, and at the end)")
 
     control = TrainControl()
     _stop_on_first_interrupt(control)
     save_path = Path(args.save) if args.save else None
     metrics_path = Path(args.metrics_json) if args.metrics_json else None
-    bar = tqdm(
-        total=run.total_steps,
-        initial=run.global_step,
-        unit="step",
-        disable=not show_bar,
-        dynamic_ncols=True,
-    )
+    progress = _StepBar(args.quiet)
     result = None
     try:
-        for event in iter_fit(run, control):
+        for event in session.train(plan, control, progress=downloads):
+            if isinstance(event, RunPrepared):
+                downloads.close()
+                run = event.run
+                progress.open(run)
+                continue
             text = describe_event(event, run)
             if text:
                 say(text)
-            problem = recorder.on_event(event, run)
-            if problem:
-                say(f"warning: {problem}")
-            if isinstance(event, E.CompileStarted):
-                bar.set_description("compiling")
-            elif isinstance(event, E.CompileFinished):
-                bar.set_description("")
-            elif isinstance(event, E.StepMetrics):
-                bar.update(event.global_step - bar.n)
-                loss, speed = f"{event.loss:.4f}", f"{event.images_per_s:,.0f}"
-                bar.set_postfix(loss=loss, img_s=speed)
-            elif isinstance(event, E.EpochMetrics):
+            progress.show(event)
+            if isinstance(event, E.EpochMetrics):
                 if save_path:
                     save_checkpoint(save_path, run)
                 if metrics_path:
@@ -307,18 +277,83 @@ def cmd_train(args: argparse.Namespace) -> int:
                     _write_json_atomic(metrics_path, document)
             elif isinstance(event, E.TrainResult):
                 result = event
-    except Exception:
-        recorder.mark("failed")
-        raise
     finally:
-        bar.close()
-    assert result is not None
+        progress.close()
+        downloads.close()
+    session.finish(result)
+    if result is None:  # stopped before the first step
+        say("stopped before training began")
+        return 130
     if save_path:
         save_checkpoint(save_path, run)
     if metrics_path:
         _write_json_atomic(metrics_path, metrics_document(cfg, run.history, result))
     say(summary_line(result, run, save_path))
     return 130 if result.stopped else 0
+
+
+class _DownloadBars:
+    """One tqdm bar per downloaded file (a session's ``progress`` callback)."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.bar: Any = None
+
+    def __call__(self, p: Any) -> None:
+        from tqdm import tqdm
+
+        if self.bar is None or self.bar.desc != p.file_name:
+            self.close()
+            self.bar = tqdm(
+                total=p.bytes_total,
+                desc=p.file_name,
+                unit="B",
+                unit_scale=True,
+                disable=self.quiet,
+                leave=False,
+            )
+        self.bar.update(p.bytes_done - self.bar.n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+class _StepBar:
+    """The training progress bar: steps, loss and speed (only on a terminal)."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.show_bar = not quiet and sys.stderr.isatty()
+        self.bar: Any = None
+
+    def open(self, run: Any) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(
+            total=run.total_steps,
+            initial=run.global_step,
+            unit="step",
+            disable=not self.show_bar,
+            dynamic_ncols=True,
+        )
+
+    def show(self, event: Any) -> None:
+        from workbench.core import events as E
+
+        bar = self.bar
+        if isinstance(event, E.CompileStarted):
+            bar.set_description("compiling")
+        elif isinstance(event, E.CompileFinished):
+            bar.set_description("")
+        elif isinstance(event, E.StepMetrics):
+            bar.update(event.global_step - bar.n)
+            loss, speed = f"{event.loss:.4f}", f"{event.images_per_s:,.0f}"
+            bar.set_postfix(loss=loss, img_s=speed)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 def describe_event(event: Any, run: Any) -> str | None:
@@ -375,51 +410,33 @@ def _stop_on_first_interrupt(control: Any) -> None:
         signal.signal(signal.SIGINT, handler)
 
 
-def _recorder(args: argparse.Namespace, run: Any) -> Any:
-    """The run's folder (reused when resuming from one) and its recorder."""
-    from workbench.core.runs import RunFolder, RunRecorder, folder_of
+def _with_weights_model(args: argparse.Namespace, base: C.TrainConfig) -> C.TrainConfig:
+    """With --init-from a checkpoint, its architecture unless --model names one."""
+    from workbench.core.checkpoints import config_of, load_weights_file
 
-    folder = folder_of(Path(args.resume)) if args.resume else None
-    if folder is not None and folder.info():
-        folder.claim(run.config)
-    else:
-        source = f"weights from {args.init_from}" if args.init_from else None
-        folder = RunFolder.create(
-            run.config, origin="command line", started_from=source
-        )
-    every = run.config.autosave_every
-    when = {0: "never", 1: "every epoch"}.get(every, f"every {every} epochs")
-    say(f"run folder: {folder.path} (checkpoint saved {when}, and at the end)")
-    recorder = RunRecorder(folder, every, tensorboard=args.tensorboard)
-    problem = recorder.start(run)
-    if problem:
-        say(f"warning: {problem}")
-    return recorder
+    if not args.init_from:
+        return base
+    _state, payload = load_weights_file(args.init_from)
+    return base.replace(model=config_of(payload).model) if payload else base
 
 
-def _init_weights(model: Any, state: dict[str, Any], args: argparse.Namespace) -> str:
-    """Load ``--init-from`` weights into ``model``; the line saying what happened."""
+def _load_initial_weights(session: Any, cfg: C.TrainConfig, args: Any) -> str:
+    """Make ``--init-from`` the next run's weights; the line saying what happened."""
     from workbench.core.checkpoints import CheckpointError
-    from workbench.core.doctor import compare_state, load_partial
+    from workbench.core.session import offer_weights
 
-    diff = compare_state(model, state)
+    offer = offer_weights(args.init_from, cfg)
+    diff = offer.diff
+    if not diff.exact and not (diff.partial and args.init_partial):
+        hint = " (add --init-partial to load what fits)" if diff.partial else ""
+        raise CheckpointError(
+            f"{args.init_from} does not fit this {args.model or 'model'}: "
+            f"{diff.summary()}{hint}; " + "; ".join(diff.lines(limit=5))
+        )
+    _model, weights = session.accept_weights(offer, cfg.frozen)
     if diff.exact:
-        model.load_state_dict(_stripped(state))
         return f"starting from the weights in {args.init_from}"
-    if diff.partial and args.init_partial:
-        report = load_partial(model, state)
-        return f"starting from {args.init_from}, partly: {report.summary()}"
-    hint = " (add --init-partial to load what fits)" if diff.partial else ""
-    raise CheckpointError(
-        f"{args.init_from} does not fit this {args.model or 'model'}: "
-        f"{diff.summary()}{hint}; " + "; ".join(diff.lines(limit=5))
-    )
-
-
-def _stripped(state: dict[str, Any]) -> dict[str, Any]:
-    from workbench.core.doctor import strip_wrapper_prefixes
-
-    return strip_wrapper_prefixes(state)
+    return f"starting from {args.init_from}, partly: {weights.summary}"
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:

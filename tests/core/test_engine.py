@@ -373,9 +373,11 @@ def test_the_automatic_log_interval_logs_every_step_of_a_short_run(tiny_arrays):
     ]
     assert steps == list(range(1, 9))
     explicit = prepare_run(cfg.replace(log_every=3), arrays=tiny_arrays)
-    assert [
-        e.global_step for e in fit(explicit) if isinstance(e, E.StepMetrics)
-    ] == [3, 6, 8]
+    assert [e.global_step for e in fit(explicit) if isinstance(e, E.StepMetrics)] == [
+        3,
+        6,
+        8,
+    ]
 
 
 def test_the_automatic_log_interval_thins_only_long_runs():

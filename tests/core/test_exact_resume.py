@@ -80,9 +80,7 @@ def step_losses(events) -> list[float]:
 
 
 @pytest.mark.parametrize("loader", ["fast", "dataloader"])
-def test_a_checkpoint_stores_the_order_its_epoch_is_trained_in(
-    indexed_arrays, loader
-):
+def test_a_checkpoint_stores_the_order_its_epoch_is_trained_in(indexed_arrays, loader):
     cfg = TrainConfig(
         model="mlp", epochs=3, batch_size=BATCH, log_every=1, loader=loader, seed=3
     )

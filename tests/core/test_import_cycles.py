@@ -93,9 +93,7 @@ def test_a_cycle_through_a_function_level_import_is_found(tmp_path):
     package.mkdir()
     (package / "__init__.py").write_text("")
     (package / "a.py").write_text("from pkg.b import thing\n")
-    (package / "b.py").write_text(
-        "def thing():\n    from pkg import a\n    return a\n"
-    )
+    (package / "b.py").write_text("def thing():\n    from pkg import a\n    return a\n")
     (package / "c.py").write_text("from . import a\n")
     assert find_cycle(import_graph(package)) == ["pkg.a", "pkg.b", "pkg.a"]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from PySide6.QtCore import QObject, Signal, Slot
 
 from workbench.core.config import TrainConfig
 
@@ -12,6 +13,9 @@ from workbench.core.config import TrainConfig
 FAST = TrainConfig(
     dataset="digits", model="mlp", batch_size=64, max_steps=4, log_every=1, epochs=1
 )
+
+# waitSignal(window.controller.state_changed, **BACK_TO_IDLE): the run or task ended.
+BACK_TO_IDLE = {"check_params_cb": lambda state: state == "idle"}
 
 
 def bias_corrected_average(values: np.ndarray, beta: float) -> np.ndarray:
@@ -26,5 +30,35 @@ def bias_corrected_average(values: np.ndarray, beta: float) -> np.ndarray:
 
 def run_to_end(qtbot: Any, win: Any, timeout: int = 30_000) -> None:
     """Press Start and wait until the trainer thread has finished."""
-    with qtbot.waitSignal(win.run_finished, timeout=timeout):
+    with qtbot.waitSignal(win.controller.run_finished, timeout=timeout):
         win.training_panel.start_button.click()
+
+
+class _EventRelay(QObject):
+    """Re-emits the controller's events of one type (tests wait on one kind)."""
+
+    emitted = Signal(object)
+
+    def __init__(self, controller: Any, kind: type) -> None:
+        super().__init__(controller)
+        self._kind = kind
+        controller.event.connect(self._on_controller_event)
+
+    @Slot(object)
+    def _on_controller_event(self, event: Any) -> None:
+        if isinstance(event, self._kind):
+            self.emitted.emit(event)
+
+
+_relays: list[_EventRelay] = []  # kept alive for the signals handed out
+
+
+def event_signal(window: Any, kind: type) -> Any:
+    """A signal emitted with each ``kind`` event the window's run controller emits.
+
+    Connected after the window's own handlers, so the window has shown the
+    event by the time it fires.
+    """
+    relay = _EventRelay(window.controller, kind)
+    _relays.append(relay)
+    return relay.emitted

@@ -18,7 +18,7 @@ from workbench.core.runs import RunFolder, interrupted_runs
 from workbench.ui import dialogs
 from workbench.ui.main_window import MainWindow
 
-from .helpers import FAST, run_to_end
+from .helpers import BACK_TO_IDLE, FAST, run_to_end
 
 pytestmark = pytest.mark.gui
 
@@ -102,7 +102,7 @@ def test_an_interrupted_run_is_offered_and_resumed(qtbot, monkeypatch, tiny_arra
     monkeypatch.setattr(dialogs, "ask_resume", ask)
     win = MainWindow()
     qtbot.addWidget(win)
-    with qtbot.waitSignal(win.run_finished, timeout=30_000):
+    with qtbot.waitSignal(win.controller.run_finished, timeout=30_000):
         win.show()
     assert len(asked) == 1
     assert folder.id in asked[0]
@@ -163,7 +163,7 @@ def test_load_weights_with_another_head_keeps_the_rest(
 
     monkeypatch.setattr(dialogs, "confirm_partial_load", confirm)
     window.apply_config(FAST.replace(model="small-cnn", max_steps=3))
-    assert window.load_weights(path)
+    assert window.files.load_weights(path)
     summary, details = asked[0]
     assert "partial fit" in summary
     assert "head.weight: file (26, 576) vs model (10, 576)" in details
@@ -188,7 +188,7 @@ def test_weights_with_nothing_in_common_are_refused(
     torch.save(build_model("cnn").state_dict(), path)  # conv1/fc1...: no shared name
     window.apply_config(FAST.replace(model="small-cnn"))
     before = {k: v.clone() for k, v in window.freeze_panel.model.state_dict().items()}
-    assert not window.load_weights(path)
+    assert not window.files.load_weights(path)
     assert error_dialogs.titles() == ["The weights do not fit"]
     error_dialogs.shown.clear()
     after = window.freeze_panel.model.state_dict()
@@ -207,7 +207,7 @@ def test_save_and_open_keep_the_run_folder_apart(qtbot, window, tmp_path, monkey
     # File > Save checkpoint… to a file of the user's: the run folder is untouched.
     path = tmp_path / "mine.pt"
     monkeypatch.setattr(dialogs, "get_save_path", lambda *args: path)
-    window.save_action.trigger()
+    window.commands.save.trigger()
     assert_checkpoint_holds(path, run)
     assert window.run_folder is folder
     assert folder.checkpoint_path.read_bytes() == autosaved
@@ -216,9 +216,11 @@ def test_save_and_open_keep_the_run_folder_apart(qtbot, window, tmp_path, monkey
     # run folder it came from.
     monkeypatch.setattr(dialogs, "get_open_path", lambda *args: path)
     with qtbot.waitSignal(
-        window.state_changed, timeout=30_000, check_params_cb=lambda s: s == "idle"
+        window.controller.state_changed,
+        timeout=30_000,
+        **BACK_TO_IDLE,
     ):
-        window.open_action.trigger()
+        window.commands.open.trigger()
     opened = window.current_run
     assert opened is not run
     assert opened.global_step == run.global_step

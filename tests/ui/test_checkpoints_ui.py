@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 import torch
 
+from workbench.core.events import StepMetrics
 from workbench.ui import dialogs, window_state
 from workbench.ui.main_window import MainWindow
 
-from .helpers import FAST, run_to_end
+from .helpers import BACK_TO_IDLE, FAST, event_signal, run_to_end
 from .test_autosave_ui import assert_checkpoint_holds
 
 pytestmark = pytest.mark.gui
@@ -29,18 +30,18 @@ def test_save_then_open_restores_everything(qtbot, window, tmp_path, monkeypatch
     window.apply_config(FAST.replace(max_steps=None, epochs=50, lr=0.004))
     window.freeze_panel.head_button.click()
     logged = []
-    window.step_finished.connect(logged.append)
+    event_signal(window, StepMetrics).connect(logged.append)
     window.start()
     # Stop a step or more into the second epoch: the position in it is restored too.
     qtbot.waitUntil(lambda: bool(logged) and logged[-1].epoch >= 1, timeout=30_000)
-    with qtbot.waitSignal(window.run_finished, timeout=10_000):
+    with qtbot.waitSignal(window.controller.run_finished, timeout=10_000):
         window.stop()
     run = window.current_run
     assert run.epoch >= 1
     assert run.batch_in_epoch > 0
     path = tmp_path / "ckpt.pt"
     calls = _use_dialog(monkeypatch, "get_save_path", path)
-    window.save_action.trigger()
+    window.commands.save.trigger()
     assert "*.pt" in calls[0][1]
     # The file holds the run: weights, optimizer state, step, history, config.
     assert_checkpoint_holds(path, run)
@@ -50,9 +51,11 @@ def test_save_then_open_restores_everything(qtbot, window, tmp_path, monkeypatch
     qtbot.waitUntil(lambda: not other.data_panel.is_busy(), timeout=30_000)
     _use_dialog(monkeypatch, "get_open_path", path)
     with qtbot.waitSignal(
-        other.state_changed, timeout=30_000, check_params_cb=lambda s: s == "idle"
+        other.controller.state_changed,
+        timeout=30_000,
+        **BACK_TO_IDLE,
     ):
-        other.open_action.trigger()
+        other.commands.open.trigger()
     restored = other.current_run
     assert restored is not None
     assert restored.global_step == run.global_step
@@ -80,12 +83,12 @@ def test_save_then_open_restores_everything(qtbot, window, tmp_path, monkeypatch
     assert other.loss_plot.point_count("loss") == len(run.history.steps)
     assert other.accuracy_plot.point_count("validation") == len(run.history.epochs)
     assert window_state.recent_files(other._settings)[0] == str(path.resolve())
-    assert other.recent_menu.actions()[0].data() == str(path.resolve())
+    assert other.commands.recent_menu.actions()[0].data() == str(path.resolve())
 
     # Training continues from the checkpoint.
     assert other.training_panel.start_button.text() == "Continue"
     steps = []
-    other.step_finished.connect(steps.append)
+    event_signal(other, StepMetrics).connect(steps.append)
     other.apply_config(other.current_config().replace(max_steps=run.global_step + 2))
     run_to_end(qtbot, other)
     assert steps[0].global_step == run.global_step + 1
@@ -101,9 +104,11 @@ def test_opening_a_bad_file_shows_the_error(
     path.write_bytes(b"garbage")
     _use_dialog(monkeypatch, "get_open_path", path)
     with qtbot.waitSignal(
-        window.state_changed, timeout=30_000, check_params_cb=lambda s: s == "idle"
+        window.controller.state_changed,
+        timeout=30_000,
+        **BACK_TO_IDLE,
     ):
-        window.open_action.trigger()
+        window.commands.open.trigger()
     assert error_dialogs.titles() == ["Could not open the checkpoint"]
     assert "not a readable checkpoint" in error_dialogs.shown[0][1]
     assert window.current_run is None
@@ -118,10 +123,10 @@ def test_cancelled_dialogs_do_nothing(qtbot, window, monkeypatch, tmp_path):
     files = sorted(tmp_path.rglob("*"))
     opened = _use_dialog(monkeypatch, "get_open_path", None)
     saved = _use_dialog(monkeypatch, "get_save_path", None)
-    window.open_action.trigger()
-    window.load_config_action.trigger()
-    window.save_action.trigger()
-    window.save_config_action.trigger()
+    window.commands.open.trigger()
+    window.commands.load_config.trigger()
+    window.commands.save.trigger()
+    window.commands.save_config.trigger()
     assert len(opened) == 2  # each dialog was shown, then cancelled
     assert len(saved) == 2
     assert window.state == "idle"
@@ -133,9 +138,9 @@ def test_cancelled_dialogs_do_nothing(qtbot, window, monkeypatch, tmp_path):
 
 
 def test_save_is_offered_only_with_a_run(qtbot, window):
-    assert not window.save_action.isEnabled()
+    assert not window.commands.save.isEnabled()
     run_to_end(qtbot, window)
-    assert window.save_action.isEnabled()
+    assert window.commands.save.isEnabled()
 
 
 def test_gpu_checkpoint_opens_on_this_machine(qtbot, window, tmp_path, monkeypatch):
@@ -147,15 +152,17 @@ def test_gpu_checkpoint_opens_on_this_machine(qtbot, window, tmp_path, monkeypat
         pytest.skip("this machine has CUDA: nothing to fall back from")
     run_to_end(qtbot, window)
     path = tmp_path / "gpu.pt"
-    window.save_checkpoint(path)
+    window.files.save_checkpoint(path)
     payload = torch.load(path, map_location="cpu", weights_only=True)
     payload["config"].update(device="cuda", precision="fp16")
     torch.save(payload, path)
     _use_dialog(monkeypatch, "get_open_path", path)
     with qtbot.waitSignal(
-        window.state_changed, timeout=30_000, check_params_cb=lambda s: s == "idle"
+        window.controller.state_changed,
+        timeout=30_000,
+        **BACK_TO_IDLE,
     ):
-        window.open_action.trigger()
+        window.commands.open.trigger()
     run = window.current_run
     assert run.device.type == "cpu"
     assert run.config.precision == "fp32"
@@ -184,12 +191,14 @@ def test_continue_after_open_repeats_the_uninterrupted_run(
 
     _use_dialog(monkeypatch, "get_open_path", path)
     with qtbot.waitSignal(
-        window.state_changed, timeout=30_000, check_params_cb=lambda s: s == "idle"
+        window.controller.state_changed,
+        timeout=30_000,
+        **BACK_TO_IDLE,
     ):
-        window.open_action.trigger()
+        window.commands.open.trigger()
     assert window.training_panel.start_button.text() == "Continue"
     losses = []
-    window.step_finished.connect(lambda ev: losses.append(ev.loss))
+    event_signal(window, StepMetrics).connect(lambda ev: losses.append(ev.loss))
     run_to_end(qtbot, window)
     assert len(straight) == 46
     assert straight[:30] == [loss for _, loss in run.history.steps]
@@ -202,14 +211,16 @@ def test_a_failed_open_leaves_the_current_run_untouched(
     run_to_end(qtbot, window)
     run = window.current_run
     before = {k: v.clone() for k, v in run.model.state_dict().items()}
-    good = window.save_checkpoint(tmp_path / "good.pt") or tmp_path / "good.pt"
+    good = window.files.save_checkpoint(tmp_path / "good.pt") or tmp_path / "good.pt"
     data = good.read_bytes()
     (tmp_path / "cut.pt").write_bytes(data[: len(data) // 3])
     _use_dialog(monkeypatch, "get_open_path", tmp_path / "cut.pt")
     with qtbot.waitSignal(
-        window.state_changed, timeout=30_000, check_params_cb=lambda s: s == "idle"
+        window.controller.state_changed,
+        timeout=30_000,
+        **BACK_TO_IDLE,
     ):
-        window.open_action.trigger()
+        window.commands.open.trigger()
     assert error_dialogs.titles() == ["Could not open the checkpoint"]
     error_dialogs.shown.clear()
     assert window.current_run is run

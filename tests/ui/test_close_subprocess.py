@@ -31,7 +31,7 @@ SCRIPT = textwrap.dedent(
         if not closed:
             closed.append(time.monotonic())
             win.close()
-    win.step_finished.connect(on_step)
+    event_signal(win, StepMetrics).connect(on_step)
     QTimer.singleShot(0, win.start)
     code = app.exec()
     print(f"closed-in {time.monotonic() - closed[0]:.2f}", flush=True)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from .helpers import FAST
+from workbench.core.events import CompileFinished, CompileStarted
+
+from .helpers import FAST, event_signal
 
 pytestmark = [pytest.mark.gui, pytest.mark.slow]
 
@@ -16,11 +18,13 @@ def test_compiled_run_reports_compile_and_step_time(qtbot, window):
     def record() -> None:
         statuses.append(window.status_label.text())
 
-    window.trainer.compile_started.connect(record)
+    event_signal(window, CompileStarted).connect(lambda _ev: record())
     compiled = []
-    window.trainer.compile_finished.connect(compiled.append)
+    event_signal(window, CompileFinished).connect(
+        lambda ev: compiled.append(ev.seconds)
+    )
     window.apply_config(FAST.replace(compile=True, max_steps=3))
-    with qtbot.waitSignal(window.run_finished, timeout=600_000):
+    with qtbot.waitSignal(window.controller.run_finished, timeout=600_000):
         window.start()
     assert statuses
     assert statuses[0].startswith("compiling… ")

@@ -18,7 +18,7 @@ def test_digits_load_with_counts_and_examples(qtbot, window):
     assert panel.count_label.text() == "1,437 training · 360 test images"
     assert not panel.strip_label.pixmap().isNull()
     assert not panel.download_button.isEnabled()  # bundled
-    arrays = panel.cached_arrays("digits", None)
+    arrays = panel.cache.get("digits", None)
     strip = sample_strip(arrays)
     assert strip.shape == (2 * 28 + 2, 10 * 28 + 18)
 

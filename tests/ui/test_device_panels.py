@@ -124,8 +124,8 @@ def test_compile_mode_follows_the_toggle_and_times_are_measured(qtbot):
 
 def test_step_times_with_and_without_compile_are_kept_apart(qtbot, window):
     cfg = window.current_config()
-    window._run_config = cfg
-    window._measure(step_s=0.010)
-    window._run_config = cfg.replace(compile=True)
-    window._measure(step_s=0.020, compile_s=30.0)
+    window.run_view.run_config = cfg
+    window.run_view._measure(step_s=0.010)
+    window.run_view.run_config = cfg.replace(compile=True)
+    window.run_view._measure(step_s=0.020, compile_s=30.0)
     assert window.speed_panel.step_label.text() == "eager 10.0 ms · compiled 20.0 ms"

@@ -66,7 +66,7 @@ def draw(canvas, points) -> None:
 
 
 def show_draw_tab(qtbot, window):
-    window.findChild(type(window.open_action), "showDrawAction").trigger()
+    window.findChild(type(window.commands.open), "showDrawAction").trigger()
     panel = window.draw_panel
     assert window.tabs.currentWidget() is window.draw_page
     panel.canvas.setFixedSize(280, 280)  # widget pixels = image pixels
@@ -178,7 +178,7 @@ def test_reading_during_a_run_uses_weights_copied_between_steps(qtbot, window):
     )
     assert panel.predictor.model is not run.model
     live = panel.reading.probabilities.copy()
-    with qtbot.waitSignal(window.pause_reached, timeout=10_000):
+    with qtbot.waitSignal(window.controller.pause_reached, timeout=10_000):
         window.toggle_pause()
     # Paused: nothing trains, so the reader copies the run's weights directly.
     step = run.global_step
@@ -188,7 +188,7 @@ def test_reading_during_a_run_uses_weights_copied_between_steps(qtbot, window):
     assert run.model.training
     assert panel.reading is not None
     assert not np.array_equal(panel.reading.probabilities, live)
-    with qtbot.waitSignal(window.run_finished, timeout=10_000):
+    with qtbot.waitSignal(window.controller.run_finished, timeout=10_000):
         window.stop()
 
 
@@ -233,7 +233,7 @@ def test_teach_loop_add_relabel_delete_and_fine_tune(qtbot, window, error_dialog
         for name, p in base_model.named_parameters()
         if not name.startswith("head.")
     }
-    with qtbot.waitSignal(window.fine_tune_reported, timeout=60_000):
+    with qtbot.waitSignal(window.controller.fine_tune_scored, timeout=60_000):
         panel.fine_tune_button.click()
     run = window.current_run
     assert run.config.dataset == "my-digits"

@@ -6,10 +6,17 @@ import numpy as np
 import pytest
 
 from workbench.core.data import load_arrays
+from workbench.core.events import Evaluation
 from workbench.ui.draw_widgets import DigitCanvas
-from workbench.ui.main_window import SMOOTHING
+from workbench.ui.curves import SMOOTHING
 
-from .helpers import FAST, bias_corrected_average, run_to_end
+from .helpers import (
+    BACK_TO_IDLE,
+    FAST,
+    bias_corrected_average,
+    event_signal,
+    run_to_end,
+)
 
 pytestmark = pytest.mark.gui
 
@@ -67,9 +74,11 @@ def test_opening_a_checkpoint_restores_the_matrices_and_health(qtbot, window, tm
     window.reset_run()
     assert window.evaluation_panel.shown_matrix() is None
     with qtbot.waitSignal(
-        window.state_changed, timeout=30_000, check_params_cb=lambda s: s == "idle"
+        window.controller.state_changed,
+        timeout=30_000,
+        **BACK_TO_IDLE,
     ):
-        window.open_checkpoint(folder_checkpoint)
+        window.files.open_checkpoint(folder_checkpoint)
     panel = window.evaluation_panel
     panel.epoch_slider.setValue(0)
     assert panel.shown_matrix().tolist() == before[0]
@@ -90,7 +99,7 @@ def test_open_in_canvas_shows_the_cells_own_validation_image(qtbot, window):
     evaluation's own predictions; the smoothed loss is checked on the way.
     """
     evaluations = []
-    window.trainer.evaluation_ready.connect(evaluations.append)
+    event_signal(window, Evaluation).connect(evaluations.append)
     window.apply_config(FAST.replace(max_steps=None, epochs=1, log_every=1))
     run_to_end(qtbot, window)
     qtbot.waitUntil(lambda: len(evaluations) == 1, timeout=5_000)

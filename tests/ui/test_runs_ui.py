@@ -46,11 +46,11 @@ def test_pause_and_freeze_changes_go_to_the_runs_events(qtbot, window):
     from tests.ui.test_window import start_long_run
 
     start_long_run(qtbot, window)
-    with qtbot.waitSignal(window.pause_reached, timeout=10_000):
+    with qtbot.waitSignal(window.controller.pause_reached, timeout=10_000):
         window.toggle_pause()
     window.freeze_panel.head_button.click()
     window.toggle_pause()
-    with qtbot.waitSignal(window.run_finished, timeout=10_000):
+    with qtbot.waitSignal(window.controller.run_finished, timeout=10_000):
         window.stop()
     kinds = [e["kind"] for e in read_events(window.run_folder)]
     assert kinds == ["start", "pause", "freeze", "resume", "stop requested", "stop"]

@@ -11,10 +11,17 @@ from PySide6.QtWidgets import QWidget
 from workbench.core import events as E
 from workbench.core.config import TrainConfig
 from workbench.core.engine import TrainingError
+from workbench.core.events import (
+    CompileFinished,
+    CompileStarted,
+    EpochMetrics,
+    StepMetrics,
+    TrainResult,
+)
 from workbench.ui import dialogs
 from workbench.ui.main_window import MainWindow
 
-from .helpers import FAST, run_to_end
+from .helpers import FAST, event_signal, run_to_end
 
 pytestmark = pytest.mark.gui
 
@@ -55,7 +62,7 @@ OBJECT_NAMES = (
 def start_long_run(qtbot, window):
     """Start a run too long to end by itself; return once its first step is in."""
     window.apply_config(FAST.replace(max_steps=None, epochs=50))
-    with qtbot.waitSignal(window.step_finished, timeout=30_000):
+    with qtbot.waitSignal(event_signal(window, StepMetrics), timeout=30_000):
         window.start()
 
 
@@ -69,16 +76,16 @@ def test_window_constructs_without_arguments(qtbot):
     win = MainWindow()
     qtbot.addWidget(win)
     assert win.current_config() == TrainConfig()
-    assert win.step_finished is not None  # the thread's signals are public
+    assert event_signal(win, StepMetrics) is not None  # the thread's signals are public
     qtbot.waitUntil(lambda: not win.data_panel.is_busy(), timeout=30_000)
     win.close()
 
 
 def test_short_run_end_to_end(qtbot, window):
     steps, epochs, done = [], [], []
-    window.step_finished.connect(steps.append)
-    window.epoch_finished.connect(epochs.append)
-    window.training_done.connect(done.append)
+    event_signal(window, StepMetrics).connect(steps.append)
+    event_signal(window, EpochMetrics).connect(epochs.append)
+    event_signal(window, TrainResult).connect(done.append)
     run_to_end(qtbot, window)
 
     assert [s.global_step for s in steps] == [1, 2, 3, 4]
@@ -121,18 +128,18 @@ def test_controls_are_locked_while_running(qtbot, window):
     assert not item.flags() & Qt.ItemFlag.ItemIsUserCheckable
     assert window.training_panel.pause_button.isEnabled()
     assert window.training_panel.stop_button.isEnabled()
-    assert not window.open_action.isEnabled()
-    assert not window.save_action.isEnabled()
-    with qtbot.waitSignal(window.run_finished, timeout=10_000):
+    assert not window.commands.open.isEnabled()
+    assert not window.commands.save.isEnabled()
+    with qtbot.waitSignal(window.controller.run_finished, timeout=10_000):
         window.training_panel.stop_button.click()
     assert window.freeze_panel.is_editable()
 
 
 def test_stop_ends_within_a_batch_and_continue_resumes(qtbot, window):
     results = []
-    window.training_done.connect(results.append)
+    event_signal(window, TrainResult).connect(results.append)
     start_long_run(qtbot, window)
-    with qtbot.waitSignal(window.run_finished, timeout=10_000):
+    with qtbot.waitSignal(window.controller.run_finished, timeout=10_000):
         window.stop()
     stopped_at = results[-1].global_step
     assert results[-1].stopped
@@ -152,18 +159,18 @@ def test_stop_ends_within_a_batch_and_continue_resumes(qtbot, window):
 
 def test_continue_without_changes_iterates_the_same_run(qtbot, window):
     start_long_run(qtbot, window)
-    with qtbot.waitSignal(window.run_finished, timeout=10_000):
+    with qtbot.waitSignal(window.controller.run_finished, timeout=10_000):
         window.stop()
     run = window.current_run
     step = run.global_step
-    assert window.start_plan(window.current_config()) == "continue"
+    assert window.controller.plan(window.current_config()).kind == "continue"
     steps = []
-    window.step_finished.connect(steps.append)
-    with qtbot.waitSignal(window.step_finished, timeout=30_000):
+    event_signal(window, StepMetrics).connect(steps.append)
+    with qtbot.waitSignal(event_signal(window, StepMetrics), timeout=30_000):
         window.start()
     # (pytest-qt's blocker.args may hold a later emission: read the list instead)
     assert steps[0].global_step == step + 1
-    with qtbot.waitSignal(window.run_finished, timeout=10_000):
+    with qtbot.waitSignal(window.controller.run_finished, timeout=10_000):
         window.stop()
     assert window.current_run is run
     assert window.loss_plot.point_count("loss") == len(run.history.steps)
@@ -171,33 +178,33 @@ def test_continue_without_changes_iterates_the_same_run(qtbot, window):
 
 def test_pause_holds_the_run_and_resume_goes_on(qtbot, window):
     steps = []
-    window.step_finished.connect(steps.append)
+    event_signal(window, StepMetrics).connect(steps.append)
     start_long_run(qtbot, window)
-    with qtbot.waitSignal(window.pause_reached, timeout=10_000):
+    with qtbot.waitSignal(window.controller.pause_reached, timeout=10_000):
         window.training_panel.pause_button.click()
     assert window.state == "paused"
     assert window.training_panel.pause_button.text() == "Resume"
     assert window.freeze_panel.is_editable()  # editable while paused
-    assert window.save_action.isEnabled()
+    assert window.commands.save.isEnabled()
     assert "Paused at step" in window.status_label.text()
     count = len(steps)
-    with qtbot.assertNotEmitted(window.step_finished, wait=300):
+    with qtbot.assertNotEmitted(event_signal(window, StepMetrics), wait=300):
         pass
     assert len(steps) == count
-    with qtbot.waitSignal(window.step_finished, timeout=10_000):
+    with qtbot.waitSignal(event_signal(window, StepMetrics), timeout=10_000):
         window.training_panel.pause_button.click()  # Resume
     assert window.state == "running"
     assert not window.freeze_panel.is_editable()
     assert steps[count].global_step == steps[count - 1].global_step + 1
-    with qtbot.waitSignal(window.run_finished, timeout=10_000):
+    with qtbot.waitSignal(window.controller.run_finished, timeout=10_000):
         window.stop()
 
 
 def test_stop_while_paused(qtbot, window):
     start_long_run(qtbot, window)
-    with qtbot.waitSignal(window.pause_reached, timeout=10_000):
+    with qtbot.waitSignal(window.controller.pause_reached, timeout=10_000):
         window.toggle_pause()
-    with qtbot.waitSignal(window.run_finished, timeout=10_000):
+    with qtbot.waitSignal(window.controller.run_finished, timeout=10_000):
         window.stop()
     assert window.state == "idle"
     assert window.training_panel.pause_button.text() == "Pause"
@@ -205,9 +212,9 @@ def test_stop_while_paused(qtbot, window):
 
 def test_freeze_edit_while_paused_applies_on_resume(qtbot, window):
     steps = []
-    window.step_finished.connect(steps.append)
+    event_signal(window, StepMetrics).connect(steps.append)
     start_long_run(qtbot, window)
-    with qtbot.waitSignal(window.pause_reached, timeout=10_000):
+    with qtbot.waitSignal(window.controller.pause_reached, timeout=10_000):
         window.toggle_pause()
     run = window.current_run
     # The tree shows the model that trains.
@@ -227,7 +234,7 @@ def test_freeze_edit_while_paused_applies_on_resume(qtbot, window):
         lambda: len(steps) >= 1 and steps[-1].global_step >= paused_at + 3,
         timeout=10_000,
     )
-    with qtbot.waitSignal(window.run_finished, timeout=10_000):
+    with qtbot.waitSignal(window.controller.run_finished, timeout=10_000):
         window.stop()
     assert (params["hidden.1.weight"] == frozen_value).all()  # frozen: not updated
     assert not (params["hidden.3.weight"] == other_value).all()  # the rest trains
@@ -256,8 +263,8 @@ def test_error_in_the_run_shows_a_dialog_and_returns_to_idle(
     def broken(*args, **kwargs):
         raise TrainingError("the loss became nan at step 3")
 
-    monkeypatch.setattr("workbench.ui.main_window.prepare_run", broken)
-    with qtbot.waitSignal(window.run_failed, timeout=10_000):
+    monkeypatch.setattr("workbench.core.session.prepare_run", broken)
+    with qtbot.waitSignal(window.controller.run_failed, timeout=10_000):
         window.start()
     qtbot.waitUntil(lambda: window.state == "idle")
     title, message, details = error_dialogs.shown[0]
@@ -275,8 +282,8 @@ def test_unexpected_exception_names_its_type(qtbot, window, monkeypatch, error_d
     def broken(*args, **kwargs):
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setattr("workbench.ui.main_window.prepare_run", broken)
-    with qtbot.waitSignal(window.run_finished, timeout=10_000):
+    monkeypatch.setattr("workbench.core.session.prepare_run", broken)
+    with qtbot.waitSignal(window.controller.run_finished, timeout=10_000):
         window.start()
     assert error_dialogs.shown[0][1] == "ZeroDivisionError: division by zero"
     error_dialogs.shown.clear()
@@ -294,7 +301,7 @@ def test_closing_mid_run_stops_the_thread(qtbot, window):
 
 def test_closing_while_paused_stops_the_thread(qtbot, window):
     start_long_run(qtbot, window)
-    with qtbot.waitSignal(window.pause_reached, timeout=10_000):
+    with qtbot.waitSignal(window.controller.pause_reached, timeout=10_000):
         window.toggle_pause()
     window.close()
     assert not window.trainer.isRunning()
@@ -302,10 +309,10 @@ def test_closing_while_paused_stops_the_thread(qtbot, window):
 
 def test_compile_status_shows_elapsed_then_the_compile_time(qtbot, window):
     # The trainer's signals drive the display; emitted here in the GUI thread.
-    window._run_config = window.current_config()
-    window.trainer.compile_started.emit()
+    window.run_view.run_config = window.current_config()
+    window.controller.event.emit(CompileStarted())
     assert window.status_label.text().startswith("compiling… 0 s")
-    window.trainer.compile_finished.emit(12.3)
+    window.controller.event.emit(CompileFinished(12.3))
     assert "12.3 s" in window.speed_panel.compile_label.text()
     assert "compiling" not in window.status_label.text()
 
@@ -338,13 +345,13 @@ def test_run_config_save_and_load_through_dialogs(qtbot, window, tmp_path, monke
         dialogs, "get_save_path", lambda parent, title, name_filter: path
     )
     window.apply_config(FAST.replace(lr=0.02, optimizer="sgd"))
-    window.save_config_action.trigger()
+    window.commands.save_config.trigger()
     assert path.is_file()
     window.apply_config(FAST)
     monkeypatch.setattr(
         dialogs, "get_open_path", lambda parent, title, name_filter: path
     )
-    window.load_config_action.trigger()
+    window.commands.load_config.trigger()
     assert window.current_config().lr == 0.02
     assert window.current_config().optimizer == "sgd"
 
@@ -357,7 +364,7 @@ def test_bad_run_config_shows_the_error(
     monkeypatch.setattr(
         dialogs, "get_open_path", lambda parent, title, name_filter: path
     )
-    window.load_config_action.trigger()
+    window.commands.load_config.trigger()
     assert error_dialogs.titles() == ["Could not load the run config"]
     assert "resnet" in error_dialogs.shown[0][1]
     error_dialogs.shown.clear()
@@ -366,9 +373,9 @@ def test_bad_run_config_shows_the_error(
 def test_keyboard_shortcuts_are_documented(window):
     from PySide6.QtGui import QKeySequence
 
-    assert window.open_action.shortcut() == QKeySequence("Ctrl+O")
-    assert window.save_action.shortcut() == QKeySequence("Ctrl+S")
-    assert window.quit_action.shortcut() == QKeySequence("Ctrl+Q")
+    assert window.commands.open.shortcut() == QKeySequence("Ctrl+O")
+    assert window.commands.save.shortcut() == QKeySequence("Ctrl+S")
+    assert window.commands.quit.shortcut() == QKeySequence("Ctrl+Q")
     assert "F5" in window.training_panel.start_button.toolTip()
     assert "F6" in window.training_panel.pause_button.toolTip()
     assert "Shift+F5" in window.training_panel.stop_button.toolTip()
@@ -412,24 +419,24 @@ def stop_then_edit_then_continue(qtbot, window, module: str, steps_after: int = 
 
     Returns the run and its parameters as they were right before Continue.
     """
-    with qtbot.waitSignal(window.run_finished, timeout=10_000):
+    with qtbot.waitSignal(window.controller.run_finished, timeout=10_000):
         window.training_panel.stop_button.click()
     run = window.current_run
     panel = window.freeze_panel
     assert panel.model is run.model
     assert panel.is_editable()
     click_check_box(panel, panel.module_item(module))
-    assert window.start_plan(window.current_config()) == "continue"
+    assert window.controller.plan(window.current_config()).kind == "continue"
     before = {n: p.detach().clone() for n, p in run.model.named_parameters()}
     stopped_at = run.global_step
     steps = []
-    window.step_finished.connect(steps.append)
+    event_signal(window, StepMetrics).connect(steps.append)
     window.training_panel.start_button.click()  # "Continue"
     qtbot.waitUntil(
         lambda: bool(steps) and steps[-1].global_step >= stopped_at + steps_after,
         timeout=15_000,
     )
-    with qtbot.waitSignal(window.run_finished, timeout=10_000):
+    with qtbot.waitSignal(window.controller.run_finished, timeout=10_000):
         window.training_panel.stop_button.click()
     assert window.current_run is run  # continued, not restored or restarted
     assert steps[0].global_step == stopped_at + 1
@@ -451,7 +458,7 @@ def test_unfreezing_between_stop_and_continue_trains_that_layer(qtbot, window):
     frozen = [n for n, p in panel.model.named_parameters() if not p.requires_grad]
     assert frozen == ["hidden.1.weight", "hidden.1.bias"]
     initial = panel.model.hidden[1].weight.detach().clone()
-    with qtbot.waitSignal(window.step_finished, timeout=30_000):
+    with qtbot.waitSignal(event_signal(window, StepMetrics), timeout=30_000):
         window.training_panel.start_button.click()
     run = window.current_run
     assert not run.model.hidden[1].weight.requires_grad

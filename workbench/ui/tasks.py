@@ -1,8 +1,8 @@
 """Background work that is not training: loading data, opening checkpoints.
 
-:class:`TaskThread` runs one callable off the GUI thread. Like the trainer, it
-emits plain data only; the result (tensors, a run) is picked up from
-``thread.result`` after ``succeeded``, when the thread no longer touches it.
+:class:`TaskThread` runs one callable off the GUI thread. Its result (tensors,
+a run) travels in ``succeeded``, emitted when the work no longer touches it;
+an exception travels in ``failed`` (``describe_error`` turns it into text).
 """
 
 from __future__ import annotations
@@ -41,9 +41,9 @@ class TaskThread(QThread):
     """Run ``work(progress, cancel)`` in a thread; results stay on the object."""
 
     progressed = Signal(object)  # DownloadProgress: frozen dataclass of builtins
-    succeeded = Signal()
+    succeeded = Signal(object)  # what the work returned
     cancelled = Signal()
-    failed = Signal(str, str)  # message, traceback
+    failed = Signal(object)  # the exception (describe_error: message, traceback)
 
     _live: ClassVar[weakref.WeakSet[TaskThread]] = weakref.WeakSet()
 
@@ -58,8 +58,6 @@ class TaskThread(QThread):
         self.setObjectName(name)
         self._work = work
         self._cancel = threading.Event()
-        self.result: Any = None
-        self.error: Exception | None = None  # set before ``failed`` is emitted
         TaskThread._live.add(self)
 
     @classmethod
@@ -79,7 +77,7 @@ class TaskThread(QThread):
     def run(self) -> None:
         """Thread body: never raises; reports through signals."""
         try:
-            self.result = self._work(self.progressed.emit, self._cancel.is_set)
+            result = self._work(self.progressed.emit, self._cancel.is_set)
         except DownloadCancelled:
             self.cancelled.emit()
         except Exception as exc:
@@ -87,7 +85,6 @@ class TaskThread(QThread):
                 self.cancelled.emit()
                 return
             log.debug("task %s failed", self.objectName(), exc_info=True)
-            self.error = exc
-            self.failed.emit(*describe_error(exc))
+            self.failed.emit(exc)
         else:
-            self.succeeded.emit()
+            self.succeeded.emit(result)

@@ -1,10 +1,12 @@
-"""The training run's thread: iterates the core engine and emits plain data.
+"""The training run's thread: iterates a session's run and emits each event.
 
-A ``QThread`` subclass whose ``run()`` iterates ``iter_fit`` (the shape of Qt's
-``examples/corelib/threads/mandelbrot`` and superqt's ``GeneratorWorker``). The
-thread object lives in the GUI thread, so slots connected to its signals run
-there. Pause and Stop are flags on :class:`TrainControl` set directly from the GUI
-thread: ``run()`` has no event loop, so a queued slot would never be called.
+A ``QThread`` subclass whose ``run()`` iterates ``Session.train`` (the shape of
+Qt's ``examples/corelib/threads/mandelbrot`` and superqt's ``GeneratorWorker``):
+every event goes out through one ``event`` signal, so the receiver dispatches
+by type. The thread object lives in the GUI thread, so slots connected to its
+signals run there. Pause and Stop are flags on :class:`TrainControl` set
+directly from the GUI thread: ``run()`` has no event loop, so a queued slot
+would never be called.
 """
 
 from __future__ import annotations
@@ -17,18 +19,13 @@ from typing import ClassVar
 from PySide6.QtCore import QObject, QThread, Signal
 from shiboken6 import isValid
 
-from workbench.core import events as E
-from workbench.core.data import DownloadCancelled, DownloadProgress
-from workbench.core.engine import TrainControl, TrainingRun, iter_fit
-from workbench.core.runs import RunRecorder
+from workbench.core.data import DownloadCancelled
+from workbench.core.engine import TrainControl
+from workbench.core.session import Plan, Session
 from workbench.core.threads import prepare_main_thread, prepare_training_thread
 from workbench.ui.tasks import describe_error
 
 log = logging.getLogger(__name__)
-
-PrepareFn = Callable[
-    [Callable[[DownloadProgress], None], Callable[[], bool]], TrainingRun
-]
 
 
 class _SignallingControl(TrainControl):
@@ -49,29 +46,17 @@ class TrainerThread(QThread):
     """Prepare a run (data, model) and train it, reporting through signals.
 
     One object serves every run of a window: :meth:`start_run` starts it again.
-    ``prepare(progress, cancel) -> TrainingRun`` runs first, in this thread (it
-    may load or download data). While the thread runs it owns ``training_run``
-    and its model; the GUI thread reads ``training_run`` only to show structure
+    ``event`` carries the session's ``RunPrepared`` first (the model that
+    trains), download progress, then every engine event. While the thread runs
+    it owns the run's model; the GUI thread reads it only to show structure
     (names, shapes, ``requires_grad``) and edits ``requires_grad`` only after
     ``pause_reached``, while the engine is blocked between batches.
     """
 
-    status_changed = Signal(str)
-    download_progressed = Signal(object)  # DownloadProgress
-    run_prepared = Signal()  # ``training_run`` is set: the model that trains
-    run_started = Signal(object)  # RunStarted
-    notice_posted = Signal(str)
-    compile_started = Signal()
-    compile_finished = Signal(float)
-    step_finished = Signal(object)  # StepMetrics
-    epoch_finished = Signal(object)  # EpochMetrics
+    event = Signal(object)  # RunPrepared, DownloadProgress or an engine event
     pause_reached = Signal()  # the engine is blocked before its next batch
-    training_done = Signal(object)  # TrainResult
+    cancelled = Signal()  # a download was cancelled before the run began
     failed = Signal(str, str)  # message, traceback
-    weights_ready = Signal(int)  # a requested weight copy waits in control
-    health_sampled = Signal(object)  # LayerHealth
-    evaluation_ready = Signal(object)  # Evaluation: every validation prediction
-    histograms_ready = Signal(object)  # WeightHistograms
 
     _live: ClassVar[weakref.WeakSet[TrainerThread]] = weakref.WeakSet()
 
@@ -79,10 +64,8 @@ class TrainerThread(QThread):
         super().__init__(parent)
         self.setObjectName("trainerThread")
         self.control: TrainControl = _SignallingControl(self.pause_reached.emit)
-        self.training_run: TrainingRun | None = None
-        self.result: E.TrainResult | None = None
-        self._prepare: PrepareFn | None = None
-        self.recorder: RunRecorder | None = None
+        self._session: Session | None = None
+        self._plan: Plan | None = None
         TrainerThread._live.add(self)
 
     @classmethod
@@ -90,27 +73,13 @@ class TrainerThread(QThread):
         """Trainer threads still running (tests fail if one is left behind)."""
         return [t for t in list(cls._live) if isValid(t) and t.isRunning()]
 
-    def start_run(
-        self,
-        prepare: PrepareFn,
-        *,
-        mask_changed: bool = False,
-        recorder: RunRecorder | None = None,
-    ) -> None:
-        """Start a run; ``mask_changed``: the engine reconciles the optimizer first.
-
-        ``recorder`` writes the run's ledger and autosaves its checkpoint, in
-        this thread (where the model is between two steps).
-        """
+    def start_run(self, session: Session, plan: Plan) -> None:
+        """Train ``plan`` through ``session`` (its folder is already open)."""
         if self.isRunning():
             raise RuntimeError("a run is already in progress")
-        self._prepare = prepare
-        self.recorder = recorder
+        self._session = session
+        self._plan = plan
         self.control = _SignallingControl(self.pause_reached.emit)
-        if mask_changed:
-            self.control.notify_mask_changed()
-        self.training_run = None
-        self.result = None
         # This (GUI) thread's idle OpenMP pool would make the worker's OpenMP
         # teams sleep instead of spin between ops: release it right before start.
         prepare_main_thread()
@@ -119,62 +88,17 @@ class TrainerThread(QThread):
     def run(self) -> None:
         # First, before torch runs anything here: per-thread torch/OpenMP setup.
         prepare_training_thread()
-        control = self.control
-        prepare = self._prepare
-        assert prepare is not None
+        session, plan = self._session, self._plan
+        assert session is not None
+        assert plan is not None
+        emit = self.event.emit  # looked up once: this runs once per logged step
         try:
-            self.status_changed.emit("Preparing the run…")
-            run = prepare(self.download_progressed.emit, lambda: control.stop_requested)
-            self.training_run = run
-            self.run_prepared.emit()
-            if control.stop_requested:
-                if self.recorder is not None:
-                    self.recorder.mark("stopped")
-                return
-            self._iterate(run, control)
+            for event in session.train(plan, self.control, progress=emit):
+                emit(event)
         except DownloadCancelled:
-            self.status_changed.emit("Download cancelled")
+            self.cancelled.emit()
         except Exception as exc:
             log.debug("training failed", exc_info=True)
-            if self.recorder is not None and self.training_run is not None:
-                self.recorder.mark("failed")
             self.failed.emit(*describe_error(exc))
         finally:
-            self._prepare = None  # its closure may hold a checkpoint payload
-
-    def _iterate(self, run: TrainingRun, control: TrainControl) -> None:
-        # Bound emitter looked up once: this branch runs once per logged step.
-        emit_step = self.step_finished.emit
-        recorder = self.recorder
-        if recorder is not None:
-            problem = recorder.start(run)
-            if problem:
-                self.notice_posted.emit(problem)
-        for event in iter_fit(run, control):
-            if recorder is not None:
-                problem = recorder.on_event(event, run)
-                if problem:
-                    self.notice_posted.emit(problem)
-            if isinstance(event, E.StepMetrics):
-                emit_step(event)
-            elif isinstance(event, E.EpochMetrics):
-                self.epoch_finished.emit(event)
-            elif isinstance(event, E.RunStarted):
-                self.run_started.emit(event)
-            elif isinstance(event, E.Notice):
-                self.notice_posted.emit(event.message)
-            elif isinstance(event, E.CompileStarted):
-                self.compile_started.emit()
-            elif isinstance(event, E.CompileFinished):
-                self.compile_finished.emit(event.seconds)
-            elif isinstance(event, E.LayerHealth):
-                self.health_sampled.emit(event)
-            elif isinstance(event, E.Evaluation):
-                self.evaluation_ready.emit(event)
-            elif isinstance(event, E.WeightHistograms):
-                self.histograms_ready.emit(event)
-            elif isinstance(event, E.WeightsReady):
-                self.weights_ready.emit(event.global_step)
-            elif isinstance(event, E.TrainResult):
-                self.result = event
-                self.training_done.emit(event)
+            self._plan = None  # it may hold a fine-tune's weights

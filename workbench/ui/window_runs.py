@@ -1,95 +1,96 @@
-"""The window's Runs tab wiring: overlay past runs, open them, reproduce them.
+"""The Runs tab's wiring: overlay past runs, open them, reproduce them.
 
-A mixin of :class:`~workbench.ui.main_window.MainWindow`. The Runs panel lists
-the ledger (``core/runs.py``); selecting runs overlays their curves on the
-training plots; Reproduce trains a finished run again with its config and seed
-and compares every logged loss with the original.
+The Runs panel lists the ledger (``core/runs.py``); selecting runs overlays
+their curves on the training plots; Reproduce trains a finished run again with
+its config and seed, and the session compares every logged loss with the
+original's when it ends.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Slot
+from PySide6.QtCore import QObject, QSettings, Slot
 
 from workbench.core.config import ConfigError
-from workbench.core.reproduce import compare_with_folder, original_config
-from workbench.core.runs import RunFolder, RunSummary
+from workbench.core.runs import RunSummary
+from workbench.core.session import Finished
+from workbench.ui.run_controller import RunController, RunState
 
 TENSORBOARD_KEY = "runs/tensorboard"
 
 
-class RunsMixin:
-    """The Runs tab: overlay, open, reproduce, and the TensorBoard preference."""
+class RunsTab(QObject):
+    """The Runs tab: overlay, open, reproduce, and the TensorBoard preference.
 
-    def _connect_runs_panel(self) -> None:
-        panel = self.runs_panel
-        panel.overlay_changed.connect(self._on_runs_panel_overlay_changed)
-        panel.open_requested.connect(self._on_runs_panel_open_requested)
-        panel.reproduce_requested.connect(self._on_runs_panel_reproduce_requested)
+    ``window`` is the :class:`~workbench.ui.main_window.MainWindow` (typed Any:
+    it imports this module).
+    """
+
+    def __init__(
+        self, window: Any, controller: RunController, settings: QSettings
+    ) -> None:
+        super().__init__(window)
+        self.window = window
+        self.controller = controller
+        self.settings = settings
+        panel = self.panel = window.runs_panel
+        panel.overlay_changed.connect(self._on_panel_overlay_changed)
+        panel.open_requested.connect(self._on_panel_open_requested)
+        panel.reproduce_requested.connect(self._on_panel_reproduce_requested)
         check = panel.tensorboard_check
-        check.setChecked(self._settings.value(TENSORBOARD_KEY, False, type=bool))
+        check.setChecked(settings.value(TENSORBOARD_KEY, False, type=bool))
         check.toggled.connect(self._on_tensorboard_check_toggled)
-        self._reproducing: RunFolder | None = None
-
-    @property
-    def write_tensorboard(self) -> bool:
-        """Whether new runs also write TensorBoard event files."""
-        return self.runs_panel.tensorboard_check.isChecked()
+        controller.session.tensorboard = check.isChecked()
 
     @Slot(bool)
     def _on_tensorboard_check_toggled(self, checked: bool) -> None:
-        self._settings.setValue(TENSORBOARD_KEY, checked)
+        self.settings.setValue(TENSORBOARD_KEY, checked)
+        self.controller.session.tensorboard = checked
 
-    def _refresh_runs(self) -> None:
-        self.runs_panel.refresh()
-        folder = self._run_folder
-        self.runs_panel.set_current_run_id(folder.id if folder else None)
-        self.runs_panel.set_busy(self._state != "idle")
+    def refresh(self) -> None:
+        """List the runs again, marking the current one."""
+        self.panel.refresh()
+        folder = self.controller.session.folder
+        self.panel.set_current_run_id(folder.id if folder else None)
+        self.panel.set_busy(self.controller.state is not RunState.IDLE)
 
     @Slot(list)
-    def _on_runs_panel_overlay_changed(self, runs: list[RunSummary]) -> None:
-        self.overlay.show(runs)
+    def _on_panel_overlay_changed(self, runs: list[RunSummary]) -> None:
+        self.window.overlay.show(runs)
 
     @Slot(object)
-    def _on_runs_panel_open_requested(self, run: RunSummary) -> None:
-        if self._state == "idle":
-            self.open_checkpoint(run.folder.checkpoint_path)
+    def _on_panel_open_requested(self, run: RunSummary) -> None:
+        self.window.files.open_checkpoint(run.folder.checkpoint_path)
 
     @Slot(object)
-    def _on_runs_panel_reproduce_requested(self, run: RunSummary) -> None:
+    def _on_panel_reproduce_requested(self, run: RunSummary) -> None:
         """Train ``run`` again from scratch: same config, same seed."""
-        if self._state != "idle":
+        w = self.window
+        if self.controller.state is not RunState.IDLE:
             return
         try:
-            cfg = original_config(run.folder)
+            cfg = self.controller.session.reproduce(run.folder)
         except ConfigError as exc:
-            self._show_error("Cannot reproduce this run", exc)
+            w.show_error("Cannot reproduce this run", exc)
             return
-        self.reset_run()
-        self.apply_config(cfg)
-        self._reproducing = run.folder
-        self.start()
-        if self._state == "idle":  # the start was refused
-            self._reproducing = None
+        w.reset_run()
+        w.apply_config(cfg)
+        w.start()
+        if self.controller.state is RunState.IDLE:  # the start was refused
+            self.controller.session.reproducing = None
             return
-        self.runs_panel.show_message(f"Reproducing {run.title}…")
+        self.panel.show_message(f"Reproducing {run.title}…")
 
-    def _finish_reproduction(self) -> None:
-        """After a reproduce run: compare its losses with the original's."""
-        original, self._reproducing = self._reproducing, None
-        run = self._run
-        if original is None or run is None:
+    def after_run(self, finished: Finished) -> None:
+        """A run ended: list it, and show a reproduction's verdict."""
+        self.refresh()
+        original = finished.reproduction_of
+        if original is None:
             return
-        result: Any = self.trainer.result
-        if result is None or result.stopped:
-            self.runs_panel.show_message("Reproduction stopped before the end")
+        if finished.reproduction is None:
+            self.panel.show_message("Reproduction stopped before the end")
             return
-        verdict = compare_with_folder(original, run.history.steps)
-        text = f"{original.id}: {verdict.describe()}"
-        original.update(last_reproduction=verdict.describe())
-        if self._run_folder is not None:
-            self._run_folder.update(reproduction_of=original.id)
-        self.runs_panel.show_message(text)
-        self._set_status(text)
-        self.reproduction_checked.emit(verdict)
+        text = f"{original.id}: {finished.reproduction.describe()}"
+        self.panel.show_message(text)
+        self.window.set_status(text)

@@ -12,6 +12,7 @@ import logging
 from pathlib import Path
 
 from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QMainWindow, QSplitter
 
 from workbench.core.config import ConfigError, TrainConfig
 
@@ -98,3 +99,30 @@ def last_folder(settings: QSettings, kind: str) -> str:
 def set_last_folder(settings: QSettings, kind: str, folder: str | Path) -> None:
     """Remember where the user last picked a file of ``kind``."""
     settings.setValue(f"last_folder/{kind}", str(folder))
+
+
+def restore_layout(
+    settings: QSettings, window: QMainWindow, splitters: dict[str, QSplitter]
+) -> bool:
+    """Put the window and its splitters back as they were; False the first time."""
+    geometry = settings.value("window/geometry")
+    if geometry is not None:
+        window.restoreGeometry(geometry)
+    state = settings.value("window/state")
+    if state is not None:
+        window.restoreState(state)
+    for name, splitter in splitters.items():
+        value = settings.value(f"splitters/{name}")
+        if value is not None:
+            splitter.restoreState(value)
+    return geometry is not None
+
+
+def save_layout(
+    settings: QSettings, window: QMainWindow, splitters: dict[str, QSplitter]
+) -> None:
+    """Remember the window's geometry, toolbars/docks and splitter positions."""
+    settings.setValue("window/geometry", window.saveGeometry())
+    settings.setValue("window/state", window.saveState())
+    for name, splitter in splitters.items():
+        settings.setValue(f"splitters/{name}", splitter.saveState())

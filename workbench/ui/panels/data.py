@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -28,16 +27,16 @@ from workbench.core.data import (
     default_data_dir,
     load_arrays,
 )
+from workbench.core.data.cache import ArraysCache, cache_key
 from workbench.ui import dialogs
 from workbench.ui.formatting import gray_pixmap
 from workbench.ui.panels.base import ConfigPanel, select_data
-from workbench.ui.tasks import TaskThread
+from workbench.ui.tasks import TaskThread, describe_error
 
 log = logging.getLogger(__name__)
 
 STRIP_COLUMNS = 10
 STRIP_ROWS = 2
-_CACHE_SIZE = 2
 
 
 def sample_strip(
@@ -59,21 +58,18 @@ def sample_strip(
     return out
 
 
-def cache_key(dataset: str, data_dir: str | None) -> tuple[str, str]:
-    """What identifies loaded data: bundled digits and my drawings ignore the folder."""
-    folderless = dataset in ("digits", "my-digits")
-    return (dataset, "" if folderless else (data_dir or ""))
-
-
 class DataPanel(ConfigPanel):
     """Dataset choice, data folder, Download with progress and Cancel, samples.
 
-    Keeps the last loaded datasets in memory so a run does not load them again.
+    Shows and fills an :class:`ArraysCache` (by default its own; the window
+    shares its session's) so a run does not load the shown data again.
     """
 
     arrays_changed = Signal()  # the current dataset finished loading (or failed)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, parent: QWidget | None = None, *, cache: ArraysCache | None = None
+    ) -> None:
         super().__init__("Data", parent)
         self.dataset_combo = QComboBox(objectName="datasetCombo")
         for name in DATASETS:
@@ -142,7 +138,7 @@ class DataPanel(ConfigPanel):
         self.strip_label.setToolTip("Example training images, one column per class")
         self.form.addRow(self.strip_label)
 
-        self._cache: dict[tuple[str, str], ImageArrays] = {}
+        self.cache = cache if cache is not None else ArraysCache()
         self._tasks: list[TaskThread] = []
         self._download: TaskThread | None = None
         self._state = "idle"
@@ -189,32 +185,21 @@ class DataPanel(ConfigPanel):
 
     # ---------------------------------------------------------------- cache
 
-    def cached_arrays(self, dataset: str, data_dir: str | None) -> ImageArrays | None:
-        """Loaded arrays of ``dataset`` from ``data_dir`` if this panel holds them."""
-        return self._cache.get(cache_key(dataset, data_dir))
-
-    def arrays_lookup(self) -> Callable[[str, str | None], ImageArrays | None]:
-        """A snapshot of the cache that another thread may read."""
-        cache = dict(self._cache)
-        return lambda dataset, data_dir: cache.get(cache_key(dataset, data_dir))
-
     def forget(self, dataset: str) -> None:
         """Drop ``dataset`` from the cache (its files changed); reload if shown."""
-        for key in [k for k in self._cache if k[0] == dataset]:
-            del self._cache[key]
+        self.cache.forget(dataset)
         if self.dataset() == dataset and not self._run_active:
             self._reload()
 
-    def remember_arrays(
-        self, dataset: str, data_dir: str | None, arrays: ImageArrays
-    ) -> None:
-        """Keep ``arrays`` loaded elsewhere (by a run); show them if current."""
-        self._store(cache_key(dataset, data_dir), arrays)
+    def show_if_cached(self) -> None:
+        """Show the current dataset if something else (a run) loaded it meanwhile."""
+        if self._state != "loaded":
+            arrays = self.cache.get(self.dataset(), self.data_dir())
+            if arrays is not None:
+                self._show_arrays(arrays)
 
     def _store(self, key: tuple[str, str], arrays: ImageArrays) -> None:
-        self._cache[key] = arrays
-        while len(self._cache) > _CACHE_SIZE:
-            self._cache.pop(next(iter(self._cache)))
+        self.cache.put(key[0], key[1], arrays)
         if key == self._key():
             self._show_arrays(arrays)
 
@@ -231,7 +216,7 @@ class DataPanel(ConfigPanel):
             else f"Download {info.title} into the data folder"
         )
         self._update_folder_enabled()
-        arrays = self._cache.get(key)
+        arrays = self.cache.get(*key)
         if arrays is not None:
             self._show_arrays(arrays)
             return
@@ -265,20 +250,21 @@ class DataPanel(ConfigPanel):
     def _task_key(self, task: TaskThread) -> tuple[str, str]:
         return tuple(task.property("key"))  # type: ignore[return-value]
 
-    @Slot()
-    def _on_task_succeeded(self) -> None:
+    @Slot(object)
+    def _on_task_succeeded(self, arrays: ImageArrays) -> None:
         task = self.sender()
         assert isinstance(task, TaskThread)
-        self._store(self._task_key(task), task.result)
+        self._store(self._task_key(task), arrays)
 
-    @Slot(str, str)
-    def _on_task_failed(self, message: str, details: str) -> None:
+    @Slot(object)
+    def _on_task_failed(self, error: Exception) -> None:
         task = self.sender()
         assert isinstance(task, TaskThread)
         if self._task_key(task) != self._key():
             return
+        message, details = describe_error(error)
         self._state = "missing"
-        if task.property("download") or not isinstance(task.error, DataMissing):
+        if task.property("download") or not isinstance(error, DataMissing):
             self.count_label.setText(message)
         else:
             self.count_label.setText(
@@ -326,7 +312,7 @@ class DataPanel(ConfigPanel):
 
     def is_loaded(self) -> bool:
         """True when the current dataset is in memory."""
-        return self._key() in self._cache
+        return self._key() in self.cache
 
     def is_busy(self) -> bool:
         """True while a load or download runs."""

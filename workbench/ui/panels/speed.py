@@ -58,6 +58,8 @@ class SpeedPanel(ConfigPanel):
         self.compile_label = QLabel(objectName="compileTimeLabel")
         self.form.addRow("Compile", self.compile_label)
         self._device_kind = "cpu"
+        # (model, device kind, precision, batch size) -> eager/compiled/compile s
+        self._measured: dict[tuple[Any, ...], dict[str, float]] = {}
         self.show_measurements(None, None, None)
         self._update_enabled()
 
@@ -116,6 +118,27 @@ class SpeedPanel(ConfigPanel):
             self.compile_label.setText(
                 f"{compile_s:.1f} s for the first step (not in step time)"
             )
+
+    def measure(
+        self,
+        key: tuple[Any, ...],
+        *,
+        compiled: bool,
+        step_s: float | None = None,
+        compile_s: float | None = None,
+    ) -> None:
+        """Remember a step time (eager or compiled) or compile cost for ``key``."""
+        m = self._measured.setdefault(key, {})
+        if step_s is not None and step_s == step_s:  # not NaN
+            m["compiled" if compiled else "eager"] = step_s
+        if compile_s:
+            m["compile"] = compile_s
+        self.show_measured(key)
+
+    def show_measured(self, key: tuple[Any, ...]) -> None:
+        """Show what was measured for ``key`` (model, device, precision, batch)."""
+        m = self._measured.get(key, {})
+        self.show_measurements(m.get("eager"), m.get("compiled"), m.get("compile"))
 
     def show_compiling(self, seconds: float) -> None:
         """While the first step compiles."""

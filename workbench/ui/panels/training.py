@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import time
 from typing import Any
 
 from PySide6.QtGui import QValidator
@@ -17,10 +19,15 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.config import DEFAULT_EPOCHS, OPTIMIZERS, SCHEDULES, TrainConfig
+from workbench.ui.formatting import duration
 from workbench.ui.panels.base import ConfigPanel, select_data
 
 START_TIP = "Start a new run ({keys})"
 CONTINUE_TIP = "Continue the current run from step {step} ({keys})"
+# A run may log every step: the progress texts are redrawn at most this often.
+PROGRESS_INTERVAL_S = 0.1
+_TRAINING = ("preparing", "running", "pausing", "paused")
+_HELD = ("pausing", "paused")
 
 
 class LearningRateSpin(QDoubleSpinBox):
@@ -135,6 +142,12 @@ class TrainingPanel(ConfigPanel):
         self.notes_label.setStyleSheet("color: #8a5a00;")
         self.notes_label.setVisible(False)
         self.form.addRow(self.notes_label)
+        self.start_keys = ""  # shortcut text for the Start tooltip
+        self._state = "idle"
+        # ETA: (monotonic time, step) the steady rate is measured from.
+        self._clock: tuple[float, int] | None = None
+        self._paused_since: float | None = None
+        self._shown_at = -math.inf
 
     def _apply(self, cfg: TrainConfig) -> None:
         select_data(self.optimizer_combo, cfg.optimizer)
@@ -180,3 +193,88 @@ class TrainingPanel(ConfigPanel):
         """Messages the run wants read once."""
         self.notes_label.setText("\n".join(f"• {n}" for n in notes))
         self.notes_label.setVisible(bool(notes))
+
+    # ---------------------------------------------------------------- run state
+
+    def set_run_state(
+        self,
+        state: str,
+        *,
+        continue_from: int | None = None,
+        has_run: bool = False,
+        stop_requested: bool = False,
+    ) -> None:
+        """Buttons, their texts and the settings' lock for the run state.
+
+        ``continue_from``: the step Start continues from (None: Start begins a
+        new run); ``has_run``: New run has a run to forget.
+        """
+        previous, self._state = self._state, state
+        idle = state == "idle"
+        training = state in _TRAINING
+        self.start_button.setEnabled(idle)
+        self.pause_button.setEnabled(training and state != "preparing")
+        self.stop_button.setEnabled(training and not stop_requested)
+        self.reset_button.setEnabled(idle and has_run)
+        self.pause_button.setText("Resume" if state in _HELD else "Pause")
+        self.set_settings_enabled(idle)
+        if continue_from is None:
+            self.start_button.setText("Start")
+            self.start_button.setToolTip(START_TIP.format(keys=self.start_keys))
+        else:
+            self.start_button.setText("Continue")
+            self.start_button.setToolTip(
+                CONTINUE_TIP.format(step=continue_from, keys=self.start_keys)
+            )
+        # The ETA counts training time only: a pause shifts its clock.
+        now = time.monotonic()
+        if state in _HELD and previous not in _HELD:
+            self._paused_since = now
+        elif state not in _HELD and self._paused_since is not None:
+            if self._clock is not None:
+                self._clock = (
+                    self._clock[0] + now - self._paused_since,
+                    self._clock[1],
+                )
+            self._paused_since = None
+
+    def start_progress(self, start_step: int, total: int) -> None:
+        """A run began at ``start_step`` of ``total``: the ETA clock starts now."""
+        self._clock = (time.monotonic(), start_step)
+        self._shown_at = -math.inf
+        self.show_position(start_step, total)
+
+    def restart_eta(self) -> None:
+        """Measure the ETA from now (the slow compiling steps are over)."""
+        if self._clock is not None:
+            self._clock = (time.monotonic(), self.progress_bar.value())
+
+    def show_step(self, step: int, total: int, images_per_s: float) -> None:
+        """A logged step: progress, ETA and speed, redrawn at most every 0.1 s."""
+        now = time.monotonic()
+        if now - self._shown_at < PROGRESS_INTERVAL_S and step < total:
+            return
+        self._shown_at = now
+        bar = self.progress_bar
+        bar.setValue(min(step, bar.maximum()))
+        eta = math.nan
+        if self._clock is not None:
+            t0, step0 = self._clock
+            if step > step0:
+                eta = (total - step) * (now - t0) / (step - step0)
+        bar.setFormat(f"step {step:,} / {total:,} · ETA {duration(eta)}")
+        self.speed_label.setText(f"{images_per_s:,.0f}")
+
+    def show_position(self, step: int, total: int, note: str = "") -> None:
+        """Where a run stands (opened, finished, stopped): ``note`` follows."""
+        bar = self.progress_bar
+        bar.setRange(0, max(total, 1))
+        bar.setValue(min(step, total))
+        suffix = f" · {note}" if note else ""
+        bar.setFormat(f"step {step:,} / {total:,}{suffix}")
+
+    def clear_progress(self) -> None:
+        """No run: an empty bar."""
+        self._clock = None
+        self.progress_bar.setValue(0)
+        self.progress_bar.setFormat("idle")

@@ -1,0 +1,540 @@
+"""The run lifecycle both front-ends share: which run is current, and what Start does.
+
+A :class:`Session` owns the current run (a ``TrainingRun``), its run folder and
+recorder, weights waiting for the next new run, and the datasets in memory.
+The window (through its ``RunController``) and ``ptcore-workbench train`` call
+the same methods, so they make the same decisions:
+
+- :meth:`Session.plan` decides what Start does with a config: **continue** the
+  run unchanged, **resume** it with settings that are safe to change mid-run,
+  or begin a **new** run (a setting that shapes the model or the optimisation
+  changed, or nothing is left to train);
+- :meth:`Session.begin` opens the run folder (calling thread);
+- :meth:`Session.train` prepares the run and iterates the engine, recording
+  every event; the thread that iterates it owns the model meanwhile;
+- :meth:`Session.finish` closes the ledger and checks a reproduction.
+
+Opening a checkpoint, loading weights (exact or partial), fine-tuning on the
+user's drawings and reproducing a past run are methods here too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from workbench.core import events as E
+from workbench.core.checkpoints import (
+    CheckpointError,
+    checkpoint_dict,
+    config_of,
+    load_checkpoint,
+    load_weights_file,
+    restore_run,
+)
+from workbench.core.config import ConfigError, TrainConfig
+from workbench.core.data import (
+    DATASET_INFO,
+    DownloadProgress,
+    ImageArrays,
+    load_run_arrays,
+)
+from workbench.core.data.cache import ArraysCache
+from workbench.core.devices import DeviceError, resolve_device
+from workbench.core.doctor import StateDiff, compare_state, load_exact, load_partial
+from workbench.core.engine import (
+    TrainControl,
+    TrainingRun,
+    evaluate_predictions,
+    iter_fit,
+    prepare_run,
+)
+from workbench.core.finetune import FineTune, fine_tune_config, prepare_fine_tune
+from workbench.core.freezing import all_but_head, frozen_names, set_frozen
+from workbench.core.models import build_model, snapshot_state
+from workbench.core.reproduce import Reproduction, compare_with_folder, original_config
+from workbench.core.runs import RunFolder, RunRecorder, folder_of
+
+ProgressFn = Callable[[DownloadProgress], None]
+CancelFn = Callable[[], bool]
+
+# Settings a run can change and still continue from where it is: they change
+# how or how long it trains, not the model or the optimisation it continues.
+RESUME_SAFE = frozenset(
+    {
+        "epochs",
+        "max_steps",
+        "device",
+        "precision",
+        "loader",
+        "workers",
+        "pin_memory",
+        "compile",
+        "compile_mode",
+        "log_every",
+        "download",
+        "data_dir",
+        "autosave_every",
+    }
+)
+
+
+class StartKind(StrEnum):
+    """What Start does with the current run."""
+
+    NEW = "new"
+    CONTINUE = "continue"
+    RESUME = "resume"
+
+
+@dataclass(frozen=True)
+class InitialWeights:
+    """Weights the next new run of this architecture starts from ("Load weights")."""
+
+    model_key: tuple[str, int]  # (architecture, number of classes)
+    state: dict[str, torch.Tensor]
+    source: str  # the file's name
+    summary: str  # what was loaded, e.g. "all 8 tensors loaded"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What Start will do, decided by :func:`plan_start`.
+
+    ``changed``: settings that differ from the current run's (the freeze mask
+    aside). ``why_new``: why a run exists but a new one begins. ``started_from``:
+    what the run folder records as its origin (weights, a fine-tune).
+    """
+
+    kind: StartKind
+    config: TrainConfig
+    changed: tuple[str, ...] = ()
+    why_new: str = ""
+    initial_weights: InitialWeights | None = None
+    fine_tune_from: dict[str, torch.Tensor] | None = None
+    started_from: str | None = None
+
+
+@dataclass(frozen=True)
+class RunPrepared:
+    """First event of :meth:`Session.train`: the run that trains (and its fine-tune)."""
+
+    run: TrainingRun
+    fine_tune: FineTune | None = None
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A checkpoint restored off the GUI thread, waiting to become the current run."""
+
+    path: Path
+    run: TrainingRun
+    notes: tuple[str, ...]
+    evaluation: E.Evaluation | None
+
+
+@dataclass(frozen=True)
+class WeightsOffer:
+    """A weights file compared with a fresh model of the chosen architecture."""
+
+    path: Path
+    model: nn.Module
+    state: dict[str, torch.Tensor]
+    diff: StateDiff
+    model_key: tuple[str, int]
+
+
+@dataclass(frozen=True)
+class Finished:
+    """What :meth:`Session.finish` found: a reproduction's verdict, if one ran."""
+
+    reproduction_of: RunFolder | None = None
+    reproduction: Reproduction | None = None  # None: it stopped before the end
+
+
+def model_key(cfg: TrainConfig) -> tuple[str, int]:
+    """(architecture, number of classes): what decides a model's shapes."""
+    return (cfg.model, DATASET_INFO[cfg.dataset].num_classes)
+
+
+def changed_settings(before: TrainConfig, after: TrainConfig) -> set[str]:
+    """Names of the config fields whose values differ (``frozen`` ignored)."""
+    return {
+        f.name
+        for f in dataclasses.fields(TrainConfig)
+        if f.name != "frozen" and getattr(before, f.name) != getattr(after, f.name)
+    }
+
+
+def plan_start(run: TrainingRun | None, cfg: TrainConfig) -> Plan:
+    """The one policy for Start: continue, resume with safe changes, or new."""
+    if run is None:
+        return Plan(StartKind.NEW, cfg)
+    changed = tuple(sorted(changed_settings(run.config, cfg)))
+    unsafe = sorted(set(changed) - RESUME_SAFE)
+    if unsafe:
+        why = f"{', '.join(unsafe)} changed: a run continues only with its settings"
+        return Plan(StartKind.NEW, cfg, changed, why)
+    total = cfg.resolved_epochs * run.steps_per_epoch
+    if cfg.max_steps is not None:
+        total = min(total, cfg.max_steps)
+    if run.global_step >= total:
+        why = f"the run has trained all {total:,} of its steps"
+        return Plan(StartKind.NEW, cfg, changed, why)
+    kind = StartKind.RESUME if changed else StartKind.CONTINUE
+    return Plan(kind, cfg, changed)
+
+
+def usable_here(cfg: TrainConfig) -> tuple[TrainConfig, list[str]]:
+    """``cfg`` with the device and precision swapped if this machine lacks them."""
+    notes = []
+    try:
+        device = resolve_device(cfg.device)
+    except DeviceError as exc:
+        notes.append(f"{exc}; training on the best available device instead")
+        cfg = cfg.replace(device="auto")
+        device = resolve_device("auto")
+    if cfg.precision == "fp16" and device.type != "cuda":
+        notes.append("fp16 needs CUDA; this checkpoint continues in fp32")
+        cfg = cfg.replace(precision="fp32")
+    return cfg, notes
+
+
+def offer_weights(path: str | Path, cfg: TrainConfig) -> WeightsOffer:
+    """Read a checkpoint or state_dict and compare it with ``cfg``'s model.
+
+    Raises
+    ------
+    CheckpointError
+        When the file cannot be read as weights.
+    """
+    path = Path(path)
+    state, _payload = load_weights_file(path)
+    key = model_key(cfg)
+    model = build_model(key[0], key[1], seed=cfg.seed)
+    return WeightsOffer(path, model, state, compare_state(model, state), key)
+
+
+class Session:
+    """The current run and everything around it, for one front-end.
+
+    Parameters
+    ----------
+    origin : str
+        Who starts runs (``"window"``, ``"command line"``): recorded in run folders.
+    arrays : ArraysCache, optional
+        Datasets in memory, shared with e.g. the window's data preview.
+    """
+
+    def __init__(self, *, origin: str, arrays: ArraysCache | None = None) -> None:
+        self.origin = origin
+        self.arrays = arrays if arrays is not None else ArraysCache()
+        self.run: TrainingRun | None = None
+        self.folder: RunFolder | None = None
+        self.recorder: RunRecorder | None = None
+        self.initial_weights: InitialWeights | None = None
+        self.fine_tune: FineTune | None = None
+        self.reproducing: RunFolder | None = None
+        self.tensorboard = False
+        self._training = False
+
+    # ------------------------------------------------------------------ planning
+
+    def plan(self, cfg: TrainConfig) -> Plan:
+        """What Start does with ``cfg`` (see :func:`plan_start`)."""
+        plan = plan_start(self.run, cfg)
+        init = self.initial_weights
+        if plan.kind is StartKind.NEW and init and init.model_key == model_key(cfg):
+            plan = dataclasses.replace(
+                plan, initial_weights=init, started_from=f"weights from {init.source}"
+            )
+        return plan
+
+    def plan_fine_tune(self, *, epochs: int, replay: int) -> tuple[Plan, list[str]]:
+        """A new run that trains the current model on the user's drawings.
+
+        Freezes everything but the head when nothing is frozen (the notes say so).
+
+        Raises
+        ------
+        ConfigError
+            With no current run, or when the model cannot be fine-tuned.
+        """
+        run = self.run
+        if run is None:
+            raise ConfigError(
+                "Fine-tuning starts from a trained model: train a run or open a "
+                "checkpoint first."
+            )
+        mask = tuple(frozen_names(run.model))
+        notes = []
+        if not mask:
+            mask = tuple(all_but_head(run.model))
+            set_frozen(run.model, mask)
+            notes.append(
+                "Nothing was frozen, so everything but the head is: the default "
+                "for fine-tuning. Edit the freeze tree to change it."
+            )
+        cfg = fine_tune_config(run.config, mask, replay=replay, epochs=epochs)
+        source = f"fine-tune of {self.folder.id if self.folder else 'a model'}"
+        plan = Plan(
+            StartKind.NEW,
+            cfg,
+            fine_tune_from=snapshot_state(run.model),
+            started_from=source,
+        )
+        return plan, notes
+
+    def reproduce(self, folder: RunFolder) -> TrainConfig:
+        """Forget the current run; the next new run repeats ``folder``'s run.
+
+        Raises
+        ------
+        ConfigError
+            When the run's config cannot be read.
+        """
+        cfg = original_config(folder)
+        self.reset()
+        self.reproducing = folder
+        return cfg
+
+    def reset(self) -> None:
+        """Forget the current run and any loaded weights: Start begins afresh."""
+        self.run = None
+        self.folder = None
+        self.recorder = None
+        self.initial_weights = None
+
+    # ------------------------------------------------------------------ starting
+
+    def begin(self, plan: Plan) -> list[str]:
+        """Open the run folder and recorder for ``plan``; notices for the user.
+
+        A new run gets a new folder; a continued one keeps its folder (unless it
+        was deleted meanwhile). A folder that cannot be written means no
+        autosave, not no run.
+        """
+        cfg = plan.config
+        self.recorder = None
+        try:
+            folder = self.folder
+            if plan.kind is StartKind.NEW or folder is None or not folder.info():
+                self.folder = RunFolder.create(
+                    cfg, origin=self.origin, started_from=plan.started_from
+                )
+            else:
+                folder.claim(cfg)
+        except OSError as exc:
+            self.folder = None
+            return [f"No autosave for this run: cannot write its folder ({exc})"]
+        self.recorder = RunRecorder(
+            self.folder, cfg.autosave_every, tensorboard=self.tensorboard
+        )
+        step = (
+            self.run.global_step if self.run and plan.kind is not StartKind.NEW else 0
+        )
+        self.recorder.log_event(
+            "start",
+            step=step,
+            plan=plan.kind.value,
+            changed=list(plan.changed) if plan.kind is not StartKind.NEW else [],
+        )
+        return []
+
+    def train(
+        self,
+        plan: Plan,
+        control: TrainControl,
+        *,
+        progress: ProgressFn | None = None,
+    ) -> Iterator[Any]:
+        """Prepare the run ``plan`` describes, then train it, recording each event.
+
+        Yields :class:`RunPrepared` first, then the engine's events (and a
+        ``Notice`` whenever the ledger could not be written). Iterate it in one
+        thread: that thread owns the model until the iteration ends.
+        """
+
+        def cancel() -> bool:
+            return control.stop_requested
+
+        if plan.kind is StartKind.CONTINUE:
+            control.notify_mask_changed()  # the mask may have changed since
+        run = self._prepare(plan, progress, cancel)
+        self.run = run
+        yield RunPrepared(run, self.fine_tune)
+        recorder = self.recorder
+        if control.stop_requested:
+            if recorder is not None:
+                recorder.mark("stopped")
+            return
+        if recorder is not None:
+            problem = recorder.start(run)
+            if problem:
+                yield E.Notice(problem)
+        self._training = True
+        try:
+            for event in iter_fit(run, control):
+                problem = recorder.on_event(event, run) if recorder else None
+                yield event
+                if problem:
+                    yield E.Notice(problem)
+        except Exception:
+            if recorder is not None:
+                recorder.mark("failed")
+            raise
+        finally:
+            self._training = False
+
+    def _prepare(
+        self, plan: Plan, progress: ProgressFn | None, cancel: CancelFn
+    ) -> TrainingRun:
+        cfg = plan.config
+        self.fine_tune = None
+        if plan.kind is StartKind.CONTINUE:
+            assert self.run is not None
+            return self.run
+        if plan.kind is StartKind.RESUME:
+            assert self.run is not None
+            payload = checkpoint_dict(self.run)
+            arrays = self.load_arrays(cfg, progress, cancel)
+            return restore_run(
+                payload, config=cfg, arrays=arrays, progress=progress, cancel=cancel
+            )
+        if plan.fine_tune_from is not None:
+            base = self.arrays.get(cfg.base_dataset, cfg.data_dir)
+            tune = prepare_fine_tune(
+                cfg,
+                plan.fine_tune_from,
+                base_arrays=base,
+                progress=progress,
+                cancel=cancel,
+            )
+            self.fine_tune = tune
+            return tune.run
+        arrays = self.load_arrays(cfg, progress, cancel)
+        run = prepare_run(cfg, arrays=arrays, progress=progress, cancel=cancel)
+        if plan.initial_weights is not None:
+            load_exact(run.model, plan.initial_weights.state)
+        return run
+
+    def load_arrays(
+        self, cfg: TrainConfig, progress: ProgressFn | None, cancel: CancelFn | None
+    ) -> ImageArrays:
+        """``cfg``'s data, from memory when loaded before.
+
+        My digits change with every drawing: they are read afresh each time and
+        only their base dataset is kept.
+        """
+        if cfg.dataset == "my-digits":
+            base = self.arrays.get(cfg.base_dataset, cfg.data_dir)
+            return load_run_arrays(
+                cfg, progress=progress, cancel=cancel, base_arrays=base
+            )
+        cached = self.arrays.get(cfg.dataset, cfg.data_dir)
+        if cached is not None:
+            return cached
+        arrays = load_run_arrays(cfg, progress=progress, cancel=cancel)
+        self.arrays.put(cfg.dataset, cfg.data_dir, arrays)
+        return arrays
+
+    # ------------------------------------------------------------------ during a run
+
+    def log(self, kind: str, **data: Any) -> None:
+        """Record what the user did (pause, a freeze edit) in the run's ledger."""
+        if self.recorder is not None and self._training:
+            step = self.run.global_step if self.run is not None else 0
+            self.recorder.log_event(kind, step=step, **data)
+
+    def finish(self, result: E.TrainResult | None) -> Finished:
+        """After :meth:`train` ended (``result``: its last event, if any).
+
+        A reproduce run's losses are compared with the original's here.
+        """
+        original, self.reproducing = self.reproducing, None
+        if original is None or self.run is None:
+            return Finished()
+        if result is None or result.stopped:
+            return Finished(original)
+        verdict = compare_with_folder(original, self.run.history.steps)
+        original.update(last_reproduction=verdict.describe())
+        if self.folder is not None:
+            self.folder.update(reproduction_of=original.id)
+        return Finished(original, verdict)
+
+    def score_fine_tune(self) -> Any:
+        """The finished fine-tune's scores and frozen check (slow: a worker's job)."""
+        if self.fine_tune is None:
+            raise ConfigError("no fine-tune to measure")
+        return self.fine_tune.finish()
+
+    # ------------------------------------------------------------------ files
+
+    def open(
+        self,
+        path: str | Path,
+        *,
+        progress: ProgressFn | None = None,
+        cancel: CancelFn | None = None,
+        evaluate: bool = True,
+    ) -> Opened:
+        """Restore the run saved in ``path`` (slow: any thread); :meth:`adopt` it.
+
+        The device and precision fall back to what this machine has (the notes
+        say so). ``evaluate``: also predict every validation image, for the
+        evaluation view of the opened model.
+        """
+        path = Path(path)
+        payload = load_checkpoint(path)
+        cfg, notes = usable_here(config_of(payload))
+        arrays = self.load_arrays(cfg, progress, cancel)
+        run = restore_run(
+            payload, config=cfg, arrays=arrays, progress=progress, cancel=cancel
+        )
+        evaluation = evaluate_predictions(run) if evaluate else None
+        return Opened(path, run, tuple(notes), evaluation)
+
+    def adopt(self, opened: Opened) -> None:
+        """Make an opened checkpoint the current run (its folder too, if it has one)."""
+        self.run = opened.run
+        self.folder = folder_of(opened.path)
+        self.recorder = None
+        self.initial_weights = None
+
+    def accept_weights(
+        self, offer: WeightsOffer, frozen: tuple[str, ...] = ()
+    ) -> tuple[nn.Module, InitialWeights]:
+        """Load what fits of ``offer`` into its model; the next new run starts there.
+
+        Loads everything when the file fits exactly, else every tensor whose
+        name and shape match (the rest keep their fresh initialisation).
+
+        Raises
+        ------
+        CheckpointError
+            When nothing in the file fits the model.
+        """
+        diff = offer.diff
+        if diff.exact:
+            load_exact(offer.model, offer.state)
+            summary = f"all {len(diff.matched)} tensors loaded"
+        elif diff.partial:
+            summary = load_partial(offer.model, offer.state).summary()
+        else:
+            raise CheckpointError(
+                f"{offer.path.name} and {offer.model_key[0]} have nothing in "
+                f"common: {diff.summary()}"
+            )
+        set_frozen(offer.model, frozen)
+        self.reset()
+        self.initial_weights = InitialWeights(
+            offer.model_key, snapshot_state(offer.model), offer.path.name, summary
+        )
+        return offer.model, self.initial_weights

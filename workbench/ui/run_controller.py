@@ -1,0 +1,297 @@
+"""The window's run lifecycle: a Session, the trainer thread, background tasks, state.
+
+:class:`RunController` knows no widget. The window asks it to start, pause,
+stop, open a checkpoint or measure a fine-tune, and subscribes to what it
+emits: ``state_changed`` (a :class:`RunState`) and ``event`` (every event of the
+run, in order, after the controller has taken what it needs from it). The
+decisions (what Start does, which folder a run writes) are the core
+:class:`~workbench.core.session.Session`'s, the same ones the command line makes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal, Slot
+
+from workbench.core import events as E
+from workbench.core.config import TrainConfig
+from workbench.core.data.cache import ArraysCache
+from workbench.core.engine import TrainingRun
+from workbench.core.session import Finished, Opened, Plan, RunPrepared, Session
+from workbench.ui.tasks import TaskThread, describe_error
+from workbench.ui.trainer_thread import TrainerThread
+
+log = logging.getLogger(__name__)
+
+# How long closing the window waits for the run to finish its batch.
+SHUTDOWN_WAIT_MS = 5000
+
+
+class RunState(StrEnum):
+    """Where the run lifecycle is; compares equal to its value (``"idle"``)."""
+
+    IDLE = "idle"
+    PREPARING = "preparing"  # loading data, building the model
+    RUNNING = "running"
+    PAUSING = "pausing"  # asked to pause; the batch in flight finishes first
+    PAUSED = "paused"  # the engine waits between two batches
+    OPENING = "opening"  # a checkpoint is being restored
+    SCORING = "scoring"  # a finished fine-tune is being measured
+
+    @property
+    def training(self) -> bool:
+        """A trainer thread runs (it owns the model)."""
+        return self in (RunState.PREPARING, RunState.RUNNING, *_HELD)
+
+    @property
+    def held(self) -> bool:
+        """Pausing or paused."""
+        return self in _HELD
+
+
+_HELD = (RunState.PAUSING, RunState.PAUSED)
+
+
+class RunController(QObject):
+    """Owns the :class:`Session`, the :class:`TrainerThread` and every task."""
+
+    state_changed = Signal(object)  # RunState
+    event = Signal(object)  # RunPrepared, DownloadProgress or an engine event
+    pause_reached = Signal()
+    run_failed = Signal(str, str)  # message, traceback
+    run_finished = Signal(object)  # Finished; the state is idle again
+    opened = Signal(object)  # Opened: the checkpoint is the current run now
+    open_failed = Signal(str, str)
+    fine_tune_scored = Signal(object, object, bool)  # Scores, FrozenCheck, stopped
+    score_failed = Signal(str, str)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.session = Session(origin="window", arrays=ArraysCache())
+        self.trainer = TrainerThread(self)
+        self.trainer.event.connect(self._on_trainer_event)
+        self.trainer.pause_reached.connect(self._on_trainer_pause_reached)
+        self.trainer.cancelled.connect(self._on_trainer_cancelled)
+        self.trainer.failed.connect(self._on_trainer_failed)
+        self.trainer.finished.connect(self._on_trainer_finished)
+        self.state = RunState.IDLE
+        self.result: E.TrainResult | None = None  # the last run's, None if failed
+        self.closing = False
+        self._task: TaskThread | None = None
+        self._task_callbacks: tuple[Callable[[Any], None], Callable[..., None]] = (
+            _ignore,
+            _ignore,
+        )
+        self._dispatch: dict[type, Callable[[Any], None]] = {
+            RunPrepared: self._on_run_prepared,
+            E.TrainResult: self._on_train_result,
+        }
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def run(self) -> TrainingRun | None:
+        """The current run (the one Start continues), if any."""
+        return self.session.run
+
+    @property
+    def stop_requested(self) -> bool:
+        """Stop was asked for and the run has not ended yet."""
+        return self.state.training and self.trainer.control.stop_requested
+
+    def plan(self, cfg: TrainConfig) -> Plan:
+        """What Start would do with ``cfg``."""
+        return self.session.plan(cfg)
+
+    # ------------------------------------------------------------------ run control
+
+    def start(self, plan: Plan) -> list[str]:
+        """Open the run's folder and start the trainer; notices for the user."""
+        if self.state is not RunState.IDLE or self.trainer.isRunning():
+            raise RuntimeError("a run or task is already in progress")
+        notes = self.session.begin(plan)
+        self.result = None
+        self._set_state(RunState.PREPARING)
+        self.trainer.start_run(self.session, plan)
+        return notes
+
+    def pause(self) -> None:
+        """Pause before the next batch (``pause_reached`` once the engine waits)."""
+        if self.state is RunState.RUNNING:
+            self.trainer.control.pause()
+            self.session.log("pause")
+            self._set_state(RunState.PAUSING)
+
+    def resume(self) -> None:
+        """Go on training (freeze edits made while paused apply now)."""
+        if self.state.held:
+            self.trainer.control.resume()
+            self.session.log("resume")
+            self._set_state(RunState.RUNNING)
+
+    def stop(self) -> None:
+        """Stop after the current batch (also ends a pause); the run can continue."""
+        if self.trainer.isRunning() and not self.trainer.control.stop_requested:
+            self.trainer.control.request_stop()
+            self.session.log("stop requested")
+            self.state_changed.emit(self.state)  # Stop is no longer available
+
+    def mask_changed(self, frozen: list[str]) -> None:
+        """The freeze tree changed the model's mask while paused: tell the engine."""
+        if self.state is RunState.PAUSED:
+            self.trainer.control.notify_mask_changed()
+            self.session.log("freeze", frozen=frozen)
+
+    def request_weights(self) -> None:
+        """Ask the engine for a copy of the weights between two steps."""
+        self.trainer.control.request_weights()
+
+    def take_weights(self) -> tuple[int, dict[str, Any]] | None:
+        """The copy asked for, once ``WeightsReady`` arrived."""
+        return self.trainer.control.take_weights()
+
+    # ------------------------------------------------------------------ tasks
+
+    def open(self, path: str | Path) -> None:
+        """Restore a checkpoint off the GUI thread; ``opened`` or ``open_failed``."""
+        session = self.session
+
+        def work(progress: Any, cancel: Any) -> Opened:
+            return session.open(path, progress=progress, cancel=cancel)
+
+        self._run_task(
+            "open-checkpoint",
+            work,
+            RunState.OPENING,
+            self._on_open_succeeded,
+            self.open_failed.emit,
+        )
+
+    def _on_open_succeeded(self, opened: Opened) -> None:
+        self.session.adopt(opened)
+        self.opened.emit(opened)
+
+    def score_fine_tune(self, stopped: bool) -> None:
+        """Measure the finished fine-tune off the GUI thread (``fine_tune_scored``)."""
+        session = self.session
+
+        def done(result: Any) -> None:
+            after, frozen = result
+            self.fine_tune_scored.emit(after, frozen, stopped)
+
+        self._run_task(
+            "scores",
+            lambda progress, cancel: session.score_fine_tune(),
+            RunState.SCORING,
+            done,
+            self.score_failed.emit,
+        )
+
+    def _run_task(
+        self,
+        name: str,
+        work: Callable[[Any, Any], Any],
+        state: RunState,
+        on_success: Callable[[Any], None],
+        on_failure: Callable[[str, str], None],
+    ) -> None:
+        """Run ``work`` in a :class:`TaskThread` while in ``state``; idle after."""
+        if self.state is not RunState.IDLE:
+            raise RuntimeError("a run or task is already in progress")
+        task = TaskThread(work, self, name=name)
+        task.succeeded.connect(self._on_task_succeeded)
+        task.failed.connect(self._on_task_failed)
+        task.finished.connect(self._on_task_finished)
+        self._task = task
+        self._task_callbacks = (on_success, on_failure)
+        self._set_state(state)
+        task.start()
+
+    @Slot(object)
+    def _on_task_succeeded(self, result: Any) -> None:
+        self._task_callbacks[0](result)
+
+    @Slot(object)
+    def _on_task_failed(self, error: Exception) -> None:
+        self._task_callbacks[1](*describe_error(error))
+
+    @Slot()
+    def _on_task_finished(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.deleteLater()
+        self._set_state(RunState.IDLE)
+
+    # ------------------------------------------------------------------ trainer
+
+    @Slot(object)
+    def _on_trainer_event(self, event: Any) -> None:
+        handler = self._dispatch.get(type(event))
+        if handler is not None:
+            handler(event)
+        self.event.emit(event)
+
+    def _on_run_prepared(self, _event: RunPrepared) -> None:
+        if self.state is RunState.PREPARING:
+            self._set_state(RunState.RUNNING)
+
+    def _on_train_result(self, result: E.TrainResult) -> None:
+        self.result = result
+
+    @Slot()
+    def _on_trainer_pause_reached(self) -> None:
+        if self.state is RunState.PAUSING:
+            self._set_state(RunState.PAUSED)
+            self.pause_reached.emit()
+
+    @Slot()
+    def _on_trainer_cancelled(self) -> None:
+        log.info("download cancelled before the run began")
+
+    @Slot(str, str)
+    def _on_trainer_failed(self, message: str, details: str) -> None:
+        self.run_failed.emit(message, details)
+
+    @Slot()
+    def _on_trainer_finished(self) -> None:
+        finished = self.session.finish(self.result)
+        self._set_state(RunState.IDLE)
+        self.run_finished.emit(finished)
+
+    def _set_state(self, state: RunState) -> None:
+        self.state = state
+        self.state_changed.emit(state)
+
+    # ------------------------------------------------------------------ shutdown
+
+    def shutdown(self) -> None:
+        """Stop the run and tasks and wait for their threads (the window closes)."""
+        self.closing = True
+        if self.trainer.isRunning():
+            self.trainer.control.request_stop()
+            if not self.trainer.wait(SHUTDOWN_WAIT_MS):
+                # Only torch.compile's first step cannot be interrupted.
+                log.warning("the run is still finishing a step; waiting for it")
+                self.trainer.wait()
+            # Stopped by closing, not by the user: the next start offers to
+            # resume it. (Its queued events are never delivered now.)
+            recorder = self.session.recorder
+            if recorder is not None and recorder.folder.info().get("status") == (
+                "stopped"
+            ):
+                recorder.mark("closed")
+        if self._task is not None:
+            self._task.cancel()  # a download in it stops at the next chunk
+            self._task.wait()
+
+
+def _ignore(*_args: Any) -> None:
+    pass
+
+
+__all__ = ["Finished", "RunController", "RunState"]

@@ -1,0 +1,220 @@
+"""The current run as the window shows it: progress, curves, status, speed.
+
+:class:`RunView` subscribes to the window's :class:`RunController` and turns
+each event of the run into what the panels, plots and status bar show. One
+table maps each event type to its handler.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Slot
+
+from workbench.core import events as E
+from workbench.core.config import ConfigError, TrainConfig
+from workbench.core.data import DownloadProgress
+from workbench.core.engine import TrainingRun
+from workbench.core.session import Finished, RunPrepared
+from workbench.ui import dialogs
+from workbench.ui.formatting import duration, percent
+from workbench.ui.panels.training import PROGRESS_INTERVAL_S
+from workbench.ui.run_controller import RunController, RunState
+
+log = logging.getLogger(__name__)
+
+
+class RunView(QObject):
+    """Shows the run's events in ``window`` (a MainWindow, typed Any: it imports this).
+
+    ``run_config``: the config of the run that trains now (what step times
+    are measured for).
+    """
+
+    def __init__(self, window: Any, controller: RunController) -> None:
+        super().__init__(window)
+        self.window = window
+        self.controller = controller
+        self.run_config: TrainConfig | None = None
+        self._status_at = 0.0
+        self._compile_started_at: float | None = None
+        self._compile_timer = QTimer(self)
+        self._compile_timer.setInterval(250)
+        self._compile_timer.timeout.connect(self._on_compile_timer_timeout)
+        controller.event.connect(self._on_controller_event)
+        controller.pause_reached.connect(self._on_controller_pause_reached)
+        controller.run_failed.connect(self._on_controller_run_failed)
+        controller.run_finished.connect(self._on_controller_run_finished)
+        self._event_handlers: dict[type, Callable[[Any], None]] = {
+            RunPrepared: self._on_run_prepared,
+            DownloadProgress: self._on_download_progress,
+            E.RunStarted: self._on_run_started,
+            E.Notice: self._on_notice,
+            E.CompileStarted: self._on_compile_started,
+            E.CompileFinished: self._on_compile_finished,
+            E.StepMetrics: self._on_step,
+            E.EpochMetrics: self._on_epoch,
+            E.TrainResult: self._on_train_result,
+            E.WeightsReady: window.draw_tab.on_weights_ready,
+            E.LayerHealth: window.health_panel.add_health,
+            E.WeightHistograms: window.health_panel.add_histograms,
+            E.Evaluation: self._on_evaluation,
+        }
+
+    def _measure_key(self, cfg: TrainConfig) -> tuple[Any, ...]:
+        kind = self.window.device_panel.kind()
+        return (cfg.model, kind, cfg.precision, cfg.batch_size)
+
+    def show_measurements(self) -> None:
+        """Step times measured with the panels' model, device, precision, batch."""
+        try:
+            cfg = self.window.current_config()
+        except ConfigError:
+            return
+        self.window.speed_panel.show_measured(self._measure_key(cfg))
+
+    def _measure(self, **seconds: float | None) -> None:
+        cfg = self.run_config
+        if cfg is not None:
+            key = self._measure_key(cfg)
+            self.window.speed_panel.measure(key, compiled=cfg.compile, **seconds)
+
+    @Slot(object)
+    def _on_controller_event(self, event: Any) -> None:
+        handler = self._event_handlers.get(type(event))
+        if handler is not None:
+            handler(event)
+
+    def _on_run_prepared(self, ev: RunPrepared) -> None:
+        run = ev.run
+        self.window.data_panel.show_if_cached()
+        if self.window.freeze_panel.model is not run.model:
+            self.window.show_model(run.model)
+        if ev.fine_tune is not None:
+            base = run.config.base_dataset
+            self.window.draw_panel.show_fine_tune_started(ev.fine_tune.before, base)
+        self.window.draw_tab.refresh_reader()
+
+    def _on_download_progress(self, p: DownloadProgress) -> None:
+        done = f"{p.bytes_done / 1e6:.1f}"
+        total = f" of {p.bytes_total / 1e6:.1f}" if p.bytes_total else ""
+        self.window.set_status(
+            f"Downloading {p.dataset}: file {p.file_index}/{p.file_count}, "
+            f"{done}{total} MB"
+        )
+
+    def _on_run_started(self, ev: E.RunStarted) -> None:
+        self.window.training_panel.start_progress(ev.start_step, ev.total_steps)
+        self.window.curves.start(ev.steps_per_epoch)
+        self.window.model_panel.show_counts(ev.parameters, ev.trainable_parameters)
+        self.window.set_status(
+            f"Training {ev.model} on {ev.device} ({ev.precision}), "
+            f"{ev.trainable_parameters:,} of {ev.parameters:,} parameters"
+        )
+
+    def _on_notice(self, ev: E.Notice) -> None:
+        log.info("%s", ev.message)
+        self.window.add_note(ev.message)
+
+    def _on_compile_started(self, _ev: E.CompileStarted) -> None:
+        self._compile_started_at = time.monotonic()
+        self._compile_timer.start()
+        self._on_compile_timer_timeout()
+
+    @Slot()
+    def _on_compile_timer_timeout(self) -> None:
+        if self._compile_started_at is None:
+            return
+        elapsed = time.monotonic() - self._compile_started_at
+        self.window.set_status(
+            f"compiling… {elapsed:.0f} s (torch.compile traces the first step)"
+        )
+        self.window.speed_panel.show_compiling(elapsed)
+
+    def _on_compile_finished(self, ev: E.CompileFinished) -> None:
+        self._compile_timer.stop()
+        self._compile_started_at = None
+        self._measure(compile_s=ev.seconds)
+        self.window.set_status(f"Compiled in {ev.seconds:.1f} s; training")
+        self.window.training_panel.restart_eta()  # ETA from steady steps only
+
+    def _on_step(self, ev: E.StepMetrics) -> None:
+        self.window.curves.add_step(ev)
+        self.window.training_panel.show_step(
+            ev.global_step, ev.total_steps, ev.images_per_s
+        )
+        # A run may log every step: texts change at most ten times a second.
+        now = time.monotonic()
+        if now - self._status_at >= PROGRESS_INTERVAL_S:
+            self._status_at = now
+            self._measure(step_s=ev.step_seconds)
+            if self.window.state is RunState.RUNNING:
+                self.window.set_status(
+                    f"Epoch {ev.epoch + 1} · step {ev.global_step:,}/"
+                    f"{ev.total_steps:,} · loss {ev.loss:.4f}"
+                )
+        self.window.draw_tab.on_step()
+
+    def _on_epoch(self, ev: E.EpochMetrics) -> None:
+        self.window.curves.add_epoch(ev)
+        self.window.set_status(
+            f"Epoch {ev.epoch + 1}: val accuracy {percent(ev.val_accuracy)}, "
+            f"val loss {ev.val_loss:.4f}"
+        )
+
+    def _on_train_result(self, result: E.TrainResult) -> None:
+        self._measure(step_s=result.step_seconds, compile_s=result.compile_seconds)
+        what = "Stopped" if result.stopped else "Finished"
+        self.window.set_status(
+            f"{what} at step {result.global_step:,}: val accuracy "
+            f"{percent(result.val_accuracy)}, {result.images_per_s:,.0f} img/s, "
+            f"{duration(result.seconds)}"
+        )
+        total = self.window.training_panel.progress_bar.maximum()
+        self.window.training_panel.show_position(
+            result.global_step, total, what.lower()
+        )
+
+    def _on_evaluation(self, ev: E.Evaluation) -> None:
+        run = self.window.current_run
+        if run is not None:
+            self.show_evaluation(run, ev)
+
+    def show_evaluation(self, run: TrainingRun, ev: E.Evaluation) -> None:
+        """Add ``ev`` (``run``'s predictions) to the Evaluation tab."""
+        self.window.evaluation_panel.set_class_names(run.loaders.info.class_names)
+        images = run.loaders.val_images
+        self.window.evaluation_panel.add_evaluation(
+            ev, None if images is None else images.numpy()
+        )
+
+    @Slot()
+    def _on_controller_pause_reached(self) -> None:
+        self.window.draw_tab.refresh_reader()
+        run = self.window.current_run
+        step = run.global_step if run is not None else 0
+        self.window.set_status(
+            f"Paused at step {step:,}: the freeze tree is editable; "
+            "changes apply on Resume"
+        )
+
+    @Slot(str, str)
+    def _on_controller_run_failed(self, message: str, details: str) -> None:
+        self.window.set_status(f"Failed: {message}")
+        if not self.controller.closing:
+            dialogs.show_error(self, "Training failed", message, details)
+
+    @Slot(object)
+    def _on_controller_run_finished(self, finished: Finished) -> None:
+        self._compile_timer.stop()
+        self._compile_started_at = None
+        run = self.window.current_run
+        if run is not None and self.window.freeze_panel.model is run.model:
+            self.window.freeze_panel.refresh_checks()
+        self.show_measurements()
+        self.window.draw_tab.refresh_reader()
+        self.window.runs_tab.after_run(finished)
+        self.window.draw_tab.after_run(self.controller.result)

@@ -1,0 +1,160 @@
+"""The window's menus, actions and keyboard shortcuts.
+
+:func:`build_actions` creates every ``QAction`` once, puts it in its menu and
+connects it to the method that does the work; buttons elsewhere trigger the
+same actions, so a shortcut and a click always do the same thing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMenu
+
+# The window is typed Any: it imports this module, and a type-only import back
+# would still be an import cycle.
+MainWindow = Any
+
+START_KEYS = (QKeySequence("Ctrl+Return"), QKeySequence("F5"))
+PAUSE_KEYS = (QKeySequence("F6"), QKeySequence(Qt.Key.Key_Pause))
+STOP_KEYS = (QKeySequence("Shift+F5"), QKeySequence("Ctrl+."))
+TABS = (
+    ("Training &curves", "showCurvesAction"),
+    ("&Draw a digit", "showDrawAction"),
+    ("&Evaluation", "showEvaluationAction"),
+    ("Layer &health", "showHealthAction"),
+    ("&Runs", "showRunsAction"),
+)
+
+
+def keys_text(keys: tuple[QKeySequence, ...]) -> str:
+    """``Ctrl+Return or F5``, as the platform writes shortcuts."""
+    return " or ".join(k.toString(QKeySequence.SequenceFormat.NativeText) for k in keys)
+
+
+@dataclass(frozen=True)
+class WindowActions:
+    """Every action of the window's menus."""
+
+    open: QAction
+    recent_menu: QMenu
+    load_weights: QAction
+    save: QAction
+    load_config: QAction
+    save_config: QAction
+    quit: QAction
+    start: QAction
+    pause: QAction
+    stop: QAction
+    reset: QAction
+    tabs: tuple[QAction, ...]
+
+
+def _action(
+    window: MainWindow,
+    text: str,
+    name: str,
+    slot: Callable[..., Any],
+    keys: tuple[QKeySequence, ...] = (),
+    tip: str = "",
+) -> QAction:
+    action = QAction(text, window)
+    action.setObjectName(name)
+    if keys:
+        action.setShortcuts(list(keys))
+    if tip:
+        action.setStatusTip(tip)
+        action.setToolTip(tip)
+    action.triggered.connect(slot)
+    window.addAction(action)
+    return action
+
+
+def build_actions(window: MainWindow) -> WindowActions:
+    """Create the File, Run and View menus of ``window`` and wire the buttons."""
+    files = window.files
+    actions = WindowActions(
+        open=_action(
+            window,
+            "&Open checkpoint…",
+            "openCheckpointAction",
+            files.open_checkpoint_dialog,
+            (QKeySequence(QKeySequence.StandardKey.Open),),
+        ),
+        recent_menu=QMenu("Open &recent", window, objectName="recentMenu"),
+        load_weights=_action(
+            window,
+            "Load &weights into the model…",
+            "loadWeightsAction",
+            files.load_weights_dialog,
+            (QKeySequence("Ctrl+Shift+O"),),
+            "Start the next run from a checkpoint's or state_dict's weights; the "
+            "doctor lists what fits and can load part (a new head)",
+        ),
+        save=_action(
+            window,
+            "&Save checkpoint…",
+            "saveCheckpointAction",
+            files.save_checkpoint_dialog,
+            (QKeySequence(QKeySequence.StandardKey.Save),),
+        ),
+        load_config=_action(
+            window, "&Load run config…", "loadConfigAction", files.load_config_dialog
+        ),
+        save_config=_action(
+            window, "Save run &config…", "saveConfigAction", files.save_config_dialog
+        ),
+        quit=_action(
+            window, "&Quit", "quitAction", window.close, (QKeySequence("Ctrl+Q"),)
+        ),
+        start=_action(window, "&Start", "startAction", window.start, START_KEYS),
+        pause=_action(window, "&Pause", "pauseAction", window.toggle_pause, PAUSE_KEYS),
+        stop=_action(window, "S&top", "stopAction", window.stop, STOP_KEYS),
+        reset=_action(window, "&New run", "resetAction", window.reset_run),
+        tabs=tuple(
+            _action(
+                window,
+                text,
+                name,
+                lambda _=False, i=index: window.tabs.setCurrentIndex(i),
+                (QKeySequence(f"Ctrl+{index + 1}"),),
+            )
+            for index, (text, name) in enumerate(TABS)
+        ),
+    )
+    file_menu = window.menuBar().addMenu("&File")
+    file_menu.addAction(actions.open)
+    file_menu.addMenu(actions.recent_menu)
+    file_menu.addAction(actions.load_weights)
+    file_menu.addAction(actions.save)
+    file_menu.addSeparator()
+    file_menu.addAction(actions.load_config)
+    file_menu.addAction(actions.save_config)
+    file_menu.addSeparator()
+    file_menu.addAction(actions.quit)
+    run_menu = window.menuBar().addMenu("&Run")
+    for action in (actions.start, actions.pause, actions.stop):
+        run_menu.addAction(action)
+    run_menu.addSeparator()
+    run_menu.addAction(actions.reset)
+    view_menu = window.menuBar().addMenu("&View")
+    for action in actions.tabs:
+        view_menu.addAction(action)
+
+    panel = window.training_panel
+    panel.start_keys = keys_text(START_KEYS)
+    panel.start_button.clicked.connect(actions.start.trigger)
+    panel.pause_button.clicked.connect(actions.pause.trigger)
+    panel.stop_button.clicked.connect(actions.stop.trigger)
+    panel.reset_button.clicked.connect(actions.reset.trigger)
+    panel.pause_button.setToolTip(
+        f"Pause or resume after this batch ({keys_text(PAUSE_KEYS)})"
+    )
+    panel.stop_button.setToolTip(
+        f"Stop after this batch; the run can be continued ({keys_text(STOP_KEYS)})"
+    )
+    return actions
