@@ -1,8 +1,9 @@
-"""Small shared renderings: grayscale arrays as pixmaps, percentages, durations."""
+"""Small shared renderings: gray images, percentages, durations, counts, names."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from PySide6.QtCore import Qt
@@ -36,3 +37,13 @@ def duration(seconds: float) -> str:
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def plural(count: int, word: str) -> str:
+    """``1 image``, ``1,234 images``: a count and its noun, plural unless one."""
+    return f"{count:,} {word}" + ("" if count == 1 else "s")
+
+
+def class_names(names: Sequence[str], count: int) -> list[str]:
+    """``count`` class names: the given ones first, then class indices."""
+    return [names[i] if i < len(names) else str(i) for i in range(count)]
