@@ -9,11 +9,9 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QLabel, QListWidget, QPushButton, QSlider, QWidget
 
 from workbench.core.events import Evaluation
-from workbench.ui.panels.evaluation import (
-    ConfusionMatrix,
-    EvaluationPanel,
-    cell_color,
-)
+from workbench.ui.class_accuracy import ClassAccuracyChart
+from workbench.ui.confusion_matrix import ConfusionMatrix, cell_color
+from workbench.ui.panels.evaluation import EvaluationPanel
 
 pytestmark = pytest.mark.gui
 
@@ -578,7 +576,7 @@ def test_renders(panel, tmp_path):
     # The per-class accuracy bars are painted in their colour.
     plot = panel.findChild(QWidget, "perClassAccuracy")
     corner = plot.mapTo(panel, QPoint(0, 0))
-    bar = EvaluationPanel.BAR_COLOR.getRgb()
+    bar = ClassAccuracyChart.BAR_COLOR.getRgb()
     bar_pixels = sum(
         image.pixelColor(corner.x() + x, corner.y() + y).getRgb() == bar
         for x in range(0, plot.width(), 2)

@@ -1,12 +1,31 @@
-"""Small shared renderings: grayscale arrays as pixmaps, percentages, durations."""
+"""Small shared renderings: gray images, percentages, durations, counts, names."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage, QPixmap
+
+
+def to_uint8(array: np.ndarray) -> np.ndarray:
+    """A C-contiguous uint8 copy of a 2-D float [0, 1] or uint8 array."""
+    a = np.asarray(array)
+    a = np.squeeze(a) if a.ndim > 2 else a
+    if a.ndim != 2 or a.size == 0:
+        raise ValueError(f"expected a 2-D image, got shape {np.shape(array)}")
+    if a.dtype == np.uint8:
+        return np.ascontiguousarray(a).copy()
+    a = np.nan_to_num(a.astype(np.float32), nan=0.0)
+    return np.ascontiguousarray(np.rint(np.clip(a, 0.0, 1.0) * 255.0).astype(np.uint8))
+
+
+def gray_qimage(pixels: np.ndarray) -> QImage:
+    """A QImage that owns a copy of a 2-D uint8 array (no dangling buffer)."""
+    h, w = pixels.shape
+    return QImage(pixels.data, w, h, pixels.strides[0], QImage.Format_Grayscale8).copy()
 
 
 def gray_pixmap(pixels: np.ndarray, scale: int = 1) -> QPixmap:
@@ -36,3 +55,13 @@ def duration(seconds: float) -> str:
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def plural(count: int, word: str) -> str:
+    """``1 image``, ``1,234 images``: a count and its noun, plural unless one."""
+    return f"{count:,} {word}" + ("" if count == 1 else "s")
+
+
+def class_names(names: Sequence[str], count: int) -> list[str]:
+    """``count`` class names: the given ones first, then class indices."""
+    return [names[i] if i < len(names) else str(i) for i in range(count)]

@@ -1,0 +1,153 @@
+"""The image gallery of the Evaluation tab: the validation images of one cell.
+
+:class:`CellImages` shows a caption, a thumbnail per image with its confidence
+(in the order given: hardest first), and *Open in canvas*, which emits the chosen
+item's own image. Which images to list, and the caption, are the panel's call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QSize, Qt, Signal, Slot
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QListView,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench.core.events import Evaluation
+from workbench.ui.formatting import gray_pixmap
+
+THUMB_SIDE = 56
+_INDEX_ROLE = Qt.ItemDataRole.UserRole
+
+
+class CellImages(QWidget):
+    """A caption, the thumbnails of some validation images, and *Open in canvas*."""
+
+    image_opened = Signal(object)
+    """float32 (28, 28) image in [0, 1], white ink on black."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._gallery_indices = np.zeros(0, dtype=np.int64)
+        self._gallery_images: np.ndarray | None = None
+
+        self.caption = QLabel(objectName="galleryLabel")
+        self.caption.setWordWrap(True)
+        self.gallery = self._make_gallery()
+        self.open_button = QPushButton(
+            "Open in canvas", objectName="openInCanvasButton"
+        )
+        self.open_button.setToolTip(
+            "Open the selected image in the drawing canvas (or double-click it)"
+        )
+        self.open_button.clicked.connect(self._on_open_button_clicked)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.caption)
+        layout.addWidget(self.gallery, 1)
+        button_row = QHBoxLayout()
+        button_row.addStretch(1)
+        button_row.addWidget(self.open_button)
+        layout.addLayout(button_row)
+
+    def _make_gallery(self) -> QListWidget:
+        gallery = QListWidget(objectName="sampleGallery")
+        gallery.setViewMode(QListView.ViewMode.IconMode)
+        gallery.setIconSize(QSize(THUMB_SIDE, THUMB_SIDE))
+        gallery.setGridSize(QSize(THUMB_SIDE + 34, THUMB_SIDE + 44))
+        gallery.setResizeMode(QListView.ResizeMode.Adjust)
+        gallery.setMovement(QListView.Movement.Static)
+        gallery.setUniformItemSizes(True)  # 500 items lay out without measuring each
+        gallery.setWordWrap(True)
+        gallery.setSelectionMode(QListWidget.SelectionMode.SingleSelection)
+        gallery.currentItemChanged.connect(self._on_gallery_current_item_changed)
+        gallery.itemDoubleClicked.connect(self._on_gallery_item_double_clicked)
+        return gallery
+
+    # Public API -----------------------------------------------------------
+
+    def clear(self) -> None:
+        """Remove every thumbnail; nothing can be opened."""
+        self.gallery.clear()
+        self._gallery_indices = np.zeros(0, dtype=np.int64)
+        self._gallery_images = None
+        self.open_button.setEnabled(False)
+
+    def set_caption(self, text: str) -> None:
+        """Show ``text`` above the thumbnails."""
+        self.caption.setText(text)
+
+    def show_images(
+        self, indices: np.ndarray, ev: Evaluation, images: np.ndarray, title: str
+    ) -> None:
+        """Add a thumbnail per validation index, in order; select the first.
+
+        Parameters
+        ----------
+        indices : numpy.ndarray
+            Validation indices into ``ev`` and ``images``.
+        ev : Evaluation
+            The predictions whose confidences and losses the items show.
+        images : numpy.ndarray
+            uint8 (N, 28, 28) validation images in the order of ``ev``.
+        title : str
+            First line of every item's text (e.g. ``"3 → 5"``).
+        """
+        self.gallery.setUpdatesEnabled(False)  # one layout for all items
+        try:
+            for index in indices:
+                i = int(index)
+                confidence = float(ev.confidences[i])
+                pixmap = gray_pixmap(images[i], 2)
+                icon = QIcon(pixmap)
+                # The same pixmap when selected: the style's blue tint would hide
+                # the digit; the highlighted text shows the selection.
+                icon.addPixmap(pixmap, QIcon.Mode.Selected)
+                item = QListWidgetItem(icon, f"{title}\n{confidence:.0%}")
+                item.setData(_INDEX_ROLE, i)
+                item.setToolTip(
+                    f"validation image {i}\nloss {float(ev.losses[i]):.3f}\n"
+                    f"confidence {confidence:.1%}"
+                )
+                self.gallery.addItem(item)
+        finally:
+            self.gallery.setUpdatesEnabled(True)
+        self._gallery_indices = indices.astype(np.int64)
+        self._gallery_images = images
+        if self.gallery.count():
+            self.gallery.setCurrentRow(0)  # the hardest image, ready to open
+
+    def indices(self) -> np.ndarray:
+        """Return the validation indices of the thumbnails, in their order."""
+        return self._gallery_indices.copy()
+
+    def _emit_image(self, item: QListWidgetItem | None) -> None:
+        if item is None or self._gallery_images is None:
+            return
+        image = self._gallery_images[int(item.data(_INDEX_ROLE))]
+        self.image_opened.emit(image.astype(np.float32) / 255.0)
+
+    # Handlers -------------------------------------------------------------
+
+    @Slot(QListWidgetItem, QListWidgetItem)
+    def _on_gallery_current_item_changed(
+        self, current: QListWidgetItem | None, previous: QListWidgetItem | None
+    ) -> None:
+        self.open_button.setEnabled(current is not None)
+
+    @Slot(QListWidgetItem)
+    def _on_gallery_item_double_clicked(self, item: QListWidgetItem) -> None:
+        self._emit_image(item)
+
+    @Slot()
+    def _on_open_button_clicked(self) -> None:
+        self._emit_image(self.gallery.currentItem())
