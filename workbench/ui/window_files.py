@@ -181,7 +181,9 @@ class FileActions(QObject):
             # The model's own predictions replace the last matrix (same weights),
             # or stand alone when the history holds none (an older checkpoint).
             epoch = max(len(matrices) - 1, 0)
-            w.show_evaluation(run, dataclasses.replace(opened.evaluation, epoch=epoch))
+            w.run_view.show_evaluation(
+                run, dataclasses.replace(opened.evaluation, epoch=epoch)
+            )
         folder = w.run_folder
         if folder is not None:
             records = read_metrics(folder)
