@@ -40,7 +40,6 @@ import torch
 import workbench
 from workbench.core.checkpoints import CheckpointError, save_checkpoint
 from workbench.core.config import TrainConfig
-from workbench.core.engine import TrainingRun
 from workbench.core.events import (
     EpochMetrics,
     LayerHealth,
@@ -50,6 +49,7 @@ from workbench.core.events import (
     WeightHistograms,
 )
 from workbench.core.files import write_atomically
+from workbench.core.training_run import TrainingRun
 
 log = logging.getLogger(__name__)
 
