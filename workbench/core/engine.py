@@ -27,6 +27,7 @@ from workbench.core.events import (
     CompileFinished,
     CompileStarted,
     EpochMetrics,
+    Evaluation,
     Notice,
     RunStarted,
     StepMetrics,
@@ -317,8 +318,8 @@ def iter_fit(
     stopped = False
     val_loss = val_acc = math.nan
     if run.history.epochs:
-        val_loss = run.history.epochs[-1]["val_loss"]
-        val_acc = run.history.epochs[-1]["val_accuracy"]
+        val_loss = run.history.epochs[-1].val_loss
+        val_acc = run.history.epochs[-1].val_accuracy
 
     while not run.finished and run.epoch < cfg.resolved_epochs and not stopped:
         epoch = run.epoch
@@ -378,10 +379,11 @@ def iter_fit(
             interval.seconds += now - mark
             mark = now
             if is_log_step:
-                step_times.append(interval.seconds / interval.steps)
                 train_seconds += interval.seconds
                 train_samples += interval.samples
-                yield _log_step(run, interval, epoch, loss_value, run_started)
+                logged = _log_step(run, interval, epoch, loss_value, run_started)
+                step_times.append(logged.step_seconds)
+                yield logged
                 # Gradients of this step are still there (zeroed at the next one).
                 yield layer_health(run)
                 mark = time.perf_counter()
@@ -394,13 +396,9 @@ def iter_fit(
         val_loss, val_acc = mean_loss_and_accuracy(predictions)
         completed = run.batch_in_epoch >= run.steps_per_epoch
         metrics = _epoch_metrics(
-            run, epoch_stats, epoch, val_loss, val_acc, epoch_seconds
+            run, epoch_stats, epoch, (val_loss, val_acc), epoch_seconds, predictions
         )
-        # The confusion matrix goes into the history (and checkpoints): a few
-        # hundred integers that let the window replay every epoch's matrix.
-        run.history.epochs.append(
-            {**metrics.to_dict(), "confusion": predictions.confusion().tolist()}
-        )
+        run.history.epochs.append(metrics)
         histograms = weight_histograms(run, epoch)
         if completed:
             run.epoch += 1
@@ -462,6 +460,7 @@ def _log_step(
         lr=float(lr),
         images_per_s=interval.samples / interval.seconds if interval.seconds else 0.0,
         elapsed_s=time.perf_counter() - started,
+        step_seconds=interval.seconds / max(interval.steps, 1),
     )
     interval.reset()
     return metrics
@@ -471,10 +470,14 @@ def _epoch_metrics(
     run: TrainingRun,
     stats: _Interval,
     epoch: int,
-    val_loss: float,
-    val_acc: float,
+    validation: tuple[float, float],
     seconds: float,
+    predictions: Evaluation,
 ) -> EpochMetrics:
+    val_loss, val_acc = validation
+    # The confusion matrix goes into the history (and checkpoints): a few
+    # hundred integers that let the window replay every epoch's matrix.
+    confusion = tuple(tuple(row) for row in predictions.confusion().tolist())
     return EpochMetrics(
         epoch=epoch,
         global_step=run.global_step,
@@ -484,6 +487,7 @@ def _epoch_metrics(
         val_accuracy=val_acc,
         images_per_s=stats.samples / seconds if seconds else 0.0,
         seconds=seconds,
+        confusion=confusion,
     )
 
 

@@ -24,15 +24,16 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import platform
 import secrets
 import socket
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import platformdirs
 import torch
@@ -47,6 +48,7 @@ from workbench.core.events import (
     TrainEvent,
     TrainResult,
     WeightHistograms,
+    event_from_record,
 )
 from workbench.core.files import write_atomically
 from workbench.core.training_run import TrainingRun
@@ -327,12 +329,15 @@ class RunRecorder:
         path = self.folder.path / METRICS_FILE
         try:
             if not path.exists() or path.stat().st_size == 0:
+                # A checkpoint keeps only (step, loss) of the steps it logged:
+                # StepMetrics.from_record reads such a short line.
                 for step, loss in run.history.steps:
                     _append_line(
-                        path, {"kind": "step", "global_step": step, "loss": loss}
+                        path,
+                        {"kind": StepMetrics.KIND, "global_step": step, "loss": loss},
                     )
                 for epoch in run.history.epochs:
-                    _append_line(path, {"kind": "epoch", **epoch})
+                    _append_line(path, epoch.to_record())
             else:
                 _forget_after(path, run.global_step)
         except OSError as exc:
@@ -348,10 +353,10 @@ class RunRecorder:
 
     def _record(self, event: TrainEvent, run: TrainingRun) -> str | None:
         if isinstance(event, StepMetrics):
-            self._metric({"kind": "step", **asdict(event)})
+            self._metric(event.to_record())
             self._scalars(event.global_step, loss=event.loss, lr=event.lr)
         elif isinstance(event, LayerHealth):
-            self._metric({"kind": "health", **asdict(event)})
+            self._metric(event.to_record())
             for name, grad, weight in zip(
                 event.layers, event.grad_norms, event.weight_norms, strict=True
             ):
@@ -360,10 +365,9 @@ class RunRecorder:
                     **{f"grad_norm/{name}": grad, f"weight_norm/{name}": weight},
                 )
         elif isinstance(event, WeightHistograms):
-            self._metric({"kind": "histograms", **asdict(event)})
+            self._metric(event.to_record())
         elif isinstance(event, EpochMetrics):
-            record = run.history.epochs[-1] if run.history.epochs else event.to_dict()
-            self._metric({"kind": "epoch", **record})
+            self._metric(event.to_record())
             self._scalars(
                 event.global_step,
                 val_accuracy=event.val_accuracy,
@@ -372,9 +376,9 @@ class RunRecorder:
             )
             best = max(
                 (
-                    e["val_accuracy"]
+                    e.val_accuracy
                     for e in run.history.epochs
-                    if e["val_accuracy"] == e["val_accuracy"]
+                    if not math.isnan(e.val_accuracy)
                 ),
                 default=None,
             )
@@ -535,16 +539,40 @@ def find_run(key: str, root: Path | None = None) -> RunFolder:
     raise KeyError(f"{key!r} matches {len(matches)} runs ({ids}): give more of the id")
 
 
-def read_metrics(folder: RunFolder) -> dict[str, list[dict[str, Any]]]:
-    """A run's logged records by kind: step, epoch, health and histograms."""
-    out: dict[str, list[dict[str, Any]]] = {
-        "step": [],
-        "epoch": [],
-        "health": [],
-        "histograms": [],
-    }
+class RunMetrics(TypedDict):
+    """A run's logged events by kind (the ``kind`` of their ledger lines)."""
+
+    step: list[StepMetrics]
+    epoch: list[EpochMetrics]
+    health: list[LayerHealth]
+    histograms: list[WeightHistograms]
+
+
+def read_metrics(folder: RunFolder) -> RunMetrics:
+    """A run's logged events, typed, by kind, in the order they were logged.
+
+    Each line is read by its event's ``from_record``, so ledgers written by
+    earlier versions load too. A torn last line (a crash), a line of a kind
+    this version does not know and a line it cannot read are skipped.
+    """
+    out = RunMetrics(step=[], epoch=[], health=[], histograms=[])
+    unreadable = 0
     for record in read_jsonl(folder.path / METRICS_FILE):
-        out.setdefault(str(record.get("kind")), []).append(record)
+        try:
+            event = event_from_record(record)
+        except (KeyError, TypeError, ValueError):
+            unreadable += 1
+            continue
+        if isinstance(event, StepMetrics):
+            out["step"].append(event)
+        elif isinstance(event, EpochMetrics):
+            out["epoch"].append(event)
+        elif isinstance(event, LayerHealth):
+            out["health"].append(event)
+        elif isinstance(event, WeightHistograms):
+            out["histograms"].append(event)
+    if unreadable:
+        log.warning("skipped %d unreadable lines of %s", unreadable, folder.path)
     return out
 
 

@@ -2,7 +2,7 @@
 
 :class:`TrainingRun` is everything a run needs to continue (model, optimizer,
 data, position); :class:`MetricHistory` is what it has logged so far, typed:
-the loss of each logged step and the metrics of every epoch.
+the loss of each logged step and the :class:`EpochMetrics` of every epoch.
 """
 
 from __future__ import annotations
@@ -15,24 +15,38 @@ from torch import nn
 
 from workbench.core.config import TrainConfig
 from workbench.core.data import Loaders
+from workbench.core.events import EpochMetrics
 
 
 @dataclass
 class MetricHistory:
-    """What a run has logged so far; saved in checkpoints and re-plotted on load."""
+    """What a run has logged so far; saved in checkpoints and re-plotted on load.
+
+    Attributes
+    ----------
+    steps : list of (int, float)
+        ``(global_step, loss)`` of every logged step.
+    epochs : list of EpochMetrics
+        Every epoch's metrics (a stopped partial epoch too), with its confusion
+        matrix.
+    """
 
     steps: list[tuple[int, float]] = field(default_factory=list)
-    epochs: list[dict[str, Any]] = field(default_factory=list)
+    epochs: list[EpochMetrics] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        """Builtins only (checkpoint-safe)."""
-        return {"steps": [list(s) for s in self.steps], "epochs": list(self.epochs)}
+        """Builtins only (checkpoint-safe); epochs as :meth:`EpochMetrics.to_dict`."""
+        return {
+            "steps": [list(s) for s in self.steps],
+            "epochs": [e.to_dict() for e in self.epochs],
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MetricHistory:
-        """Inverse of :meth:`to_dict`."""
+        """Inverse of :meth:`to_dict`; reads every version's checkpoints."""
         steps = [(int(s), float(loss)) for s, loss in data.get("steps", [])]
-        return cls(steps, [dict(e) for e in data.get("epochs", [])])
+        epochs = [EpochMetrics.from_record(e) for e in data.get("epochs", [])]
+        return cls(steps, epochs)
 
 
 @dataclass
