@@ -50,7 +50,7 @@ from workbench.core.events import (
     WeightHistograms,
     event_from_record,
 )
-from workbench.core.files import write_atomically
+from workbench.core.files import append_jsonl, read_jsonl, write_atomically
 from workbench.core.training_run import TrainingRun
 
 log = logging.getLogger(__name__)
@@ -253,31 +253,6 @@ def interrupted_runs(root: Path | None = None) -> list[RunFolder]:
     return sorted(found, key=lambda f: f.info().get("updated", ""), reverse=True)
 
 
-def _append_line(path: Path, record: dict[str, Any]) -> None:
-    # Append and flush: a killed process leaves every line written so far.
-    line = json.dumps(record, allow_nan=True) + "\n"
-    with open(path, "a", encoding="utf-8") as handle:
-        handle.write(line)
-        handle.flush()
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """The records of a JSON-lines file; a torn last line (a crash) is skipped."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
-        return []
-    records = []
-    for line in text.splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict):
-            records.append(record)
-    return records
-
-
 def _forget_after(path: Path, global_step: int) -> None:
     """Drop records past ``global_step``, and end a torn last line.
 
@@ -332,12 +307,12 @@ class RunRecorder:
                 # A checkpoint keeps only (step, loss) of the steps it logged:
                 # StepMetrics.from_record reads such a short line.
                 for step, loss in run.history.steps:
-                    _append_line(
+                    append_jsonl(
                         path,
                         {"kind": StepMetrics.KIND, "global_step": step, "loss": loss},
                     )
                 for epoch in run.history.epochs:
-                    _append_line(path, epoch.to_record())
+                    append_jsonl(path, epoch.to_record())
             else:
                 _forget_after(path, run.global_step)
         except OSError as exc:
@@ -407,7 +382,7 @@ class RunRecorder:
     def log_event(self, kind: str, **data: Any) -> None:
         """Append what the user did (pause, freeze change, ...) to ``events.jsonl``."""
         try:
-            _append_line(
+            append_jsonl(
                 self.folder.path / EVENTS_FILE, {"time": _now(), "kind": kind, **data}
             )
         except OSError as exc:
@@ -425,7 +400,7 @@ class RunRecorder:
     # ------------------------------------------------------------------ helpers
 
     def _metric(self, record: dict[str, Any]) -> None:
-        _append_line(self.folder.path / METRICS_FILE, record)
+        append_jsonl(self.folder.path / METRICS_FILE, record)
 
     def _save(self, run: TrainingRun) -> str | None:
         try:
