@@ -60,15 +60,15 @@ def _run_report(folder: Any) -> list[str]:
     lines.append("config: " + ", ".join(f"{k}={v}" for k, v in cfg.items()))
     for epoch in metrics["epoch"]:
         lines.append(
-            f"epoch {epoch['epoch'] + 1}: step {epoch['global_step']:,}, train loss "
-            f"{epoch['train_loss']:.4f} acc {percent(epoch['train_accuracy'])} | "
-            f"val loss {epoch['val_loss']:.4f} acc {percent(epoch['val_accuracy'])}"
+            f"epoch {epoch.epoch + 1}: step {epoch.global_step:,}, train loss "
+            f"{epoch.train_loss:.4f} acc {percent(epoch.train_accuracy)} | "
+            f"val loss {epoch.val_loss:.4f} acc {percent(epoch.val_accuracy)}"
         )
     steps = metrics["step"]
     if steps:
         lines.append(
-            f"logged steps: {len(steps)}, last loss {steps[-1]['loss']:.4f} at step "
-            f"{steps[-1]['global_step']:,}"
+            f"logged steps: {len(steps)}, last loss {steps[-1].loss:.4f} at step "
+            f"{steps[-1].global_step:,}"
         )
     for event in R.read_events(folder):
         extra = {k: v for k, v in event.items() if k not in ("time", "kind")}

@@ -54,6 +54,8 @@ def test_round_trip_keeps_everything(tmp_path, trained_run, tiny_arrays):
         "hidden.1.bias",
     ]
     assert restored.history.steps == trained_run.history.steps
+    assert restored.history.epochs == trained_run.history.epochs  # typed, matrices
+    assert all(e.confusion is not None for e in restored.history.epochs)
     assert (
         restored.optimizer.state_dict()["state"].keys()
         == trained_run.optimizer.state_dict()["state"].keys()
@@ -230,3 +232,24 @@ def test_save_syncs_the_file_then_renames_then_syncs_the_folder(
     assert temp_name.endswith(".tmp")
     assert calls[1:] == [("replace", "run.pt"), ("fsync folder", "ckpt")]
     assert load_checkpoint(tmp_path / "ckpt" / "run.pt")["global_step"] == 8
+
+
+def test_a_checkpoint_with_the_old_dict_history_opens_typed(
+    tmp_path, trained_run, tiny_arrays
+):
+    payload = checkpoint_dict(trained_run)
+    # As the code before typed histories wrote it: plain dicts, the matrix as
+    # lists; the oldest checkpoints have no matrix at all.
+    old = [e.to_dict() for e in trained_run.history.epochs]
+    matrix = trained_run.history.epochs[0].confusion
+    assert old[0]["confusion"] == [list(row) for row in matrix]
+    del old[0]["confusion"]
+    payload["history"]["epochs"] = old
+    path = tmp_path / "old.pt"
+    torch.save(payload, path)
+    restored = restore_run(load_checkpoint(path), arrays=tiny_arrays)
+    first, second = restored.history.epochs
+    assert isinstance(first, E.EpochMetrics)
+    assert first.confusion is None
+    assert second == trained_run.history.epochs[1]
+    assert first.val_accuracy == trained_run.history.epochs[0].val_accuracy

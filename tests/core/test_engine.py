@@ -1,8 +1,11 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
+import statistics
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -60,7 +63,8 @@ def test_evaluation_holds_every_validation_prediction(tiny_arrays):
         assert np.array_equal(ev.labels, tiny_arrays.test_labels.numpy())
         matrix = ev.confusion()
         assert matrix.sum() == len(tiny_arrays.test_labels)  # every image, once
-        assert record["confusion"] == matrix.tolist()
+        assert record == metrics  # the history holds the events it yielded
+        assert record.confusion == tuple(map(tuple, matrix.tolist()))
         assert np.trace(matrix) / matrix.sum() == pytest.approx(metrics.val_accuracy)
         assert float(ev.losses.mean()) == pytest.approx(metrics.val_loss, rel=1e-5)
         for true in range(10):
@@ -103,6 +107,47 @@ def test_the_model_learns(tiny_arrays):
     assert result.epochs_completed == 3
     assert not result.stopped
     assert result.images_per_s > 0
+
+
+def test_step_seconds_is_the_time_of_one_step_even_a_short_last_one(
+    tiny_arrays, monkeypatch
+):
+    # 256 samples in batches of 96: two full steps and a last one of 64 each
+    # epoch. Every batch takes 50 ms to fetch, so a step takes 50 ms and a bit;
+    # batch_size / images_per_s would make the short step 1.5 times longer.
+    cfg = TrainConfig(model="mlp", epochs=2, batch_size=96, log_every=1)
+    run = prepare_run(cfg, arrays=tiny_arrays)
+    fetch = run.loaders.train.iter_from
+
+    def slow(start):
+        for batch in fetch(start):
+            time.sleep(0.05)
+            yield batch
+
+    monkeypatch.setattr(run.loaders.train, "iter_from", slow)
+    steps = [e for e in fit(run) if isinstance(e, E.StepMetrics)]
+    assert [s.step for s in steps] == [1, 2, 3] * 2
+    for s in steps:
+        assert 0.05 <= s.step_seconds < 0.25, s
+    full = statistics.median(s.step_seconds for s in steps if s.step < 3)
+    for last in (s for s in steps if s.step == 3):
+        assert last.step_seconds < 1.3 * full
+    # The first step's time is what the run took to get there.
+    first = steps[0]
+    assert first.step_seconds <= first.elapsed_s < first.step_seconds + 0.5
+
+
+def test_step_seconds_covers_a_log_interval(tiny_arrays):
+    cfg = TrainConfig(model="mlp", epochs=1, batch_size=32, log_every=4)
+    steps = [
+        e
+        for e in fit(prepare_run(cfg, arrays=tiny_arrays))
+        if isinstance(e, E.StepMetrics)
+    ]
+    assert [s.global_step for s in steps] == [4, 8]
+    for before, after in itertools.pairwise(steps):
+        # Four steps between two logs; the log itself (layer health) is not a step.
+        assert 0 < 4 * after.step_seconds <= after.elapsed_s - before.elapsed_s
 
 
 @pytest.mark.parametrize("loader", ["fast", "dataloader"])

@@ -12,6 +12,7 @@ import textwrap
 import pytest
 
 from workbench.cli import main
+from workbench.core import events as E
 from workbench.core.config import TrainConfig
 from workbench.core.engine import fit, iter_fit, prepare_run
 from workbench.core.reproduce import compare, compare_with_folder, original_config
@@ -50,11 +51,12 @@ def test_a_command_line_run_writes_its_ledger(runs_root, capsys):
     assert set(info["versions"]) >= {"torch", "torchvision", "python", "workbench"}
     assert info["device"] == "cpu"
     metrics = read_metrics(summary.folder)
-    assert [s["global_step"] for s in metrics["step"]] == list(range(2, 13, 2))
+    assert [s.global_step for s in metrics["step"]] == list(range(2, 13, 2))
+    assert all(s.step_seconds > 0 for s in metrics["step"])
     assert len(metrics["epoch"]) == 2
-    assert sum(map(sum, metrics["epoch"][-1]["confusion"])) == 360  # digits' test set
-    layers = metrics["health"][0]["layers"]
-    assert layers == ["hidden.1", "hidden.3", "head"]
+    assert sum(map(sum, metrics["epoch"][-1].confusion)) == 360  # digits' test set
+    layers = metrics["health"][0].layers
+    assert layers == ("hidden.1", "hidden.3", "head")
     assert len(metrics["histograms"]) == 2
     assert [e["kind"] for e in read_events(summary.folder)] == ["finish"]
     assert "run folder:" in capsys.readouterr().out
@@ -100,10 +102,10 @@ def test_a_killed_run_keeps_every_metric_it_logged(runs_root):
         proc.stdout.close()
     (summary,) = list_runs()
     assert summary.status == "running"  # it never got to say otherwise
-    logged = [s["global_step"] for s in read_metrics(summary.folder)["step"]]
+    logged = [s.global_step for s in read_metrics(summary.folder)["step"]]
     assert logged[: len(reported)] == reported  # nothing reported was lost
     assert logged == list(range(1, len(logged) + 1))  # and nothing torn
-    assert read_metrics(summary.folder)["epoch"][0]["epoch"] == 0
+    assert read_metrics(summary.folder)["epoch"][0].epoch == 0
 
 
 def test_two_runs_with_the_same_seed_reproduce(runs_root, tiny_arrays):
@@ -130,7 +132,10 @@ def test_two_runs_with_the_same_seed_reproduce(runs_root, tiny_arrays):
 
 
 def test_compare_names_the_first_differing_step():
-    original = [{"global_step": s, "loss": 1.0 / s} for s in (1, 2, 3)]
+    original = [
+        E.StepMetrics.from_record({"global_step": s, "loss": 1.0 / s})
+        for s in (1, 2, 3)
+    ]
     assert compare(original, [(1, 1.0), (2, 0.5), (3, 1 / 3)]).reproduced
     late = compare(original, [(1, 1.0), (2, 0.5), (3, 0.3)])
     assert (late.first_difference, late.repeated) == (3, 0.3)
@@ -188,7 +193,7 @@ def test_tensorboard_event_files_hold_the_scalars(runs_root, tiny_arrays):
     logs = EventAccumulator(str(recorder.folder.path / "tensorboard")).Reload()
     losses = [s.value for s in logs.Scalars("loss")]
     steps = read_metrics(recorder.folder)["step"]
-    assert losses == pytest.approx([s["loss"] for s in steps])
+    assert losses == pytest.approx([s.loss for s in steps])
     assert "val_accuracy" in logs.Tags()["scalars"]
     assert "grad_norm/head" in logs.Tags()["scalars"]
     assert json.loads((recorder.folder.path / "run.json").read_text())["status"] == (
@@ -212,7 +217,7 @@ def test_resuming_from_an_earlier_checkpoint_forgets_the_steps_logged_after_it(
     resumed = prepare_run(cfg, arrays=tiny_arrays)
     resumed.global_step = 4
     RunRecorder(recorder.folder, 1).start(resumed)
-    steps = [r["global_step"] for r in read_metrics(recorder.folder)["step"]]
+    steps = [r.global_step for r in read_metrics(recorder.folder)["step"]]
     assert steps == [1, 2, 3, 4]
     assert path.read_text().endswith("\n")
 
@@ -237,3 +242,31 @@ def test_runs_that_cannot_be_repeated_from_their_config_are_refused(runs_root):
     plain.claim(cfg)  # the same settings: still repeatable
     plain.update(status="finished")
     assert original_config(plain) == cfg
+
+
+def test_the_ledger_reads_back_the_events_the_run_yielded(runs_root, tiny_arrays):
+    cfg = TrainConfig(model="mlp", epochs=2, batch_size=64, log_every=2)
+    run = prepare_run(cfg, arrays=tiny_arrays)
+    recorder = RunRecorder(RunFolder.create(cfg, origin="test"), 0)
+    recorder.start(run)
+    events = []
+    for event in iter_fit(run):
+        recorder.on_event(event, run)
+        events.append(event)
+    metrics = read_metrics(recorder.folder)
+    for kind, cls in [
+        ("step", E.StepMetrics),
+        ("epoch", E.EpochMetrics),
+        ("health", E.LayerHealth),
+        ("histograms", E.WeightHistograms),
+    ]:
+        assert metrics[kind] == [e for e in events if isinstance(e, cls)], kind
+    assert metrics["epoch"] == run.history.epochs
+
+    # A run continued from its checkpoint in a new folder: the ledger starts
+    # with the history the checkpoint kept ((step, loss) and every epoch).
+    again = RunRecorder(RunFolder.create(cfg, origin="test"), 0)
+    again.start(run)
+    seeded = read_metrics(again.folder)
+    assert [(s.global_step, s.loss) for s in seeded["step"]] == run.history.steps
+    assert seeded["epoch"] == run.history.epochs

@@ -34,7 +34,8 @@ def test_matrix_gallery_and_canvas_after_a_run(qtbot, window):
         panel.epoch_slider.setValue(epoch)
         matrix = panel.shown_matrix()
         assert matrix.sum() == n  # every validation image, once
-        assert matrix.tolist() == window.current_run.history.epochs[epoch]["confusion"]
+        recorded = window.current_run.history.epochs[epoch].confusion
+        assert matrix.tolist() == [list(row) for row in recorded]
     matrix = panel.shown_matrix()
     for true in range(10):
         for predicted in range(10):
@@ -70,7 +71,9 @@ def test_opening_a_checkpoint_restores_the_matrices_and_health(qtbot, window, tm
     window.apply_config(CFG)
     run_to_end(qtbot, window)
     folder_checkpoint = window.run_folder.checkpoint_path
-    before = [e["confusion"] for e in window.current_run.history.epochs]
+    before = [
+        [list(row) for row in e.confusion] for e in window.current_run.history.epochs
+    ]
     window.reset_run()
     assert window.evaluation_panel.shown_matrix() is None
     with qtbot.waitSignal(

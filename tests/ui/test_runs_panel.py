@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt
 
 from workbench.core.config import TrainConfig
 from workbench.core.engine import iter_fit, prepare_run
+from workbench.core.events import EpochMetrics
 from workbench.core.runs import METRICS_FILE, RunFolder, RunRecorder, list_runs
 from workbench.ui import dialogs
 from workbench.ui.overlay import RunOverlay, steps_per_epoch
@@ -337,17 +338,15 @@ def test_torn_last_metrics_line_still_overlays(qtbot, panel, plots, runs):
     assert plots[1].point_count("B") == 2
 
 
+def _epochs(*pairs: tuple[int, int]) -> list[EpochMetrics]:
+    return [EpochMetrics.from_record({"epoch": e, "global_step": s}) for e, s in pairs]
+
+
 def test_steps_per_epoch_from_epoch_records():
-    full = [{"epoch": 0, "global_step": 4}, {"epoch": 1, "global_step": 8}]
-    assert steps_per_epoch(full) == 4
+    assert steps_per_epoch(_epochs((0, 4), (1, 8))) == 4
     # Stopped mid-epoch 0, resumed: the partial record is followed by the same epoch.
-    resumed = [
-        {"epoch": 0, "global_step": 2},
-        {"epoch": 0, "global_step": 4},
-        {"epoch": 1, "global_step": 8},
-    ]
-    assert steps_per_epoch(resumed) == 4
-    assert steps_per_epoch([{"epoch": 0, "global_step": 3}]) == 3
+    assert steps_per_epoch(_epochs((0, 2), (0, 4), (1, 8))) == 4
+    assert steps_per_epoch(_epochs((0, 3))) == 3
     assert steps_per_epoch([]) == 1
 
 

@@ -26,9 +26,10 @@ from workbench.core.doctor import (
     load_exact,
     strip_wrapper_prefixes,
 )
-from workbench.core.engine import MetricHistory, TrainingRun, prepare_run
+from workbench.core.engine import prepare_run
 from workbench.core.files import write_atomically
 from workbench.core.freezing import frozen_names, match_patterns
+from workbench.core.training_run import MetricHistory, TrainingRun
 
 __all__ = [
     "FORMAT_VERSION",

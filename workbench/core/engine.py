@@ -2,40 +2,37 @@
 
 ``iter_fit`` is the standard loop (zero_grad, forward, loss, backward, step) and
 nothing else; the window iterates it in a thread, the command line in a for
-loop. Stop and pause are checked at every batch boundary.
+loop. Stop and pause are checked at every batch boundary. The run's state lives
+in ``training_run``, what is measured between steps in ``measures``; both are
+re-exported here for callers that import them from the engine.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
 import random
 import statistics
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
 from workbench.core.config import TrainConfig
-from workbench.core.data import DownloadProgress, ImageArrays, Loaders, build_loaders
+from workbench.core.data import DownloadProgress, ImageArrays, build_loaders
 from workbench.core.devices import DeviceError, resolve_device
 from workbench.core.events import (
     CompileFinished,
     CompileStarted,
     EpochMetrics,
     Evaluation,
-    LayerHealth,
     Notice,
     RunStarted,
     StepMetrics,
     TrainEvent,
     TrainResult,
-    WeightHistograms,
     WeightsReady,
 )
 from workbench.core.freezing import (
@@ -45,7 +42,16 @@ from workbench.core.freezing import (
     train_mode,
     trainable_parameters,
 )
+from workbench.core.measures import autocast_context as autocast_context
+from workbench.core.measures import evaluate as evaluate
+from workbench.core.measures import evaluate_one_batch as evaluate_one_batch
+from workbench.core.measures import evaluate_predictions as evaluate_predictions
+from workbench.core.measures import layer_health as layer_health
+from workbench.core.measures import mean_loss_and_accuracy
+from workbench.core.measures import weight_histograms as weight_histograms
 from workbench.core.models import build_model, snapshot_state
+from workbench.core.training_run import MetricHistory as MetricHistory
+from workbench.core.training_run import TrainingRun as TrainingRun
 
 
 class TrainingError(RuntimeError):
@@ -138,53 +144,6 @@ class TrainControl:
         with self._weights_lock:
             weights, self._weights = self._weights, None
         return weights
-
-
-@dataclass
-class MetricHistory:
-    """What a run has logged so far; saved in checkpoints and re-plotted on load."""
-
-    steps: list[tuple[int, float]] = field(default_factory=list)
-    epochs: list[dict[str, Any]] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Builtins only (checkpoint-safe)."""
-        return {"steps": [list(s) for s in self.steps], "epochs": list(self.epochs)}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> MetricHistory:
-        """Inverse of :meth:`to_dict`."""
-        steps = [(int(s), float(loss)) for s, loss in data.get("steps", [])]
-        return cls(steps, [dict(e) for e in data.get("epochs", [])])
-
-
-@dataclass
-class TrainingRun:
-    """Everything a run needs to continue; a checkpoint is a snapshot of it."""
-
-    config: TrainConfig
-    model: nn.Module
-    optimizer: torch.optim.Optimizer
-    scheduler: torch.optim.lr_scheduler.LRScheduler | None
-    loaders: Loaders
-    device: torch.device
-    total_steps: int
-    log_every: int = 1  # see resolve_log_every
-    epoch: int = 0  # epochs completed
-    batch_in_epoch: int = 0  # batches of the current epoch already trained
-    global_step: int = 0
-    history: MetricHistory = field(default_factory=MetricHistory)
-    notices: list[str] = field(default_factory=list)
-
-    @property
-    def steps_per_epoch(self) -> int:
-        """Batches in one training epoch."""
-        return len(self.loaders.train)
-
-    @property
-    def finished(self) -> bool:
-        """True when the run has trained all its steps."""
-        return self.global_step >= self.total_steps
 
 
 def seed_everything(seed: int) -> None:
@@ -298,115 +257,6 @@ def prepare_run(
     )
 
 
-def autocast_context(
-    precision: str, device: torch.device
-) -> contextlib.AbstractContextManager[Any]:
-    """Autocast for bf16/fp16; a no-op for fp32."""
-    if precision == "fp32":
-        return contextlib.nullcontext()
-    dtype = torch.bfloat16 if precision == "bf16" else torch.float16
-    return torch.autocast(device.type, dtype=dtype)
-
-
-def evaluate(run: TrainingRun) -> tuple[float, float]:
-    """Mean loss and accuracy on the validation split, in ``eval()`` mode."""
-    return _mean_loss_and_accuracy(evaluate_predictions(run))
-
-
-def _mean_loss_and_accuracy(ev: Evaluation) -> tuple[float, float]:
-    if len(ev.labels) == 0:
-        return math.nan, math.nan
-    loss = float(ev.losses.mean(dtype=np.float64))
-    return loss, float((ev.predictions == ev.labels).mean())
-
-
-def evaluate_predictions(run: TrainingRun) -> Evaluation:
-    """Every validation image's prediction, confidence and loss (``eval()`` mode)."""
-    model = run.model
-    was_training = model.training
-    model.eval()
-    parts: list[tuple[torch.Tensor, ...]] = []
-    with torch.no_grad(), autocast_context(run.config.precision, run.device):
-        for x, y in run.loaders.val:
-            logits = model(x).float()
-            losses = nn.functional.cross_entropy(logits, y, reduction="none")
-            confidence, predicted = torch.softmax(logits, 1).max(1)
-            parts.append((y, predicted, confidence, losses))
-    model.train(was_training)
-    columns = [
-        torch.cat(column).cpu().numpy() if parts else np.zeros(0)
-        for column in zip(*parts, strict=True)
-    ] or [np.zeros(0)] * 4
-    labels, predicted, confidence, losses = columns
-    return Evaluation(
-        epoch=run.epoch,
-        global_step=run.global_step,
-        labels=labels.astype(np.int64),
-        predictions=predicted.astype(np.int64),
-        confidences=confidence.astype(np.float32),
-        losses=losses.astype(np.float32),
-        num_classes=run.loaders.info.num_classes,
-    )
-
-
-def _layers(model: nn.Module) -> list[tuple[str, list[nn.Parameter]]]:
-    """Modules that own parameters, with those parameters (the freeze tree's leaves)."""
-    return [
-        (name or "(model)", params)
-        for name, module in model.named_modules()
-        if (params := list(module.parameters(recurse=False)))
-    ]
-
-
-def layer_health(run: TrainingRun) -> LayerHealth:
-    """Gradient and weight norm of every layer now (after a step)."""
-    names, grads, weights = [], [], []
-    for name, params in _layers(run.model):
-        names.append(name)
-        grad_sq = [
-            p.grad.detach().float().pow(2).sum() for p in params if p.grad is not None
-        ]
-        grads.append(
-            torch.stack(grad_sq).sum().sqrt()
-            if grad_sq
-            else torch.zeros((), device=run.device)
-        )
-        weights.append(
-            torch.stack([p.detach().float().pow(2).sum() for p in params]).sum().sqrt()
-        )
-    # One transfer for all: a device sync per norm would cost more than the norms.
-    values = torch.stack([torch.stack(grads), torch.stack(weights)]).cpu().tolist()
-    return LayerHealth(
-        global_step=run.global_step,
-        layers=tuple(names),
-        grad_norms=tuple(values[0]),
-        weight_norms=tuple(values[1]),
-    )
-
-
-def weight_histograms(run: TrainingRun, epoch: int, bins: int = 30) -> WeightHistograms:
-    """A histogram of every layer's weights (all of its parameters)."""
-    names, edges, counts = [], [], []
-    for name, params in _layers(run.model):
-        values = torch.cat([p.detach().float().flatten() for p in params]).cpu().numpy()
-        # Weights gone NaN (a diverging run, caught at the next log step) have no
-        # histogram range: count the finite ones.
-        finite = values[np.isfinite(values)]
-        count, edge = np.histogram(
-            finite, bins=bins, range=None if finite.size else (0, 1)
-        )
-        names.append(name)
-        edges.append(tuple(float(e) for e in edge))
-        counts.append(tuple(int(c) for c in count))
-    return WeightHistograms(
-        epoch=epoch,
-        global_step=run.global_step,
-        layers=tuple(names),
-        edges=tuple(edges),
-        counts=tuple(counts),
-    )
-
-
 class _Interval:
     """Running sums between two log points, kept on the device to avoid syncs."""
 
@@ -468,8 +318,8 @@ def iter_fit(
     stopped = False
     val_loss = val_acc = math.nan
     if run.history.epochs:
-        val_loss = run.history.epochs[-1]["val_loss"]
-        val_acc = run.history.epochs[-1]["val_accuracy"]
+        val_loss = run.history.epochs[-1].val_loss
+        val_acc = run.history.epochs[-1].val_accuracy
 
     while not run.finished and run.epoch < cfg.resolved_epochs and not stopped:
         epoch = run.epoch
@@ -529,10 +379,11 @@ def iter_fit(
             interval.seconds += now - mark
             mark = now
             if is_log_step:
-                step_times.append(interval.seconds / interval.steps)
                 train_seconds += interval.seconds
                 train_samples += interval.samples
-                yield _log_step(run, interval, epoch, loss_value, run_started)
+                logged = _log_step(run, interval, epoch, loss_value, run_started)
+                step_times.append(logged.step_seconds)
+                yield logged
                 # Gradients of this step are still there (zeroed at the next one).
                 yield layer_health(run)
                 mark = time.perf_counter()
@@ -542,16 +393,12 @@ def iter_fit(
         if stopped or epoch_stats.steps == 0:
             break
         predictions = evaluate_predictions(run)
-        val_loss, val_acc = _mean_loss_and_accuracy(predictions)
+        val_loss, val_acc = mean_loss_and_accuracy(predictions)
         completed = run.batch_in_epoch >= run.steps_per_epoch
         metrics = _epoch_metrics(
-            run, epoch_stats, epoch, val_loss, val_acc, epoch_seconds
+            run, epoch_stats, epoch, (val_loss, val_acc), epoch_seconds, predictions
         )
-        # The confusion matrix goes into the history (and checkpoints): a few
-        # hundred integers that let the window replay every epoch's matrix.
-        run.history.epochs.append(
-            {**metrics.to_dict(), "confusion": predictions.confusion().tolist()}
-        )
+        run.history.epochs.append(metrics)
         histograms = weight_histograms(run, epoch)
         if completed:
             run.epoch += 1
@@ -584,17 +431,6 @@ def _compile_overhead(first_step_seconds: float, step_seconds: float) -> float:
     return max(first_step_seconds - steady, 0.0)
 
 
-def evaluate_one_batch(run: TrainingRun) -> None:
-    """One eval-mode forward pass (compiles the eval graph)."""
-    model = run.model
-    model.eval()
-    with torch.no_grad(), autocast_context(run.config.precision, run.device):
-        for x, _ in run.loaders.val:
-            model(x)
-            break
-    train_mode(model)
-
-
 def _sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -624,6 +460,7 @@ def _log_step(
         lr=float(lr),
         images_per_s=interval.samples / interval.seconds if interval.seconds else 0.0,
         elapsed_s=time.perf_counter() - started,
+        step_seconds=interval.seconds / max(interval.steps, 1),
     )
     interval.reset()
     return metrics
@@ -633,10 +470,14 @@ def _epoch_metrics(
     run: TrainingRun,
     stats: _Interval,
     epoch: int,
-    val_loss: float,
-    val_acc: float,
+    validation: tuple[float, float],
     seconds: float,
+    predictions: Evaluation,
 ) -> EpochMetrics:
+    val_loss, val_acc = validation
+    # The confusion matrix goes into the history (and checkpoints): a few
+    # hundred integers that let the window replay every epoch's matrix.
+    confusion = tuple(tuple(row) for row in predictions.confusion().tolist())
     return EpochMetrics(
         epoch=epoch,
         global_step=run.global_step,
@@ -646,6 +487,7 @@ def _epoch_metrics(
         val_accuracy=val_acc,
         images_per_s=stats.samples / seconds if seconds else 0.0,
         seconds=seconds,
+        confusion=confusion,
     )
 
 

@@ -2,14 +2,41 @@
 
 Frozen, slotted dataclasses of Python scalars only: safe to pass between threads
 and processes, to JSON, and to Qt signals. Never tensors, never the model.
+
+The events a run's ledger keeps (steps, layer health, weight histograms,
+epochs) own their record format: ``to_record()`` gives the JSON line's dict,
+``from_record()`` reads one back, also one written by an earlier version. A
+record is the event's fields plus ``"kind"``; a measurement missing from an
+old record reads as NaN, a count as 0.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, ClassVar, Self
 
 import numpy as np
+
+
+def _float(record: Mapping[str, Any], key: str) -> float:
+    """A measurement; NaN when an older record lacks it (or holds null)."""
+    value = record.get(key)
+    return math.nan if value is None else float(value)
+
+
+def _count(record: Mapping[str, Any], key: str) -> int:
+    """A count; 0 when an older record lacks it."""
+    return int(record.get(key) or 0)
+
+
+def _floats(values: Any) -> tuple[float, ...]:
+    return tuple(float(v) for v in values)
+
+
+def _ints(values: Any) -> tuple[int, ...]:
+    return tuple(int(v) for v in values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,9 +76,12 @@ class CompileFinished:
 class StepMetrics:
     """Training progress, yielded every ``log_every`` global steps.
 
-    ``loss`` is the loss of this step's batch; ``accuracy`` and ``images_per_s``
-    cover the steps since the previous ``StepMetrics``.
+    ``loss`` is the loss of this step's batch; ``accuracy``, ``images_per_s``
+    and ``step_seconds`` (the mean time of one training step, data loading
+    included) cover the steps since the previous ``StepMetrics``.
     """
+
+    KIND: ClassVar[str] = "step"
 
     epoch: int
     step: int
@@ -62,11 +92,43 @@ class StepMetrics:
     lr: float
     images_per_s: float
     elapsed_s: float
+    step_seconds: float
+
+    def to_record(self) -> dict[str, Any]:
+        """The ledger's line: the fields and ``"kind": "step"``."""
+        return {"kind": self.KIND, **asdict(self)}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Self:
+        """Read a ledger line back (``global_step`` and ``loss`` are required).
+
+        The first lines of a continued run are seeded from its checkpoint's
+        ``(step, loss)`` history and hold nothing else.
+        """
+        return cls(
+            epoch=_count(record, "epoch"),
+            step=_count(record, "step"),
+            global_step=int(record["global_step"]),
+            total_steps=_count(record, "total_steps"),
+            loss=float(record["loss"]),
+            accuracy=_float(record, "accuracy"),
+            lr=_float(record, "lr"),
+            images_per_s=_float(record, "images_per_s"),
+            elapsed_s=_float(record, "elapsed_s"),
+            step_seconds=_float(record, "step_seconds"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
 class EpochMetrics:
-    """End of an epoch (or of a stopped partial epoch): train and validation."""
+    """End of an epoch (or of a stopped partial epoch): train and validation.
+
+    ``confusion`` is the validation confusion matrix (row = true class, column
+    = predicted class): a few hundred integers that let the window replay
+    every epoch's matrix. None in the history of an older checkpoint.
+    """
+
+    KIND: ClassVar[str] = "epoch"
 
     epoch: int
     global_step: int
@@ -76,10 +138,48 @@ class EpochMetrics:
     val_accuracy: float
     images_per_s: float
     seconds: float
+    confusion: tuple[tuple[int, ...], ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """As a dict of builtins (metric history, JSON)."""
-        return asdict(self)
+        """The fields as builtins, no ``kind`` (the checkpoint's history).
+
+        ``confusion`` becomes a list of lists, and is left out when None.
+        """
+        data = {
+            "epoch": self.epoch,
+            "global_step": self.global_step,
+            "train_loss": self.train_loss,
+            "train_accuracy": self.train_accuracy,
+            "val_loss": self.val_loss,
+            "val_accuracy": self.val_accuracy,
+            "images_per_s": self.images_per_s,
+            "seconds": self.seconds,
+        }
+        if self.confusion is not None:
+            data["confusion"] = [list(row) for row in self.confusion]
+        return data
+
+    def to_record(self) -> dict[str, Any]:
+        """The ledger's line: :meth:`to_dict` and ``"kind": "epoch"``."""
+        return {"kind": self.KIND, **self.to_dict()}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Self:
+        """Read a ledger line or a history entry (``epoch``, ``global_step`` needed)."""
+        confusion = record.get("confusion")
+        return cls(
+            epoch=int(record["epoch"]),
+            global_step=int(record["global_step"]),
+            train_loss=_float(record, "train_loss"),
+            train_accuracy=_float(record, "train_accuracy"),
+            val_loss=_float(record, "val_loss"),
+            val_accuracy=_float(record, "val_accuracy"),
+            images_per_s=_float(record, "images_per_s"),
+            seconds=_float(record, "seconds"),
+            confusion=None
+            if confusion is None
+            else tuple(_ints(row) for row in confusion),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,21 +270,93 @@ class LayerHealth:
     (weight and bias). A frozen layer's gradient norm is 0.
     """
 
+    KIND: ClassVar[str] = "health"
+
     global_step: int
     layers: tuple[str, ...]
     grad_norms: tuple[float, ...]
     weight_norms: tuple[float, ...]
+
+    def to_record(self) -> dict[str, Any]:
+        """The ledger's line: the fields (lists) and ``"kind": "health"``."""
+        return {
+            "kind": self.KIND,
+            "global_step": self.global_step,
+            "layers": list(self.layers),
+            "grad_norms": list(self.grad_norms),
+            "weight_norms": list(self.weight_norms),
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Self:
+        """Read a ledger line back (every field is required)."""
+        return cls(
+            global_step=int(record["global_step"]),
+            layers=tuple(str(name) for name in record["layers"]),
+            grad_norms=_floats(record["grad_norms"]),
+            weight_norms=_floats(record["weight_norms"]),
+        )
 
 
 @dataclass(frozen=True, slots=True)
 class WeightHistograms:
     """Histogram of each layer's weights (all its parameters) after an epoch."""
 
+    KIND: ClassVar[str] = "histograms"
+
     epoch: int
     global_step: int
     layers: tuple[str, ...]
     edges: tuple[tuple[float, ...], ...]
     counts: tuple[tuple[int, ...], ...]
+
+    def to_record(self) -> dict[str, Any]:
+        """The ledger's line: the fields (lists) and ``"kind": "histograms"``."""
+        return {
+            "kind": self.KIND,
+            "epoch": self.epoch,
+            "global_step": self.global_step,
+            "layers": list(self.layers),
+            "edges": [list(e) for e in self.edges],
+            "counts": [list(c) for c in self.counts],
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Self:
+        """Read a ledger line back (every field is required)."""
+        return cls(
+            epoch=int(record["epoch"]),
+            global_step=int(record["global_step"]),
+            layers=tuple(str(name) for name in record["layers"]),
+            edges=tuple(_floats(e) for e in record["edges"]),
+            counts=tuple(_ints(c) for c in record["counts"]),
+        )
+
+
+RecordedEvent = StepMetrics | EpochMetrics | LayerHealth | WeightHistograms
+"""The events a run's ledger (``metrics.jsonl``) keeps, one line each."""
+
+RECORDED_EVENTS: tuple[type[RecordedEvent], ...] = (
+    StepMetrics,
+    EpochMetrics,
+    LayerHealth,
+    WeightHistograms,
+)
+
+
+def event_from_record(record: Mapping[str, Any]) -> RecordedEvent | None:
+    """The event a ledger line holds; None for a kind this version does not know.
+
+    Raises
+    ------
+    KeyError, TypeError, ValueError
+        When a record of a known kind lacks a required field or holds a value
+        of the wrong type.
+    """
+    for cls in RECORDED_EVENTS:
+        if record.get("kind") == cls.KIND:
+            return cls.from_record(record)
+    return None
 
 
 TrainEvent = (

@@ -1,14 +1,19 @@
-"""Writing files so that a crash or a full disk never leaves a broken one."""
+"""Writing files so that a crash or a full disk never leaves a broken one.
+
+Whole files are replaced atomically; JSON-lines logs are appended and flushed
+line by line, and read back without the torn last line a crash may leave.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 
 def write_atomically(path: str | Path, write: Callable[[BinaryIO], None]) -> Path:
@@ -69,3 +74,31 @@ def remove_stale_temps(path: Path, older_than_s: float = STALE_AFTER_S) -> int:
                 leftover.unlink()
                 removed += 1
     return removed
+
+
+def append_jsonl(path: Path, record: dict[str, Any]) -> None:
+    """Append ``record`` as one JSON line and flush it (NaN allowed).
+
+    A killed process leaves every line written so far.
+    """
+    line = json.dumps(record, allow_nan=True) + "\n"
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(line)
+        handle.flush()
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """The records of a JSON-lines file; a torn last line (a crash) is skipped."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return []
+    records = []
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records

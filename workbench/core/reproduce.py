@@ -7,10 +7,11 @@ a nondeterministic kernel) shows as the first step where the losses differ.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from workbench.core.config import ConfigError, TrainConfig
+from workbench.core.events import StepMetrics
 from workbench.core.runs import RunFolder, read_metrics
 
 
@@ -79,10 +80,10 @@ def original_config(folder: RunFolder) -> TrainConfig:
 
 
 def compare(
-    original: list[dict[str, Any]], repeated: list[tuple[int, float]]
+    original: Sequence[StepMetrics], repeated: list[tuple[int, float]]
 ) -> Reproduction:
-    """Compare logged ``step`` records with a repeat's ``(step, loss)`` history."""
-    first = [(int(r["global_step"]), float(r["loss"])) for r in original]
+    """Compare the logged steps with a repeat's ``(step, loss)`` history."""
+    first = [(s.global_step, s.loss) for s in original]
     if [s for s, _ in first] != [s for s, _ in repeated]:
         mismatch = next(
             (a for (a, _), (b, _) in zip(first, repeated, strict=False) if a != b), None

@@ -24,15 +24,16 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import platform
 import secrets
 import socket
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import platformdirs
 import torch
@@ -40,7 +41,6 @@ import torch
 import workbench
 from workbench.core.checkpoints import CheckpointError, save_checkpoint
 from workbench.core.config import TrainConfig
-from workbench.core.engine import TrainingRun
 from workbench.core.events import (
     EpochMetrics,
     LayerHealth,
@@ -48,8 +48,10 @@ from workbench.core.events import (
     TrainEvent,
     TrainResult,
     WeightHistograms,
+    event_from_record,
 )
-from workbench.core.files import write_atomically
+from workbench.core.files import append_jsonl, read_jsonl, write_atomically
+from workbench.core.training_run import TrainingRun
 
 log = logging.getLogger(__name__)
 
@@ -251,31 +253,6 @@ def interrupted_runs(root: Path | None = None) -> list[RunFolder]:
     return sorted(found, key=lambda f: f.info().get("updated", ""), reverse=True)
 
 
-def _append_line(path: Path, record: dict[str, Any]) -> None:
-    # Append and flush: a killed process leaves every line written so far.
-    line = json.dumps(record, allow_nan=True) + "\n"
-    with open(path, "a", encoding="utf-8") as handle:
-        handle.write(line)
-        handle.flush()
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """The records of a JSON-lines file; a torn last line (a crash) is skipped."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
-        return []
-    records = []
-    for line in text.splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict):
-            records.append(record)
-    return records
-
-
 def _forget_after(path: Path, global_step: int) -> None:
     """Drop records past ``global_step``, and end a torn last line.
 
@@ -327,12 +304,15 @@ class RunRecorder:
         path = self.folder.path / METRICS_FILE
         try:
             if not path.exists() or path.stat().st_size == 0:
+                # A checkpoint keeps only (step, loss) of the steps it logged:
+                # StepMetrics.from_record reads such a short line.
                 for step, loss in run.history.steps:
-                    _append_line(
-                        path, {"kind": "step", "global_step": step, "loss": loss}
+                    append_jsonl(
+                        path,
+                        {"kind": StepMetrics.KIND, "global_step": step, "loss": loss},
                     )
                 for epoch in run.history.epochs:
-                    _append_line(path, {"kind": "epoch", **epoch})
+                    append_jsonl(path, epoch.to_record())
             else:
                 _forget_after(path, run.global_step)
         except OSError as exc:
@@ -348,10 +328,10 @@ class RunRecorder:
 
     def _record(self, event: TrainEvent, run: TrainingRun) -> str | None:
         if isinstance(event, StepMetrics):
-            self._metric({"kind": "step", **asdict(event)})
+            self._metric(event.to_record())
             self._scalars(event.global_step, loss=event.loss, lr=event.lr)
         elif isinstance(event, LayerHealth):
-            self._metric({"kind": "health", **asdict(event)})
+            self._metric(event.to_record())
             for name, grad, weight in zip(
                 event.layers, event.grad_norms, event.weight_norms, strict=True
             ):
@@ -360,10 +340,9 @@ class RunRecorder:
                     **{f"grad_norm/{name}": grad, f"weight_norm/{name}": weight},
                 )
         elif isinstance(event, WeightHistograms):
-            self._metric({"kind": "histograms", **asdict(event)})
+            self._metric(event.to_record())
         elif isinstance(event, EpochMetrics):
-            record = run.history.epochs[-1] if run.history.epochs else event.to_dict()
-            self._metric({"kind": "epoch", **record})
+            self._metric(event.to_record())
             self._scalars(
                 event.global_step,
                 val_accuracy=event.val_accuracy,
@@ -372,9 +351,9 @@ class RunRecorder:
             )
             best = max(
                 (
-                    e["val_accuracy"]
+                    e.val_accuracy
                     for e in run.history.epochs
-                    if e["val_accuracy"] == e["val_accuracy"]
+                    if not math.isnan(e.val_accuracy)
                 ),
                 default=None,
             )
@@ -403,7 +382,7 @@ class RunRecorder:
     def log_event(self, kind: str, **data: Any) -> None:
         """Append what the user did (pause, freeze change, ...) to ``events.jsonl``."""
         try:
-            _append_line(
+            append_jsonl(
                 self.folder.path / EVENTS_FILE, {"time": _now(), "kind": kind, **data}
             )
         except OSError as exc:
@@ -421,7 +400,7 @@ class RunRecorder:
     # ------------------------------------------------------------------ helpers
 
     def _metric(self, record: dict[str, Any]) -> None:
-        _append_line(self.folder.path / METRICS_FILE, record)
+        append_jsonl(self.folder.path / METRICS_FILE, record)
 
     def _save(self, run: TrainingRun) -> str | None:
         try:
@@ -535,16 +514,40 @@ def find_run(key: str, root: Path | None = None) -> RunFolder:
     raise KeyError(f"{key!r} matches {len(matches)} runs ({ids}): give more of the id")
 
 
-def read_metrics(folder: RunFolder) -> dict[str, list[dict[str, Any]]]:
-    """A run's logged records by kind: step, epoch, health and histograms."""
-    out: dict[str, list[dict[str, Any]]] = {
-        "step": [],
-        "epoch": [],
-        "health": [],
-        "histograms": [],
-    }
+class RunMetrics(TypedDict):
+    """A run's logged events by kind (the ``kind`` of their ledger lines)."""
+
+    step: list[StepMetrics]
+    epoch: list[EpochMetrics]
+    health: list[LayerHealth]
+    histograms: list[WeightHistograms]
+
+
+def read_metrics(folder: RunFolder) -> RunMetrics:
+    """A run's logged events, typed, by kind, in the order they were logged.
+
+    Each line is read by its event's ``from_record``, so ledgers written by
+    earlier versions load too. A torn last line (a crash), a line of a kind
+    this version does not know and a line it cannot read are skipped.
+    """
+    out = RunMetrics(step=[], epoch=[], health=[], histograms=[])
+    unreadable = 0
     for record in read_jsonl(folder.path / METRICS_FILE):
-        out.setdefault(str(record.get("kind")), []).append(record)
+        try:
+            event = event_from_record(record)
+        except (KeyError, TypeError, ValueError):
+            unreadable += 1
+            continue
+        if isinstance(event, StepMetrics):
+            out["step"].append(event)
+        elif isinstance(event, EpochMetrics):
+            out["epoch"].append(event)
+        elif isinstance(event, LayerHealth):
+            out["health"].append(event)
+        elif isinstance(event, WeightHistograms):
+            out["histograms"].append(event)
+    if unreadable:
+        log.warning("skipped %d unreadable lines of %s", unreadable, folder.path)
     return out
 
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from PySide6.QtCore import Qt
 
+from workbench.core.events import EpochMetrics
 from workbench.core.runs import METRICS_FILE, RunSummary, read_metrics
 from workbench.ui.plots import LivePlot, ema
 
@@ -45,18 +45,14 @@ class RunCurves:
     val_accuracy: np.ndarray  # percent
 
 
-def steps_per_epoch(epochs: Sequence[dict[str, Any]]) -> float:
-    """Steps in one epoch, from the epoch records of a run's metrics.
+def steps_per_epoch(epochs: Sequence[EpochMetrics]) -> float:
+    """Steps in one epoch, from the epochs a run logged.
 
     The first epoch that is followed by a later one ran to its end, so its
     ``global_step / (epoch + 1)`` is exact; a run with only one epoch record
     (or only partial ones) uses its last record; 1 when nothing fits.
     """
-    valid = [
-        (int(e["epoch"]), float(e["global_step"]))
-        for e in epochs
-        if isinstance(e.get("epoch"), int) and isinstance(e.get("global_step"), int)
-    ]
+    valid = [(e.epoch, float(e.global_step)) for e in epochs]
     full = [
         (epoch, step)
         for (epoch, step), (after, _) in itertools.pairwise(valid)
@@ -68,28 +64,24 @@ def steps_per_epoch(epochs: Sequence[dict[str, Any]]) -> float:
     return 1.0
 
 
-def _finite_pairs(pairs: list[tuple[Any, Any]]) -> tuple[np.ndarray, np.ndarray]:
-    xs, ys = [], []
-    for x, y in pairs:
-        if isinstance(x, int | float) and isinstance(y, int | float):
-            if math.isfinite(x) and math.isfinite(y):
-                xs.append(float(x))
-                ys.append(float(y))
-    return np.array(xs, dtype=float), np.array(ys, dtype=float)
+def _finite_pairs(
+    pairs: Iterable[tuple[float, float]],
+) -> tuple[np.ndarray, np.ndarray]:
+    finite = [(x, y) for x, y in pairs if math.isfinite(x) and math.isfinite(y)]
+    xs = np.array([x for x, _ in finite], dtype=float)
+    return xs, np.array([y for _, y in finite], dtype=float)
 
 
 def run_curves(run: RunSummary, smoothing: float = 0.9) -> RunCurves:
     """Read a run's metrics into overlay curves (a torn last line is skipped)."""
     metrics = read_metrics(run.folder)
-    steps, losses = _finite_pairs(
-        [(r.get("global_step"), r.get("loss")) for r in metrics["step"]]
-    )
+    steps, losses = _finite_pairs((s.global_step, s.loss) for s in metrics["step"])
     order = np.argsort(steps, kind="stable")  # a resumed run may repeat steps
     steps, losses = steps[order], losses[order]
     smoothed = ema(losses, smoothing) if len(losses) else losses
     per_epoch = steps_per_epoch(metrics["epoch"])
     epochs, accuracy = _finite_pairs(
-        [(r.get("global_step"), r.get("val_accuracy")) for r in metrics["epoch"]]
+        (e.global_step, e.val_accuracy) for e in metrics["epoch"]
     )
     return RunCurves(steps, smoothed, epochs / per_epoch, 100 * accuracy)
 

@@ -9,7 +9,6 @@ effect visible at a glance.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
@@ -125,17 +124,10 @@ class LayerHealthPanel(QWidget):
             self.grad_plot.append(name, ev.global_step, grad)
             self.weight_plot.append(name, ev.global_step, weight)
 
-    def load_health(self, records: Sequence[dict[str, Any]]) -> None:
-        """Plot logged samples (``metrics.jsonl`` records of kind ``health``)."""
-        for record in records:
-            self.add_health(
-                LayerHealth(
-                    global_step=int(record["global_step"]),
-                    layers=tuple(record["layers"]),
-                    grad_norms=tuple(record["grad_norms"]),
-                    weight_norms=tuple(record["weight_norms"]),
-                )
-            )
+    def load_health(self, samples: Sequence[LayerHealth]) -> None:
+        """Plot logged samples (``read_metrics(folder)["health"]``)."""
+        for sample in samples:
+            self.add_health(sample)
         for plot in (self.grad_plot, self.weight_plot):
             plot.refresh()
 
@@ -159,18 +151,10 @@ class LayerHealthPanel(QWidget):
         self.epoch_slider.setEnabled(len(epochs) > 1)
         self._show_histogram()
 
-    def load_histograms(self, records: Sequence[dict[str, Any]]) -> None:
-        """Keep logged histograms (``metrics.jsonl`` records of kind ``histograms``)."""
-        for record in records:
-            self.add_histograms(
-                WeightHistograms(
-                    epoch=int(record["epoch"]),
-                    global_step=int(record["global_step"]),
-                    layers=tuple(record["layers"]),
-                    edges=tuple(tuple(e) for e in record["edges"]),
-                    counts=tuple(tuple(c) for c in record["counts"]),
-                )
-            )
+    def load_histograms(self, histograms: Sequence[WeightHistograms]) -> None:
+        """Keep logged histograms (``read_metrics(folder)["histograms"]``)."""
+        for ev in histograms:
+            self.add_histograms(ev)
 
     def shown_histogram(self) -> tuple[str, int, np.ndarray] | None:
         """(layer, epoch, counts) on show, for tests."""
