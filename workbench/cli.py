@@ -185,7 +185,7 @@ def metrics_document(
 ) -> dict[str, Any]:
     """The ``--metrics-json`` document (see README, "Metrics JSON")."""
     # Epochs count from 1 for people; the engine's events count from 0.
-    epochs = [{**e, "epoch": e["epoch"] + 1} for e in history.epochs]
+    epochs = [{**e.to_dict(), "epoch": e.epoch + 1} for e in history.epochs]
     doc: dict[str, Any] = {
         "config": cfg.to_dict(),
         "epochs": epochs,

@@ -85,13 +85,22 @@ def _run_report(folder: Any) -> list[str]:
 
 
 def _reproduce(folder: Any) -> int:
-    from workbench.core.engine import fit, prepare_run
-    from workbench.core.reproduce import compare_with_folder, original_config
+    from workbench.core import events as E
+    from workbench.core.engine import TrainControl
+    from workbench.core.session import Session
 
-    cfg = original_config(folder)
+    session = Session(origin="command line")
+    cfg = session.reproduce(folder)
     say(f"training {folder.id} again: {cfg.model} on {cfg.dataset}, seed {cfg.seed}")
-    run = prepare_run(cfg)
-    fit(run)
-    verdict = compare_with_folder(folder, run.history.steps)
+    plan = session.plan(cfg)
+    session.begin(plan)
+    result = None
+    for event in session.train(plan, TrainControl()):
+        if isinstance(event, E.TrainResult):
+            result = event
+    verdict = session.finish(result).reproduction
+    if verdict is None:
+        say("the repeat stopped before the end")
+        return 1
     say(verdict.describe())
     return 0 if verdict.reproduced else 1

@@ -58,7 +58,7 @@ def test_a_command_line_run_writes_its_ledger(runs_root, capsys):
     layers = metrics["health"][0].layers
     assert layers == ("hidden.1", "hidden.3", "head")
     assert len(metrics["histograms"]) == 2
-    assert [e["kind"] for e in read_events(summary.folder)] == ["finish"]
+    assert [e["kind"] for e in read_events(summary.folder)] == ["start", "finish"]
     assert "run folder:" in capsys.readouterr().out
 
 

@@ -1,4 +1,4 @@
-"""The run lifecycle both front-ends share: what Start does, folders, weights, repeats."""
+"""The run lifecycle both front-ends share: Start's plan, folders, weights, repeats."""
 
 from __future__ import annotations
 
@@ -138,9 +138,7 @@ def test_a_new_run_gets_a_new_folder(stopped_session):
     assert stopped_session.run.global_step == 6
 
 
-def test_an_unwritable_runs_folder_means_no_autosave_not_no_run(
-    monkeypatch, tmp_path
-):
+def test_an_unwritable_runs_folder_means_no_autosave_not_no_run(monkeypatch, tmp_path):
     blocked = tmp_path / "file"
     blocked.write_text("not a folder")
     monkeypatch.setenv("PTCORE_RUNS_DIR", str(blocked / "runs"))

@@ -7,8 +7,8 @@ import pytest
 
 from workbench.core.data import load_arrays
 from workbench.core.events import Evaluation
-from workbench.ui.draw_widgets import DigitCanvas
 from workbench.ui.curves import SMOOTHING
+from workbench.ui.draw_widgets import DigitCanvas
 
 from .helpers import (
     BACK_TO_IDLE,
