@@ -76,7 +76,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "validate-in-train-mode",
         "validation runs in eval() (no BatchNorm learning from it, no dropout)",
-        "workbench/core/engine.py",
+        "workbench/core/measures.py",
         "    was_training = model.training\n    model.eval()\n",
         "    was_training = model.training\n",
         ("tests/core/test_exact_resume.py::test_validation_runs_in_eval_mode",),
@@ -188,7 +188,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "validation-on-train-split",
         "validation loss, accuracy and predictions are computed on the validation split",
-        "workbench/core/engine.py",
+        "workbench/core/measures.py",
         "        for x, y in run.loaders.val:\n",
         "        for x, y in run.loaders.train:\n",
         (
@@ -270,7 +270,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "panel-per-class-accuracy-over-predicted",
         "the Evaluation tab's per-class bars show the share of each true class predicted right",
-        "workbench/ui/panels/evaluation.py",
+        "workbench/ui/class_accuracy.py",
         "    totals = matrix.sum(axis=1)\n",
         "    totals = matrix.sum(axis=0)\n",
         (
@@ -289,7 +289,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "confusion-cells-transposed",
         "Each confusion-matrix cell (true t, predicted p) is painted at row t, column p in the colour of its own count",
-        "workbench/ui/panels/evaluation.py",
+        "workbench/ui/confusion_matrix.py",
         "                rect = QRect(x0 + p * cell, y0 + t * cell, cell - 1, cell - 1)\n",
         "                rect = QRect(x0 + t * cell, y0 + p * cell, cell - 1, cell - 1)\n",
         (
@@ -300,7 +300,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "selected-cell-outline-missing",
         "The selected confusion-matrix cell is outlined in blue (and no other cell is)",
-        "workbench/ui/panels/evaluation.py",
+        "workbench/ui/confusion_matrix.py",
         "        if self._selected is not None:\n            painter.setPen(QPen(_SELECTED, 3))\n",
         "        if self._selected is not None and False:\n            painter.setPen(QPen(_SELECTED, 3))\n",
         ("tests/ui/test_evaluation_panel.py::test_renders",),
@@ -308,7 +308,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "gallery-emits-image-by-row",
         "Open in canvas / double-click on a gallery item opens that item's own validation image",
-        "workbench/ui/panels/evaluation.py",
+        "workbench/ui/cell_images.py",
         "        image = self._gallery_images[int(item.data(_INDEX_ROLE))]\n",
         "        image = self._gallery_images[self.gallery.row(item)]\n",
         (
@@ -319,7 +319,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "window-feeds-val-images-reversed",
         "The window gives the evaluation gallery the run's validation images in prediction order, so the opened image is the cell's digit",
-        "workbench/ui/main_window.py",
+        "workbench/ui/run_view.py",
         "            ev, None if images is None else images.numpy()\n",
         "            ev, None if images is None else images.numpy()[::-1].copy()\n",
         (
@@ -406,9 +406,9 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "continue-ignores-freeze-edits",
         "A freeze mask edited between Stop and Continue reaches the optimizer: unfrozen layers train, frozen ones stay bit-identical",
-        "workbench/ui/main_window.py",
-        "                lambda progress, cancel: run, mask_changed=True, recorder=recorder",
-        "                lambda progress, cancel: run, mask_changed=False, recorder=recorder",
+        "workbench/core/session.py",
+        "            control.notify_mask_changed()  # the mask may have changed since\n",
+        "            pass\n",
         (
             "tests/ui/test_window.py::test_unfreezing_between_stop_and_continue_trains_that_layer",
             "tests/ui/test_window.py::test_freezing_between_stop_and_continue_keeps_that_layer_bit_identical",
@@ -417,7 +417,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "bf16-silently-runs-fp32",
         "Choosing bf16 precision really trains under bf16 autocast (and learns about as well as fp32)",
-        "workbench/core/engine.py",
+        "workbench/core/measures.py",
         '    if precision == "fp32":\n        return contextlib.nullcontext()',
         '    if precision in ("fp32", "bf16"):\n        return contextlib.nullcontext()',
         ("tests/core/test_engine.py::test_bf16_autocast_trains_on_cpu",),
@@ -425,9 +425,9 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "open-keeps-previous-run-folder",
         "Opening a checkpoint saved outside the runs folder never autosaves over the previous run's folder",
-        "workbench/ui/window_files.py",
-        "        self._run_folder = folder_of(Path(path))",
-        "        self._run_folder = folder_of(Path(path)) or self._run_folder",
+        "workbench/core/session.py",
+        "        self.folder = folder_of(opened.path)\n",
+        "        self.folder = folder_of(opened.path) or self.folder\n",
         ("tests/ui/test_autosave_ui.py::test_save_and_open_keep_the_run_folder_apart",),
     ),
     Mutation(
@@ -483,5 +483,94 @@ MUTATIONS: list[Mutation] = [
         'if "None" in str(f.type))',
         "if f.default is None)",
         ("tests/core/test_config.py::test_round_trip_through_file",),
+    ),
+    # ------------------------------------------------- one run lifecycle
+    Mutation(
+        "unsafe-change-resumes",
+        "Start continues a run only when every changed setting is safe to change mid-run; the window and the command line decide alike",
+        "workbench/core/session.py",
+        "    unsafe = sorted(set(changed) - RESUME_SAFE)\n",
+        "    unsafe = []\n",
+        (
+            "tests/core/test_session.py::test_safe_changes_resume_and_others_begin_anew",
+            "tests/ui/test_session_parity.py::test_the_window_and_the_command_line_make_the_same_decision",
+        ),
+    ),
+    Mutation(
+        "finished-run-continues",
+        "A run that trained all its steps is not continued: Start begins a new one",
+        "workbench/core/session.py",
+        "    if run.global_step >= total:\n",
+        "    if run.global_step > total:\n",
+        (
+            "tests/core/test_session.py::test_a_run_with_nothing_left_to_train_begins_anew",
+        ),
+    ),
+    Mutation(
+        "loaded-weights-ignored",
+        "Weights loaded with Load weights (or --init-from) are the next new run's starting point",
+        "workbench/core/session.py",
+        "            load_exact(run.model, plan.initial_weights.state)\n",
+        "            pass\n",
+        ("tests/core/test_session.py::test_weights_that_fit_start_the_next_new_run",),
+    ),
+    Mutation(
+        "data-loaded-every-run",
+        "Data a run loaded stays in memory for the next run and the preview",
+        "workbench/core/session.py",
+        "        self.arrays.put(cfg.dataset, cfg.data_dir, arrays)\n",
+        "        pass\n",
+        ("tests/core/test_session.py::test_data_loaded_once_is_reused",),
+    ),
+    Mutation(
+        "progress-never-throttled",
+        "The progress texts are redrawn at most ten times a second, however often a run logs",
+        "workbench/ui/panels/training.py",
+        "        if now - self._shown_at < PROGRESS_INTERVAL_S and step < total:\n",
+        "        if False:\n",
+        (
+            "tests/ui/test_window.py::test_progress_texts_are_redrawn_at_most_ten_times_a_second",
+        ),
+    ),
+    Mutation(
+        "record-drops-step-seconds",
+        "A ledger line keeps each step's time, and reads back as the event it was",
+        "workbench/core/events.py",
+        '            step_seconds=_float(record, "step_seconds"),\n',
+        "            step_seconds=math.nan,\n",
+        (
+            "tests/core/test_records.py::test_every_recorded_event_round_trips_through_a_json_line",
+        ),
+    ),
+    Mutation(
+        "history-loses-confusion",
+        "A checkpoint keeps every epoch's confusion matrix, so opening it replays them",
+        "workbench/core/events.py",
+        '            data["confusion"] = [list(row) for row in self.confusion]\n',
+        "            pass\n",
+        (
+            "tests/core/test_records.py::test_every_recorded_event_round_trips_through_a_json_line",
+            "tests/core/test_checkpoints.py::test_round_trip_keeps_everything",
+        ),
+    ),
+    Mutation(
+        "seeded-step-lines-unreadable",
+        "Ledgers written by earlier versions (and a continued run's seeded lines) still read",
+        "workbench/core/events.py",
+        '            accuracy=_float(record, "accuracy"),\n',
+        '            accuracy=float(record["accuracy"]),\n',
+        (
+            "tests/core/test_records.py::test_a_ledger_written_by_the_old_code_still_reads",
+        ),
+    ),
+    Mutation(
+        "step-seconds-from-batch-size",
+        "The step time is measured per step, even for a short last batch",
+        "workbench/core/engine.py",
+        "        step_seconds=interval.seconds / max(interval.steps, 1),\n",
+        "        step_seconds=run.config.batch_size * interval.seconds / interval.samples,\n",
+        (
+            "tests/core/test_engine.py::test_step_seconds_is_the_time_of_one_step_even_a_short_last_one",
+        ),
     ),
 ]

@@ -22,16 +22,17 @@ SCRIPT = textwrap.dedent(
     window_state.use_settings_file(sys.argv[1])
     app = QApplication([])
     from workbench.core.config import TrainConfig
+    from workbench.core.events import StepMetrics
     from workbench.ui.main_window import MainWindow
     win = MainWindow()
     win.apply_config(TrainConfig(model="mlp", batch_size=64, epochs=100, log_every=1))
     win.show()
     closed = []
-    def on_step(ev):
-        if not closed:
+    def on_event(ev):
+        if isinstance(ev, StepMetrics) and not closed:
             closed.append(time.monotonic())
             win.close()
-    event_signal(win, StepMetrics).connect(on_step)
+    win.controller.event.connect(on_event)
     QTimer.singleShot(0, win.start)
     code = app.exec()
     print(f"closed-in {time.monotonic() - closed[0]:.2f}", flush=True)

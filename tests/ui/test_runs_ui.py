@@ -34,9 +34,10 @@ def test_runs_are_listed_overlaid_and_reproduced(qtbot, window):
     assert not window.loss_plot.has_series(names[1])
     assert window.loss_plot.has_series("loss")  # the live run's curves stay
 
-    with qtbot.waitSignal(window.reproduction_checked, timeout=60_000) as verdict:
+    with qtbot.waitSignal(window.controller.run_finished, timeout=60_000) as ended:
         panel.reproduce_button.click()
-    assert verdict.args[0].reproduced
+    assert ended.args[0].reproduction_of == runs[0].folder
+    assert ended.args[0].reproduction.reproduced
     assert "reproduced: all" in panel.message_label.text()
     assert runs[0].folder.info()["last_reproduction"].startswith("reproduced")
     assert len(list_runs()) == 3  # the repeat is a run of its own

@@ -20,6 +20,7 @@ from workbench.core.events import (
 )
 from workbench.ui import dialogs
 from workbench.ui.main_window import MainWindow
+from workbench.ui.panels.training import TrainingPanel
 
 from .helpers import FAST, event_signal, run_to_end
 
@@ -490,3 +491,15 @@ def test_freezing_between_stop_and_continue_keeps_that_layer_bit_identical(
         assert not torch.equal(params[name].detach(), before[name]), name
     assert_optimizer_holds_exactly_the_trainable(run)
     assert len(run.optimizer.param_groups[0]["params"]) == 4
+
+
+def test_progress_texts_are_redrawn_at_most_ten_times_a_second(qtbot):
+    panel = TrainingPanel()
+    qtbot.addWidget(panel)
+    panel.start_progress(0, 500)
+    for step in range(1, 200):  # a run logging every step, far faster than 10/s
+        panel.show_step(step, 500, 1000.0)
+    assert panel.progress_bar.value() == 1  # the first; the rest came too soon
+    panel.show_step(500, 500, 1000.0)  # the last step always shows
+    assert panel.progress_bar.value() == 500
+    assert panel.progress_bar.format().startswith("step 500 / 500")
