@@ -79,6 +79,16 @@ def test_round_trip_through_file(tmp_path, suffix):
     assert load_config(path) == cfg
 
 
+@pytest.mark.parametrize("suffix", [".json", ".toml"])
+def test_the_log_interval_is_automatic_unless_set(tmp_path, suffix):
+    assert TrainConfig().log_every is None  # every step of a short run
+    path = tmp_path / f"run{suffix}"
+    save_config(TrainConfig(log_every=10), path)
+    assert load_config(path).log_every == 10
+    save_config(TrainConfig(), path)
+    assert load_config(path).log_every is None
+
+
 def test_file_has_schema_version_and_unknown_keys_are_ignored(tmp_path, caplog):
     path = tmp_path / "run.json"
     save_config(TrainConfig(seed=7), path)

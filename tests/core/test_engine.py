@@ -32,11 +32,13 @@ def test_events_come_in_order_and_carry_plain_data(tiny_arrays):
     kinds = [type(e).__name__ for e in events]
     assert kinds[0] == "RunStarted"
     assert kinds[-1] == "TrainResult"
-    # 256 samples / 64 = 4 steps an epoch, logged every 2 (each with the layers'
-    # health), then the epoch's predictions, weight histograms and metrics.
-    log = ["StepMetrics", "LayerHealth"]
+    # 256 samples / 64 = 4 steps an epoch, logged every 2, then the epoch's
+    # predictions, weight histograms and metrics; the layers' health is sampled
+    # every 10 steps and at the last one.
+    log = ["StepMetrics"]
     epoch_end = ["Evaluation", "WeightHistograms", "EpochMetrics"]
-    assert kinds[1:-1] == (log * 2 + epoch_end) * 2
+    last = ["StepMetrics", "LayerHealth"]
+    assert kinds[1:-1] == log * 2 + epoch_end + log + last + epoch_end
     steps = [e for e in events if isinstance(e, E.StepMetrics)]
     assert [s.global_step for s in steps] == [2, 4, 6, 8]
     assert [s.epoch for s in steps] == [0, 0, 1, 1]
@@ -79,7 +81,7 @@ def test_layer_health_shows_frozen_layers_with_zero_gradient(tiny_arrays):
     run = prepare_run(cfg.replace(frozen=("block1.*",)), arrays=tiny_arrays)
     events = fit(run)
     health = [e for e in events if isinstance(e, E.LayerHealth)]
-    assert len(health) == 4
+    assert [h.global_step for h in health] == [4]  # the last step (of 4)
     sample = health[-1]
     assert sample.layers[:2] == ("block1.0", "block1.2")
     assert sample.layers[-1] == "head"
@@ -434,3 +436,19 @@ def test_the_automatic_log_interval_thins_only_long_runs():
     assert resolve_log_every(None, 5001) == 2
     assert resolve_log_every(None, 70_350) == 15  # 300 MNIST epochs
     assert resolve_log_every(10, 235) == 10
+
+
+@pytest.mark.parametrize(
+    ("log_every", "expected"),
+    [(1, [10, 20, 25]), (2, [10, 20, 25]), (3, [12, 24, 25]), (10, [10, 20, 25])],
+)
+def test_layer_health_is_sampled_every_10_steps_whatever_the_log_interval(
+    tiny_arrays, log_every, expected
+):
+    """Logging every step must not sample every layer's norms every step too."""
+    cfg = TrainConfig(model="mlp", epochs=7, batch_size=64, max_steps=25)
+    events = fit(prepare_run(cfg.replace(log_every=log_every), arrays=tiny_arrays))
+    health = [e.global_step for e in events if isinstance(e, E.LayerHealth)]
+    logged = {e.global_step for e in events if isinstance(e, E.StepMetrics)}
+    assert health == expected
+    assert set(health) <= logged  # a health sample comes with a logged step

@@ -90,7 +90,9 @@ def test_opening_a_checkpoint_restores_the_matrices_and_health(qtbot, window, tm
     panel.select_cell(0, 0)
     assert len(panel.gallery_indices()) == before[1][0][0]  # the model's own
     # Layer health comes back from the run's ledger.
-    assert window.health_panel.grad_plot.point_count("head") == 23
+    # 46 steps: sampled every 10 and at the last.
+    steps, _ = window.health_panel.grad_plot.data("head")
+    assert steps.tolist() == [10, 20, 30, 40, 46]
     assert window.health_panel.shown_histogram() is not None
     assert np.asarray(before).sum() == 2 * 360
 

@@ -1,4 +1,5 @@
-"""Live plots: growing buffers, one curve per series, hover values, soak."""
+"""Live plots: growing buffers, one curve per series, hover values, the shared
+paint budget, soak."""
 
 from __future__ import annotations
 
@@ -23,6 +24,12 @@ from workbench.ui.plots import (
 from .helpers import bias_corrected_average
 
 pytestmark = pytest.mark.gui
+
+
+@pytest.fixture(autouse=True)
+def fresh_refresher(monkeypatch):
+    """Each test starts with its own shared refresher, at the shortest interval."""
+    monkeypatch.setattr(plots, "_refresher", None)
 
 
 @pytest.fixture
@@ -63,32 +70,111 @@ def test_hover_shows_the_nearest_values(plot):
     assert plot.hover_text_at(-5).startswith("step 10")
 
 
-def _interval_after_refresh(plot: LivePlot, paint_cost_s: float) -> int:
-    """Refresh with one new point after a paint that cost ``paint_cost_s``."""
+def _interval_after_tick(plot: LivePlot, paint_cost_s: float) -> int:
+    """Tick with one new point after a paint that cost ``paint_cost_s``."""
     plot.paint_cost_s = paint_cost_s
     plot.append("loss", plot.point_count("loss"), 0.5)
-    plot.refresh()
-    return plot._timer.interval()
+    plots.refresher().tick()
+    return plots.refresher().interval()
 
 
 def test_refresh_backs_off_when_drawing_is_expensive(plot, monkeypatch):
-    """A paint of 20 ms: at most one refresh per 400 ms (5% busy), capped."""
+    """A paint of 20 ms: at most one refresh per 800 ms (2.5% busy), capped."""
     # A clock that stands still: the update itself costs 0, so only the paint
     # cost counts and the intervals are exact.
     monkeypatch.setattr(plots, "time", SimpleNamespace(perf_counter=lambda: 1.0))
-    assert _interval_after_refresh(plot, 0.0) == MIN_INTERVAL_MS
+    assert _interval_after_tick(plot, 0.0) == MIN_INTERVAL_MS
     assert plot.refresh_cost_s == 0.0
-    assert _interval_after_refresh(plot, 0.020) == COST_FACTOR * 20 == 400
-    assert _interval_after_refresh(plot, 0.035) == COST_FACTOR * 35
-    assert _interval_after_refresh(plot, 0.001) == MIN_INTERVAL_MS  # 20 ms: floor
+    assert _interval_after_tick(plot, 0.020) == COST_FACTOR * 20 == 800
+    assert _interval_after_tick(plot, 0.035) == COST_FACTOR * 35
+    assert _interval_after_tick(plot, 0.001) == MIN_INTERVAL_MS  # 40 ms: floor
     # Very expensive: never slower than the ceiling.
-    assert _interval_after_refresh(plot, 0.5) == MAX_INTERVAL_MS
+    assert _interval_after_tick(plot, 0.5) == MAX_INTERVAL_MS
     # Cheap again: back to the floor.
-    assert _interval_after_refresh(plot, 0.0) == MIN_INTERVAL_MS
+    assert _interval_after_tick(plot, 0.0) == MIN_INTERVAL_MS
     # Nothing new: no refresh, the interval stays.
     plot.paint_cost_s = 0.5
-    plot.refresh()
-    assert plot._timer.interval() == MIN_INTERVAL_MS
+    plots.refresher().tick()
+    assert plots.refresher().interval() == MIN_INTERVAL_MS
+
+
+def test_the_paint_budget_is_shared_by_every_plot(qtbot, plot, monkeypatch):
+    """Three plots painting 10 ms each: one tick for all, 40x their sum apart."""
+    monkeypatch.setattr(plots, "time", SimpleNamespace(perf_counter=lambda: 1.0))
+    others = []
+    for title in ("accuracy", "images/s"):
+        other = LivePlot(title, "step", title)
+        other.add_series("s", "k")
+        other.show()
+        qtbot.addWidget(other)
+        others.append(other)
+    every = [plot, *others]
+    calls = []
+    for p in every:
+        for item in p.getPlotItem().listDataItems():
+            monkeypatch.setattr(
+                item, "setData", lambda *a, p=p, **k: calls.append(p), raising=False
+            )
+        p.paint_cost_s = 0.010
+    refresher = plots.refresher()
+    assert not refresher.is_armed()  # idle: nothing wakes the GUI thread
+    # Ten logged steps arrive within one interval, each feeding every plot.
+    for step in range(10):
+        plot.append("loss", step, 1.0)
+        plot.append("smoothed", step, 1.0)
+        for other in others:
+            other.append("s", step, 2.0)
+    assert refresher.is_armed()
+    assert calls == []  # nothing drawn before the tick
+    refresher.tick()
+    # One setData per series for the ten points, all in one tick.
+    assert sorted(calls, key=every.index) == [plot, plot, *others]
+    assert refresher.frames == 1
+    assert refresher.frame_cost_s == pytest.approx(0.030)
+    assert refresher.interval() == COST_FACTOR * 30  # not 40x one plot's cost
+    # Every point reached the buffers, and nothing is left to draw.
+    assert plot.point_count("loss") == 10
+    assert not any(p.dirty for p in every)
+    refresher.tick()
+    assert refresher.frames == 1  # nothing new: no frame
+
+
+def test_the_shared_timer_draws_the_points_when_it_fires(qtbot, plot):
+    plot.append("loss", 0, 1.0)
+    plot.append("loss", 1, 0.5)
+    assert plot.getPlotItem().listDataItems()[0].getData()[0] is None
+    qtbot.waitUntil(lambda: not plot.dirty, timeout=2_000)
+    xs, _ = plot.getPlotItem().listDataItems()[0].getData()
+    assert xs.tolist() == [0, 1]
+
+
+def test_hidden_plots_are_drawn_when_shown(qtbot, plot):
+    plot.hide()
+    plot.append("loss", 0, 1.0)
+    plots.refresher().tick()
+    assert plot.dirty  # kept for later, not drawn hidden
+    assert plots.refresher().frames == 0
+    plot.show()
+    assert not plot.dirty
+    assert plot.getPlotItem().listDataItems()[0].getData()[0].tolist() == [0]
+
+
+def test_closed_and_deleted_plots_are_skipped(qtbot):
+    import shiboken6
+
+    closing, gone = LivePlot("t", "x", "y"), LivePlot("t", "x", "y")
+    for p in (closing, gone):
+        p.add_series("s", "k")
+        p.show()
+        p.append("s", 0, 1.0)
+    closing.stop_updates()  # the window is closing: forgotten
+    closing.append("s", 1, 1.0)  # and not scheduled again
+    shiboken6.delete(gone)  # its window was destroyed with a point pending
+    plots.refresher().tick()  # must not touch either
+    assert plots.refresher().frames == 0
+    assert closing.dirty
+    closing.close()
+    shiboken6.delete(closing)
 
 
 def test_a_slow_paint_slows_the_refresh(plot, monkeypatch):
@@ -108,8 +194,8 @@ def test_a_slow_paint_slows_the_refresh(plot, monkeypatch):
     assert slow_paints
     assert plot.paint_cost_s >= 0.03
     plot.append("loss", 1, 2.0)
-    plot.refresh()
-    assert COST_FACTOR * 30 <= plot._timer.interval() <= MAX_INTERVAL_MS
+    plots.refresher().tick()
+    assert COST_FACTOR * 30 <= plots.refresher().interval() <= MAX_INTERVAL_MS
 
 
 def test_smoother_is_the_bias_corrected_average():

@@ -59,8 +59,9 @@ class TrainConfig:
     ``autosave_every``: the run's folder gets its checkpoint every this many
     epochs and when the run ends (0: never).
 
-    ``log_every``: steps between two logged losses; None is automatic (every
-    step of a run of up to 5,000 steps, about 5,000 points of a longer one).
+    ``log_every``: steps between two logged losses; None (the default) is
+    automatic: every step of a run of up to 5,000 steps, about 5,000 points of a
+    longer one, so a live curve shows every step of a short run.
     """
 
     dataset: str = "digits"
@@ -82,7 +83,7 @@ class TrainConfig:
     epochs: int | None = None
     max_steps: int | None = None
     seed: int = 0
-    log_every: int | None = 10
+    log_every: int | None = None
     frozen: tuple[str, ...] = field(default_factory=tuple)
     base_dataset: str = "mnist"
     replay: int = 0

@@ -174,6 +174,21 @@ def resolve_log_every(log_every: int | None, total_steps: int) -> int:
     return max(1, math.ceil(total_steps / AUTO_LOG_POINTS))
 
 
+# Layer health (every layer's norms, plus a ledger line) is sampled at most every
+# this many steps, so logging every step stays cheap: measured on small-cnn/MNIST,
+# ~2.8 ms of work per logged step of ~60-100 ms, 2.4 ms of it the health sample.
+HEALTH_EVERY = 10
+
+
+def health_due(global_step: int, log_every: int) -> bool:
+    """Whether the log step ``global_step`` also samples layer health.
+
+    Every ``log_every`` multiple of at least :data:`HEALTH_EVERY` steps, so the
+    samples fall on log steps and an interval of 10 or more samples at each.
+    """
+    return global_step % (log_every * math.ceil(HEALTH_EVERY / log_every)) == 0
+
+
 def check_precision(precision: str, device: torch.device) -> None:
     """Raise :class:`TrainingError` for a precision this device cannot train in."""
     if precision == "fp16" and device.type != "cuda":
@@ -384,8 +399,9 @@ def iter_fit(
                 logged = _log_step(run, interval, epoch, loss_value, run_started)
                 step_times.append(logged.step_seconds)
                 yield logged
-                # Gradients of this step are still there (zeroed at the next one).
-                yield layer_health(run)
+                if run.finished or health_due(run.global_step, run.log_every):
+                    # Gradients of this step are still there (zeroed at the next).
+                    yield layer_health(run)
                 mark = time.perf_counter()
             if run.finished:
                 break

@@ -1,32 +1,43 @@
 """Live plots that stay smooth for millions of points.
 
 One ``PlotDataItem`` per series, created once; ``append`` writes into a numpy
-buffer that doubles when full and arms a single-shot timer that hands the
-filled part to pyqtgraph (pyqtgraph ``examples/scrollingPlots.py``), so there
-is at most one redraw per interval and none while nothing arrives. Curves
-downsample (peak mode) and clip to the visible range. The refresh interval grows
-with the measured cost of a refresh, so drawing never takes more than a few
-percent of the GUI thread while a run trains.
+buffer that doubles when full and marks the plot dirty. One single-shot timer
+shared by every live plot (armed by the first new point, so an idle window never
+wakes) hands the filled parts of all dirty plots to pyqtgraph in one tick
+(pyqtgraph ``examples/scrollingPlots.py``). Curves downsample (peak mode) and clip
+to the visible range.
+
+The paint budget is shared: the interval to the next tick is ``COST_FACTOR``
+times what the last tick cost, its updates and the paints they caused in every
+plot together, so drawing takes at most ``1 / COST_FACTOR`` of the GUI thread
+however many plots there are and however often points arrive. Logging every
+step then costs the window about what logging every 10th did: a repaint redraws
+a plot's axes and grid (10-20 ms on a busy 2-core machine), so the live curves
+advance at a few frames a second there, and faster where painting is cheap.
 """
 
 from __future__ import annotations
 
 import math
 import time
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, QTimer, Slot
+from PySide6.QtCore import QObject, QPointF, Qt, QTimer, Slot
 from PySide6.QtGui import QPaintEvent, QShowEvent
 from PySide6.QtWidgets import QWidget
+from shiboken6 import isValid
 
 pg.setConfigOptions(antialias=False, background="w", foreground="k")
 
-MIN_INTERVAL_MS = 50
-MAX_INTERVAL_MS = 1000
-# Refresh at most this often relative to its cost: 20x cost = at most 5% busy.
-COST_FACTOR = 20
+MIN_INTERVAL_MS = 100
+MAX_INTERVAL_MS = 2000
+# Refresh at most this often relative to its cost: 40x cost = at most 2.5% of the
+# GUI thread for every plot together. The paints hold the GIL in pyqtgraph's
+# Python code, which slows a training thread about twice that share (measured).
+COST_FACTOR = 40
 
 
 @dataclass
@@ -113,12 +124,6 @@ class LivePlot(pg.PlotWidget):
         self.refresh_cost_s = 0.0
         self.paint_cost_s = 0.0
         self._stopped = False
-        # Single-shot, armed by the first new point: an idle plot never wakes the
-        # GUI thread (each wake-up takes the GIL from a training thread).
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(MIN_INTERVAL_MS)
-        self._timer.timeout.connect(self._on_timer_timeout)
 
     # ------------------------------------------------------------------ series
 
@@ -186,16 +191,16 @@ class LivePlot(pg.PlotWidget):
         if not (math.isfinite(x) and math.isfinite(y)):
             return
         self._series[name].append(x, y)
-        if not self._timer.isActive() and not self._stopped:
-            self._timer.start()
+        if not self._stopped:
+            refresher().schedule(self)
 
     def extend(self, name: str, xs: np.ndarray, ys: np.ndarray) -> None:
         """Add many points at once (history); non-finite points are skipped."""
         xs, ys = np.asarray(xs, float), np.asarray(ys, float)
         keep = np.isfinite(xs) & np.isfinite(ys)
         self._series[name].extend(xs[keep], ys[keep])
-        if not self._timer.isActive() and not self._stopped:
-            self._timer.start()
+        if not self._stopped:
+            refresher().schedule(self)
 
     def clear_data(self) -> None:
         """Empty every series (the curves stay)."""
@@ -219,47 +224,40 @@ class LivePlot(pg.PlotWidget):
 
     # ------------------------------------------------------------------ drawing
 
-    @Slot()
-    def _on_timer_timeout(self) -> None:
-        # Hidden plots keep their data dirty and draw it when shown again.
-        if self.isVisible():
-            self.refresh()
-
     def showEvent(self, event: QShowEvent) -> None:
         """Draw what arrived while hidden."""
         super().showEvent(event)
         self.refresh()
 
     def paintEvent(self, event: QPaintEvent) -> None:
-        """Paint, and remember what it cost (it sets the refresh interval)."""
+        """Paint, and remember what it cost (it sets the shared refresh interval)."""
         started = time.perf_counter()
         super().paintEvent(event)
         self.paint_cost_s = time.perf_counter() - started
 
     @Slot()
-    def refresh(self) -> None:
-        """Hand changed series to pyqtgraph (the timer calls this)."""
+    def refresh(self) -> bool:
+        """Hand changed series to pyqtgraph now; whether any had changed."""
         dirty = [s for s in self._series.values() if s.dirty]
         if not dirty:
-            return
+            return False
         started = time.perf_counter()
         for s in dirty:
             # Views of the buffers: no copy; later appends write past ``n`` only.
             s.curve.setData(s.xs[: s.n], s.ys[: s.n])
             s.dirty = False
         self.refresh_cost_s = time.perf_counter() - started
-        # A frame costs the update plus its painting (measured on the last paint).
-        cost_ms = 1000 * (self.refresh_cost_s + self.paint_cost_s)
-        interval = int(
-            min(MAX_INTERVAL_MS, max(MIN_INTERVAL_MS, COST_FACTOR * cost_ms))
-        )
-        if interval != self._timer.interval():
-            self._timer.setInterval(interval)
+        return True
+
+    @property
+    def dirty(self) -> bool:
+        """Whether some series has points the curves do not show yet."""
+        return any(s.dirty for s in self._series.values())
 
     def stop_updates(self) -> None:
         """Stop refreshing (the window is closing)."""
         self._stopped = True
-        self._timer.stop()
+        refresher().forget(self)
 
     def hover_text_at(self, x: float) -> str:
         """What hovering at data coordinate ``x`` shows."""
@@ -297,6 +295,75 @@ class LivePlot(pg.PlotWidget):
         self._hover_text.setAnchor((anchor_x, 0))
         self._hover_text.setPos(point.x(), y1)
         self._hover_text.setVisible(True)
+
+
+class Refresher(QObject):
+    """The one timer that refreshes every dirty live plot (see the module doc)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        # Weak: a plot that is gone (its window closed) is simply not refreshed.
+        self._pending: weakref.WeakSet[LivePlot] = weakref.WeakSet()
+        self.frames = 0  # ticks that refreshed at least one plot
+        self.frame_cost_s = 0.0  # what the last such tick cost, paints included
+        # Single-shot, armed by the first new point: an idle window never wakes the
+        # GUI thread (each wake-up takes the GIL from a training thread).
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(MIN_INTERVAL_MS)
+        self._timer.timeout.connect(self.tick)
+
+    def interval(self) -> int:
+        """Milliseconds from a new point to the tick that draws it, at most."""
+        return self._timer.interval()
+
+    def is_armed(self) -> bool:
+        """Whether a tick is due."""
+        return self._timer.isActive()
+
+    def schedule(self, plot: LivePlot) -> None:
+        """Draw ``plot``'s new points at the next tick."""
+        self._pending.add(plot)
+        if not self._timer.isActive():
+            self._timer.start()
+
+    def forget(self, plot: LivePlot) -> None:
+        """Do not draw ``plot`` any more (it is closing)."""
+        self._pending.discard(plot)
+
+    @Slot()
+    def tick(self) -> None:
+        """Refresh every dirty, visible plot; the next interval follows the cost."""
+        plots, self._pending = list(self._pending), weakref.WeakSet()
+        cost_s, refreshed = 0.0, False
+        for plot in plots:
+            # Hidden plots keep their data dirty and draw it when shown again.
+            if isValid(plot) and plot.isVisible() and plot.refresh():
+                refreshed = True
+                # A frame costs the update plus its painting, measured on that
+                # plot's last paint (this update's paint comes later).
+                cost_s += plot.refresh_cost_s + plot.paint_cost_s
+        if not refreshed:
+            return
+        self.frames += 1
+        self.frame_cost_s = cost_s
+        cost_ms = 1000 * cost_s
+        interval = int(
+            min(MAX_INTERVAL_MS, max(MIN_INTERVAL_MS, COST_FACTOR * cost_ms))
+        )
+        if interval != self._timer.interval():
+            self._timer.setInterval(interval)
+
+
+_refresher: Refresher | None = None
+
+
+def refresher() -> Refresher:
+    """The shared refresher (created in the GUI thread with the first plot)."""
+    global _refresher  # one per process, like the QApplication
+    if _refresher is None or not isValid(_refresher):
+        _refresher = Refresher()
+    return _refresher
 
 
 def ema(values: np.ndarray, beta: float = 0.9) -> np.ndarray:
