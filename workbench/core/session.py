@@ -345,6 +345,7 @@ class Session:
             step=step,
             plan=plan.kind.value,
             changed=list(plan.changed) if plan.kind is not StartKind.NEW else [],
+            frozen=list(cfg.frozen),  # the mask may change between runs
         )
         return []
 

@@ -272,7 +272,7 @@ class MainWindow(QMainWindow):
         elif self._tree_key == key and self.freeze_panel.model is not None:
             model = self.freeze_panel.model
         else:
-            seed = self.training_panel.seed_spin.value()
+            seed = self.training_panel.seed()
             model = build_model(key[0], key[1], seed=seed)
         if frozen is not None:
             try:
@@ -420,12 +420,6 @@ class MainWindow(QMainWindow):
             stop_requested=self.controller.stop_requested,
         )
         a = self.commands
-        a.start.setEnabled(panel.start_button.isEnabled())
-        a.start.setText("&Start" if continue_from is None else "&Continue")
-        a.pause.setEnabled(panel.pause_button.isEnabled())
-        a.pause.setText("&Resume" if state.held else "&Pause")
-        a.stop.setEnabled(panel.stop_button.isEnabled())
-        a.reset.setEnabled(panel.reset_button.isEnabled())
         idle = state is RunState.IDLE
         for action in (a.open, a.load_weights, a.load_config):
             action.setEnabled(idle)

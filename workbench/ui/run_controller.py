@@ -23,7 +23,7 @@ from workbench.core.config import TrainConfig
 from workbench.core.data.cache import ArraysCache
 from workbench.core.engine import TrainingRun
 from workbench.core.session import Finished, Opened, Plan, RunPrepared, Session
-from workbench.ui.tasks import TaskThread, describe_error
+from workbench.ui.tasks import TaskThread, describe_error, start_task
 from workbench.ui.trainer_thread import TrainerThread
 
 log = logging.getLogger(__name__)
@@ -203,14 +203,16 @@ class RunController(QObject):
         """Run ``work`` in a :class:`TaskThread` while in ``state``; idle after."""
         if self.state is not RunState.IDLE:
             raise RuntimeError("a run or task is already in progress")
-        task = TaskThread(work, self, name=name)
-        task.succeeded.connect(self._on_task_succeeded)
-        task.failed.connect(self._on_task_failed)
-        task.finished.connect(self._on_task_finished)
-        self._task = task
         self._task_callbacks = (on_success, on_failure)
         self._set_state(state)
-        task.start()
+        self._task = start_task(
+            self,
+            name,
+            work,
+            succeeded=self._on_task_succeeded,
+            failed=self._on_task_failed,
+            finished=self._on_task_finished,
+        )
 
     @Slot(object)
     def _on_task_succeeded(self, result: Any) -> None:

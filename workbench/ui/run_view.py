@@ -173,10 +173,7 @@ class RunView(QObject):
             f"{percent(result.val_accuracy)}, {result.images_per_s:,.0f} img/s, "
             f"{duration(result.seconds)}"
         )
-        total = self.window.training_panel.progress_bar.maximum()
-        self.window.training_panel.show_position(
-            result.global_step, total, what.lower()
-        )
+        self.window.training_panel.show_ended(result.global_step, what.lower())
 
     def _on_evaluation(self, ev: E.Evaluation) -> None:
         run = self.window.current_run

@@ -88,3 +88,33 @@ class TaskThread(QThread):
             self.failed.emit(exc)
         else:
             self.succeeded.emit(result)
+
+
+def start_task(
+    parent: QObject,
+    name: str,
+    work: Callable[[ProgressFn, CancelFn], Any],
+    *,
+    succeeded: Callable[[Any], None],
+    failed: Callable[[Exception], None],
+    finished: Callable[[], None],
+    progressed: Callable[[DownloadProgress], None] | None = None,
+    cancelled: Callable[[], None] | None = None,
+) -> TaskThread:
+    """Run ``work`` in a new :class:`TaskThread` wired to the given slots.
+
+    The one way the window starts background work (opening a checkpoint,
+    scoring a fine-tune, loading a dataset): every signal is connected before
+    the thread starts, so none is missed. Pass bound methods (``@Slot``) of
+    objects living in the GUI thread; they run there.
+    """
+    task = TaskThread(work, parent, name=name)
+    task.succeeded.connect(succeeded)
+    task.failed.connect(failed)
+    task.finished.connect(finished)
+    if progressed is not None:
+        task.progressed.connect(progressed)
+    if cancelled is not None:
+        task.cancelled.connect(cancelled)
+    task.start()
+    return task

@@ -147,14 +147,12 @@ def build_actions(window: MainWindow) -> WindowActions:
 
     panel = window.training_panel
     panel.start_keys = keys_text(START_KEYS)
-    panel.start_button.clicked.connect(actions.start.trigger)
-    panel.pause_button.clicked.connect(actions.pause.trigger)
-    panel.stop_button.clicked.connect(actions.stop.trigger)
-    panel.reset_button.clicked.connect(actions.reset.trigger)
-    panel.pause_button.setToolTip(
-        f"Pause or resume after this batch ({keys_text(PAUSE_KEYS)})"
-    )
-    panel.stop_button.setToolTip(
-        f"Stop after this batch; the run can be continued ({keys_text(STOP_KEYS)})"
+    panel.bind_actions(
+        actions.start,
+        actions.pause,
+        actions.stop,
+        actions.reset,
+        pause_keys=keys_text(PAUSE_KEYS),
+        stop_keys=keys_text(STOP_KEYS),
     )
     return actions

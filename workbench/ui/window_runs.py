@@ -38,13 +38,13 @@ class RunsTab(QObject):
         panel.overlay_changed.connect(self._on_panel_overlay_changed)
         panel.open_requested.connect(self._on_panel_open_requested)
         panel.reproduce_requested.connect(self._on_panel_reproduce_requested)
-        check = panel.tensorboard_check
-        check.setChecked(settings.value(TENSORBOARD_KEY, False, type=bool))
-        check.toggled.connect(self._on_tensorboard_check_toggled)
-        controller.session.tensorboard = check.isChecked()
+        tensorboard = settings.value(TENSORBOARD_KEY, False, type=bool)
+        panel.set_tensorboard(tensorboard)
+        panel.tensorboard_changed.connect(self._on_panel_tensorboard_changed)
+        controller.session.tensorboard = tensorboard
 
     @Slot(bool)
-    def _on_tensorboard_check_toggled(self, checked: bool) -> None:
+    def _on_panel_tensorboard_changed(self, checked: bool) -> None:
         self.settings.setValue(TENSORBOARD_KEY, checked)
         self.controller.session.tensorboard = checked
 

@@ -141,7 +141,7 @@ class DrawTab(QObject):
             )
             return
         try:
-            count = len(self.panel.store)
+            count = self.panel.drawing_count()
         except Exception as exc:  # DataError: a damaged index
             w.show_error("Cannot read my digits", exc)
             return

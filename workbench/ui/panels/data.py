@@ -31,7 +31,7 @@ from workbench.core.data.cache import ArraysCache, cache_key
 from workbench.ui import dialogs
 from workbench.ui.formatting import gray_pixmap
 from workbench.ui.panels.base import ConfigPanel, select_data
-from workbench.ui.tasks import TaskThread, describe_error
+from workbench.ui.tasks import TaskThread, describe_error, start_task
 
 log = logging.getLogger(__name__)
 
@@ -233,18 +233,22 @@ class DataPanel(ConfigPanel):
     def _start_task(
         self, work: Any, key: tuple[str, str], *, download: bool
     ) -> TaskThread:
-        task = TaskThread(work, self, name=f"load-{key[0]}")
-        task.succeeded.connect(self._on_task_succeeded)
-        task.failed.connect(self._on_task_failed)
-        task.cancelled.connect(self._on_task_cancelled)
-        task.finished.connect(self._on_task_finished)
-        if download:
-            task.progressed.connect(self._on_task_progressed)
-            self._download = task
+        task = start_task(
+            self,
+            f"load-{key[0]}",
+            work,
+            succeeded=self._on_task_succeeded,
+            failed=self._on_task_failed,
+            finished=self._on_task_finished,
+            progressed=self._on_task_progressed if download else None,
+            cancelled=self._on_task_cancelled,
+        )
+        # Set after start, yet before any slot: they are queued to this thread.
         task.setProperty("key", list(key))
         task.setProperty("download", download)
+        if download:
+            self._download = task
         self._tasks.append(task)
-        task.start()
         return task
 
     def _task_key(self, task: TaskThread) -> tuple[str, str]:

@@ -511,6 +511,10 @@ class DrawPanel(QWidget):
         except DataError as exc:
             dialogs.show_error(self, "Could not open the drawing", str(exc))
 
+    def drawing_count(self) -> int:
+        """How many drawings "my digits" holds (raises DataError if unreadable)."""
+        return len(self.store)
+
     def open_in_canvas(self, image: np.ndarray) -> None:
         """Put ``image`` (white ink on black) on the canvas and read it."""
         self.canvas.set_image(image)  # emits changed: read at once

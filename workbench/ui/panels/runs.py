@@ -81,6 +81,7 @@ class RunsPanel(QWidget):
     overlay_changed = Signal(list)
     reproduce_requested = Signal(object)
     open_requested = Signal(object)
+    tensorboard_changed = Signal(bool)  # the user ticked or unticked the option
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -153,6 +154,7 @@ class RunsPanel(QWidget):
         self.tensorboard_check.setToolTip(
             "Scalars under <run folder>/tensorboard; needs the tensorboard package"
         )
+        self.tensorboard_check.toggled.connect(self.tensorboard_changed)
 
         top = QWidget()
         top_layout = QVBoxLayout(top)
@@ -252,6 +254,12 @@ class RunsPanel(QWidget):
         self._current_id = run_id
         self._mark_current()
         self._update_buttons()
+
+    def set_tensorboard(self, on: bool) -> None:
+        """Show the TensorBoard preference (quietly: it is not the user's change)."""
+        self.tensorboard_check.blockSignals(True)
+        self.tensorboard_check.setChecked(on)
+        self.tensorboard_check.blockSignals(False)
 
     def set_busy(self, busy: bool) -> None:
         """Disable Reproduce, Open and Delete while a run trains.

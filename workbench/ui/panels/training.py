@@ -6,7 +6,7 @@ import math
 import time
 from typing import Any
 
-from PySide6.QtGui import QValidator
+from PySide6.QtGui import QAction, QValidator
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -143,6 +143,7 @@ class TrainingPanel(ConfigPanel):
         self.notes_label.setVisible(False)
         self.form.addRow(self.notes_label)
         self.start_keys = ""  # shortcut text for the Start tooltip
+        self._actions: dict[QPushButton, QAction] = {}
         self._state = "idle"
         # ETA: (monotonic time, step) the steady rate is measured from.
         self._clock: tuple[float, int] | None = None
@@ -196,6 +197,34 @@ class TrainingPanel(ConfigPanel):
 
     # ---------------------------------------------------------------- run state
 
+    def bind_actions(
+        self,
+        start: QAction,
+        pause: QAction,
+        stop: QAction,
+        reset: QAction,
+        *,
+        pause_keys: str = "",
+        stop_keys: str = "",
+    ) -> None:
+        """Each button triggers its menu action; the run state sets both alike."""
+        self._actions = {
+            self.start_button: start,
+            self.pause_button: pause,
+            self.stop_button: stop,
+            self.reset_button: reset,
+        }
+        for button, action in self._actions.items():
+            button.clicked.connect(action.trigger)
+        self.pause_button.setToolTip(f"Pause or resume after this batch ({pause_keys})")
+        self.stop_button.setToolTip(
+            f"Stop after this batch; the run can be continued ({stop_keys})"
+        )
+
+    def seed(self) -> int:
+        """The seed shown (fresh models in the freeze tree use it)."""
+        return self.seed_spin.value()
+
     def set_run_state(
         self,
         state: str,
@@ -204,7 +233,7 @@ class TrainingPanel(ConfigPanel):
         has_run: bool = False,
         stop_requested: bool = False,
     ) -> None:
-        """Buttons, their texts and the settings' lock for the run state.
+        """Buttons (and their actions), texts and the settings' lock for the state.
 
         ``continue_from``: the step Start continues from (None: Start begins a
         new run); ``has_run``: New run has a run to forget.
@@ -212,25 +241,34 @@ class TrainingPanel(ConfigPanel):
         previous, self._state = self._state, state
         idle = state == "idle"
         training = state in _TRAINING
-        self.start_button.setEnabled(idle)
-        self.pause_button.setEnabled(training and state != "preparing")
-        self.stop_button.setEnabled(training and not stop_requested)
-        self.reset_button.setEnabled(idle and has_run)
-        self.pause_button.setText("Resume" if state in _HELD else "Pause")
+        held = state in _HELD
+        enabled = {
+            self.start_button: idle,
+            self.pause_button: training and state != "preparing",
+            self.stop_button: training and not stop_requested,
+            self.reset_button: idle and has_run,
+        }
+        for button, on in enabled.items():
+            button.setEnabled(on)
+            if button in self._actions:
+                self._actions[button].setEnabled(on)
+        self.pause_button.setText("Resume" if held else "Pause")
         self.set_settings_enabled(idle)
-        if continue_from is None:
-            self.start_button.setText("Start")
-            self.start_button.setToolTip(START_TIP.format(keys=self.start_keys))
-        else:
-            self.start_button.setText("Continue")
-            self.start_button.setToolTip(
-                CONTINUE_TIP.format(step=continue_from, keys=self.start_keys)
-            )
+        fresh = continue_from is None
+        self.start_button.setText("Start" if fresh else "Continue")
+        self.start_button.setToolTip(
+            START_TIP.format(keys=self.start_keys)
+            if fresh
+            else CONTINUE_TIP.format(step=continue_from, keys=self.start_keys)
+        )
+        if self._actions:
+            self._actions[self.start_button].setText("&Start" if fresh else "&Continue")
+            self._actions[self.pause_button].setText("&Resume" if held else "&Pause")
         # The ETA counts training time only: a pause shifts its clock.
         now = time.monotonic()
-        if state in _HELD and previous not in _HELD:
+        if held and previous not in _HELD:
             self._paused_since = now
-        elif state not in _HELD and self._paused_since is not None:
+        elif not held and self._paused_since is not None:
             if self._clock is not None:
                 self._clock = (
                     self._clock[0] + now - self._paused_since,
@@ -264,6 +302,10 @@ class TrainingPanel(ConfigPanel):
                 eta = (total - step) * (now - t0) / (step - step0)
         bar.setFormat(f"step {step:,} / {total:,} · ETA {duration(eta)}")
         self.speed_label.setText(f"{images_per_s:,.0f}")
+
+    def show_ended(self, step: int, how: str) -> None:
+        """The run ended at ``step`` (``how``: finished or stopped)."""
+        self.show_position(step, self.progress_bar.maximum(), how)
 
     def show_position(self, step: int, total: int, note: str = "") -> None:
         """Where a run stands (opened, finished, stopped): ``note`` follows."""
