@@ -95,7 +95,7 @@ class WindowProbe:
 
     def __init__(self, window, arrays: ImageArrays, dataset: str, data_dir: str):
         self.window = window
-        window.data_panel.remember_arrays(dataset, data_dir, arrays)
+        window.data_panel.cache.put(dataset, data_dir, arrays)
         self.ticks: list[float] = []
         self.timer = QTimer()
         self.timer.setTimerType(Qt.TimerType.PreciseTimer)
@@ -103,10 +103,14 @@ class WindowProbe:
         self.timer.timeout.connect(self._on_timer_timeout)
         self.results: list[TrainResult] = []
         self.gui_cpu_share: list[float] = []  # GUI thread CPU seconds / wall seconds
-        window.training_done.connect(self.results.append)
+        window.controller.event.connect(self._on_controller_event)
 
     def _on_timer_timeout(self) -> None:
         self.ticks.append(time.perf_counter())
+
+    def _on_controller_event(self, event: object) -> None:
+        if isinstance(event, TrainResult):
+            self.results.append(event)
 
     def run(
         self, cfg: TrainConfig, history_points: int = 0
@@ -115,7 +119,7 @@ class WindowProbe:
         win = self.window
         win.apply_config(cfg)
         loop = QEventLoop()
-        win.run_finished.connect(loop.quit)
+        win.controller.run_finished.connect(loop.quit)
         self.results.clear()
         win.reset_run()
         if history_points:
@@ -142,7 +146,7 @@ class WindowProbe:
         cpu1, wall1 = resource.getrusage(resource.RUSAGE_THREAD), time.perf_counter()
         busy = cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime
         self.gui_cpu_share.append(busy / (wall1 - wall0))
-        win.run_finished.disconnect(loop.quit)
+        win.controller.run_finished.disconnect(loop.quit)
         gaps = np.diff(np.asarray(self.ticks)) * 1000.0
         return self.results[-1].images_per_s, gaps
 

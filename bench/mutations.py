@@ -339,7 +339,7 @@ MUTATIONS: list[Mutation] = [
     ),
     Mutation(
         "plot-refresh-never-backs-off",
-        "Live plots refresh less often when drawing is expensive (interval = 20x frame cost, 50..1000 ms)",
+        "Live plots refresh less often when drawing is expensive (interval = 40x the shared frame cost, 100..2000 ms)",
         "workbench/ui/plots.py",
         "            min(MAX_INTERVAL_MS, max(MIN_INTERVAL_MS, COST_FACTOR * cost_ms))\n",
         "            min(MAX_INTERVAL_MS, max(MIN_INTERVAL_MS, 0 * cost_ms))\n",
@@ -524,12 +524,12 @@ MUTATIONS: list[Mutation] = [
     ),
     Mutation(
         "progress-never-throttled",
-        "The progress texts are redrawn at most ten times a second, however often a run logs",
+        "The progress texts are redrawn at most four times a second, however often a run logs",
         "workbench/ui/panels/training.py",
         "        if now - self._shown_at < PROGRESS_INTERVAL_S and step < total:\n",
         "        if False:\n",
         (
-            "tests/ui/test_window.py::test_progress_texts_are_redrawn_at_most_ten_times_a_second",
+            "tests/ui/test_window.py::test_progress_texts_are_redrawn_at_most_four_times_a_second",
         ),
     ),
     Mutation(
@@ -571,6 +571,24 @@ MUTATIONS: list[Mutation] = [
         "        step_seconds=run.config.batch_size * interval.seconds / interval.samples,\n",
         (
             "tests/core/test_engine.py::test_step_seconds_is_the_time_of_one_step_even_a_short_last_one",
+        ),
+    ),
+    Mutation(
+        "paint-budget-per-plot",
+        "All live plots share one paint budget: more plots refresh less often, not each on its own clock",
+        "workbench/ui/plots.py",
+        "                cost_s += plot.refresh_cost_s + plot.paint_cost_s\n",
+        "                cost_s = max(cost_s, plot.refresh_cost_s + plot.paint_cost_s)\n",
+        ("tests/ui/test_plots.py::test_the_paint_budget_is_shared_by_every_plot",),
+    ),
+    Mutation(
+        "health-at-every-log-step",
+        "Layer health is sampled every 10 steps whatever the log interval, so logging every step stays cheap",
+        "workbench/core/engine.py",
+        "                if run.finished or health_due(run.global_step, run.log_every):\n",
+        "                if True:\n",
+        (
+            "tests/core/test_engine.py::test_layer_health_is_sampled_every_10_steps_whatever_the_log_interval",
         ),
     ),
 ]

@@ -83,7 +83,7 @@ def _add_train_flags(parser: argparse.ArgumentParser) -> None:
         "--log-every",
         type=int,
         metavar="N",
-        help="log the loss every N steps (default 10)",
+        help="log the loss every N steps (default: every step, thinned past 5,000)",
     )
     add("--save", metavar="PATH", help="checkpoint, rewritten after every epoch")
     add(

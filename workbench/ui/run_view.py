@@ -146,7 +146,7 @@ class RunView(QObject):
         self.window.training_panel.show_step(
             ev.global_step, ev.total_steps, ev.images_per_s
         )
-        # A run may log every step: texts change at most ten times a second.
+        # A run may log every step: texts change at most four times a second.
         now = time.monotonic()
         if now - self._status_at >= PROGRESS_INTERVAL_S:
             self._status_at = now

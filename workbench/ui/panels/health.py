@@ -1,6 +1,6 @@
 """Layer health: gradient and weight norms per layer, live, and weight histograms.
 
-The engine measures them (``LayerHealth`` at every log step, after the step's
+The engine measures them (``LayerHealth`` every 10 steps, after the step's
 backward pass; ``WeightHistograms`` after every epoch); this panel only plots.
 A frozen layer's gradient norm is exactly 0, which makes the freeze tree's
 effect visible at a glance.
