@@ -69,7 +69,7 @@ def main() -> int:
     window.show()
     wait(app, window.data_panel.is_loaded)
     finished: list[bool] = []
-    window.run_finished.connect(lambda: finished.append(True))
+    window.controller.run_finished.connect(lambda _ended: finished.append(True))
     window.start()
     wait(app, lambda: finished)
 
@@ -80,7 +80,7 @@ def main() -> int:
         panel.label_combo.setCurrentIndex(label)
         panel.add_sample()
     reported: list[bool] = []
-    window.fine_tune_reported.connect(lambda: reported.append(True))
+    window.controller.fine_tune_scored.connect(lambda *_scores: reported.append(True))
     panel.fine_tune_button.click()
     wait(app, lambda: reported)
 

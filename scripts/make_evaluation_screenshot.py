@@ -43,7 +43,7 @@ def main() -> int:
     while not window.data_panel.is_loaded():
         app.processEvents()
     finished: list[bool] = []
-    window.run_finished.connect(lambda: finished.append(True))
+    window.controller.run_finished.connect(lambda _ended: finished.append(True))
     window.start()
     while not finished:
         app.processEvents()

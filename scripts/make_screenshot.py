@@ -26,6 +26,7 @@ from PySide6.QtCore import QEventLoop, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from workbench.core.config import TrainConfig  # noqa: E402
+from workbench.core.events import StepMetrics  # noqa: E402
 from workbench.core.models import build_model  # noqa: E402
 from workbench.ui import window_state  # noqa: E402
 
@@ -70,13 +71,15 @@ def main() -> int:
             return
         window.start()
 
-    def on_step(ev: object) -> None:
-        step, total = ev.global_step, ev.total_steps  # type: ignore[attr-defined]
+    def on_event(ev: object) -> None:
+        if not isinstance(ev, StepMetrics):
+            return
+        step, total = ev.global_step, ev.total_steps
         if grabbed or step < args.at * total:
             return
         grabbed.append(True)
         # Let the plots draw what they have, then take the picture.
-        for plot in (window.loss_plot, window.accuracy_plot, window.throughput_plot):
+        for plot in window.curves.plots:
             plot.refresh()
         QTimer.singleShot(200, grab)
 
@@ -88,8 +91,8 @@ def main() -> int:
         log.info("wrote %s (%s)", out, window.status_label.text())
         window.stop()
 
-    window.step_finished.connect(on_step)
-    window.run_finished.connect(loop.quit)
+    window.controller.event.connect(on_event)
+    window.controller.run_finished.connect(loop.quit)
     QTimer.singleShot(0, wait_for_data)
     loop.exec()
     window.close()

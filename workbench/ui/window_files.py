@@ -55,7 +55,8 @@ class FileActions(QObject):
     @Slot()
     def offer_resume(self) -> None:
         """If a run was interrupted (crash, kill, window closed), offer to resume it."""
-        if not self._idle or self.controller.closing or self.controller.run:
+        c = self.controller
+        if not self._idle or c.closing or c.run is not None:
             return
         runs = interrupted_runs()
         if not runs:
