@@ -163,6 +163,11 @@ def main() -> None:
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--no-million", action="store_true", help="skip window+1M")
     ap.add_argument("--json", metavar="PATH", help="also write the figures here")
+    ap.add_argument(
+        "--log-every",
+        type=int,
+        help="log every N steps (default: the config's, automatic)",
+    )
     args = ap.parse_args()
 
     print(f"CPU pressure before: {cpu_pressure()}")
@@ -187,6 +192,8 @@ def main() -> None:
         cfg = TrainConfig(
             dataset=dataset, data_dir=data_dir, model=model, max_steps=args.steps
         )
+        if args.log_every:
+            cfg = cfg.replace(log_every=args.log_every)
         # Warm-up (one-off costs: thread pools, oneDNN primitives), not counted.
         headless(cfg.replace(max_steps=10), arrays)
         probe.run(cfg.replace(max_steps=10))

@@ -253,7 +253,7 @@ class RunController(QObject):
 
     @Slot()
     def _on_trainer_cancelled(self) -> None:
-        log.info("download cancelled before the run began")
+        self.event.emit(E.Notice("The download was cancelled: the run did not start"))
 
     @Slot(str, str)
     def _on_trainer_failed(self, message: str, details: str) -> None:
