@@ -482,7 +482,10 @@ MUTATIONS: list[Mutation] = [
         "workbench/core/config.py",
         'if "None" in str(f.type))',
         "if f.default is None)",
-        ("tests/core/test_config.py::test_round_trip_through_file",),
+        (
+            "tests/core/test_config.py::test_round_trip_through_file",
+            "tests/core/test_config.py::test_an_optional_field_reads_its_unset_mark_whatever_its_default",
+        ),
     ),
     # ------------------------------------------------- one run lifecycle
     Mutation(

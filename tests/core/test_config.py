@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -121,3 +122,17 @@ def test_bad_files_give_clear_errors(tmp_path, text, message):
 def test_missing_file(tmp_path):
     with pytest.raises(ConfigError, match="not found"):
         load_config(tmp_path / "nope.toml")
+
+
+@dataclasses.dataclass(frozen=True)
+class _WithOptionalSetting(TrainConfig):
+    """A config whose optional field defaults to a value (as log_every once did)."""
+
+    window: int | None = 5
+
+
+def test_an_optional_field_reads_its_unset_mark_whatever_its_default():
+    # TOML has no null: "" stands for "not set" in every field that admits None.
+    cfg = _WithOptionalSetting.from_dict({"window": ""})
+    assert cfg.window is None
+    assert _WithOptionalSetting.from_dict({"window": 7}).window == 7
