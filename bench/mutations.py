@@ -594,4 +594,32 @@ MUTATIONS: list[Mutation] = [
             "tests/core/test_engine.py::test_layer_health_is_sampled_every_10_steps_whatever_the_log_interval",
         ),
     ),
+    Mutation(
+        "mask-change-not-recorded",
+        "A run whose freeze mask changed mid-run is refused by Reproduce, with that reason",
+        "workbench/core/session.py",
+        '                self.folder.record_change("frozen")\n',
+        "                pass\n",
+        (
+            "tests/core/test_session.py::test_a_run_whose_mask_changed_mid_run_is_not_reproduced_from_its_config",
+        ),
+    ),
+    Mutation(
+        "workers-outlive-the-run",
+        "DataLoader worker processes stop when the run stops or ends",
+        "workbench/core/session.py",
+        '        run\'s DataLoader workers stop (Continue starts them again).\n        """\n        if self.run is not None:\n            self.run.loaders.release_workers()\n',
+        '        run\'s DataLoader workers stop (Continue starts them again).\n        """\n',
+        (
+            "tests/core/test_session.py::test_dataloader_workers_stop_when_the_run_stops",
+        ),
+    ),
+    Mutation(
+        "new-run-shows-old-progress",
+        "A new run starts with an empty progress bar and no speed, not the last run's",
+        "workbench/ui/main_window.py",
+        '            self.training_panel.clear_progress("preparing…")\n',
+        "            pass\n",
+        ("tests/ui/test_window.py::test_a_new_run_starts_with_empty_progress",),
+    ),
 ]

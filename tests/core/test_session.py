@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import multiprocessing
+
 import pytest
 import torch
 
@@ -9,6 +11,7 @@ from workbench.core import events as E
 from workbench.core.checkpoints import CheckpointError, save_checkpoint
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.engine import TrainControl
+from workbench.core.freezing import frozen_names, set_frozen
 from workbench.core.models import build_model
 from workbench.core.runs import read_events
 from workbench.core.session import (
@@ -248,3 +251,48 @@ def test_a_reproduce_run_is_compared_with_the_original():
     assert finished.reproduction.reproduced
     assert session.folder.info()["reproduction_of"] == original.id
     assert session.reproducing is None
+
+
+def test_a_run_whose_mask_changed_mid_run_is_not_reproduced_from_its_config():
+    session = Session(origin="test")
+    plan = session.plan(QUICK)
+    session.begin(plan)
+    control = TrainControl()
+    result = None
+    for event in session.train(plan, control):
+        if isinstance(event, E.StepMetrics) and event.global_step == 3:
+            # What the window does while paused: freeze in place, then say so.
+            set_frozen(session.run.model, ["hidden.1.*"])
+            control.notify_mask_changed()
+            session.mask_changed(frozen_names(session.run.model))
+        if isinstance(event, E.TrainResult):
+            result = event
+    session.finish(result)
+    folder = session.folder
+    assert folder.info()["status"] == "finished"
+    assert "frozen" in folder.info()["changed_on_resume"]
+    assert [e["kind"] for e in read_events(folder)] == ["start", "freeze", "finish"]
+    with pytest.raises(ConfigError, match="changed its freeze mask while it trained"):
+        Session(origin="test").reproduce(folder)
+
+
+def test_dataloader_workers_stop_when_the_run_stops():
+    # persistent_workers keep them between epochs; after the run they must go.
+    cfg = QUICK.replace(loader="dataloader", workers=1, max_steps=4)
+    session = Session(origin="test")
+    plan = session.plan(cfg)
+    session.begin(plan)
+    control = TrainControl()
+    alive_during = []
+    result = None
+    for event in session.train(plan, control):
+        if isinstance(event, E.StepMetrics) and event.global_step == 2:
+            alive_during = multiprocessing.active_children()
+            control.request_stop()
+        if isinstance(event, E.TrainResult):
+            result = event
+    assert alive_during, "the run trained without its worker process"
+    session.finish(result)
+    for process in alive_during:
+        process.join(timeout=10)
+    assert not multiprocessing.active_children()

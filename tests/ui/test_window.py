@@ -503,3 +503,17 @@ def test_progress_texts_are_redrawn_at_most_four_times_a_second(qtbot):
     panel.show_step(500, 500, 1000.0)  # the last step always shows
     assert panel.progress_bar.value() == 500
     assert panel.progress_bar.format().startswith("step 500 / 500")
+
+
+def test_a_new_run_starts_with_empty_progress(qtbot, window):
+    run_to_end(qtbot, window)
+    panel = window.training_panel
+    assert panel.progress_bar.value() == 4
+    window.apply_config(window.current_config().replace(lr=0.01))  # a new run
+    with qtbot.waitSignal(window.controller.run_finished, timeout=30_000):
+        window.start()
+        # Before the new run reports anything: nothing of the last one shows.
+        assert panel.progress_bar.value() == 0
+        assert panel.progress_bar.format() == "preparing…"
+        assert panel.speed_label.text() == "\u2013"
+    assert panel.progress_bar.value() == 4

@@ -63,10 +63,16 @@ def original_config(folder: RunFolder) -> TrainConfig:
             f"run {folder.id} started from {info['started_from']}, not from its "
             "seed: its config alone cannot repeat it"
         )
-    if info.get("changed_on_resume"):
+    changed = info.get("changed_on_resume") or []
+    if "frozen" in changed:
+        raise ConfigError(
+            f"run {folder.id} changed its freeze mask while it trained: its "
+            "starting config would train other layers, so it cannot repeat it"
+        )
+    if changed:
         raise ConfigError(
             f"run {folder.id} was resumed with other settings "
-            f"({', '.join(info['changed_on_resume'])}): no single config repeats it"
+            f"({', '.join(changed)}): no single config repeats it"
         )
     if info.get("status") != "finished":
         raise ConfigError(

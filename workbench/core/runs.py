@@ -203,6 +203,12 @@ class RunFolder:
             status="running", pid=os.getpid(), host=socket.gethostname(), **fields
         )
 
+    def record_change(self, *names: str) -> None:
+        """Settings that changed after the run began (the freeze mask mid-run)."""
+        info = self.info()
+        changed = set(info.get("changed_on_resume") or []) | set(names)
+        self.update(changed_on_resume=sorted(changed))
+
     def save(self, run: TrainingRun) -> Path:
         """Write the run's checkpoint and record how far it got."""
         written = save_checkpoint(self.checkpoint_path, run)

@@ -307,6 +307,8 @@ class Session:
 
     def reset(self) -> None:
         """Forget the current run and any loaded weights: Start begins afresh."""
+        if self.run is not None:
+            self.run.loaders.release_workers()
         self.run = None
         self.folder = None
         self.recorder = None
@@ -454,11 +456,27 @@ class Session:
             step = self.run.global_step if self.run is not None else 0
             self.recorder.log_event(kind, step=step, **data)
 
+    def mask_changed(self, frozen: list[str]) -> None:
+        """The freeze mask changed while the run was paused: ledger and run.json.
+
+        The run is then no longer what its first config describes, so it cannot
+        be reproduced from it (``original_config`` says so).
+        """
+        self.log("freeze", frozen=frozen)
+        if self.folder is not None:
+            try:
+                self.folder.record_change("frozen")
+            except OSError:
+                pass  # the ledger line above is the record; a full disk says so
+
     def finish(self, result: E.TrainResult | None) -> Finished:
         """After :meth:`train` ended (``result``: its last event, if any).
 
-        A reproduce run's losses are compared with the original's here.
+        A reproduce run's losses are compared with the original's here. The
+        run's DataLoader workers stop (Continue starts them again).
         """
+        if self.run is not None:
+            self.run.loaders.release_workers()
         original, self.reproducing = self.reproducing, None
         if original is None or self.run is None:
             return Finished()
@@ -504,6 +522,8 @@ class Session:
 
     def adopt(self, opened: Opened) -> None:
         """Make an opened checkpoint the current run (its folder too, if it has one)."""
+        if self.run is not None:
+            self.run.loaders.release_workers()
         self.run = opened.run
         self.folder = folder_of(opened.path)
         self.recorder = None

@@ -343,6 +343,7 @@ class MainWindow(QMainWindow):
         """Start ``plan`` (a new run clears the plots first)."""
         if plan.kind is StartKind.NEW:
             self.clear_run_views()
+            self.training_panel.clear_progress("preparing…")
         self.run_view.run_config = plan.config
         self._notes = list(notes or []) + self.controller.start(plan)
         self.training_panel.show_notes(self._notes)

@@ -145,7 +145,7 @@ class RunController(QObject):
         """The freeze tree changed the model's mask while paused: tell the engine."""
         if self.state is RunState.PAUSED:
             self.trainer.control.notify_mask_changed()
-            self.session.log("freeze", frozen=frozen)
+            self.session.mask_changed(frozen)
 
     def request_weights(self) -> None:
         """Ask the engine for a copy of the weights between two steps."""

@@ -133,6 +133,7 @@ class FileActions(QObject):
             return False
         model, weights = self.controller.session.accept_weights(offer, w.frozen_mask())
         w.clear_run_views()
+        w.training_panel.clear_progress()
         w.show_model(model)
         w.set_notes([f"Next run starts from {weights.source}: {weights.summary}."])
         w.draw_tab.refresh_reader()

@@ -57,6 +57,12 @@ class Loaders:
     notices: tuple[str, ...]
     val_images: torch.Tensor | None = None
 
+    def release_workers(self) -> None:
+        """Stop any DataLoader worker processes (a run that stopped or ended)."""
+        for loader in (self.train, self.val):
+            if isinstance(loader, DataLoaderBatches):
+                loader.release_workers()
+
 
 def build_loaders(
     cfg: TrainConfig,

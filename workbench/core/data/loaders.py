@@ -374,6 +374,18 @@ class DataLoaderBatches(_EpochOrder):
         """Samples per epoch."""
         return self._num_samples
 
+    def release_workers(self) -> None:
+        """Stop the worker processes now; the next epoch starts them again.
+
+        ``persistent_workers`` keeps them (hundreds of MB each) between epochs,
+        also after the run stops. ``DataLoader`` has no public call for this:
+        shut its iterator down as deleting the loader would.
+        """
+        iterator = getattr(self.loader, "_iterator", None)
+        if iterator is not None and hasattr(iterator, "_shutdown_workers"):
+            iterator._shutdown_workers()
+            self.loader._iterator = None
+
     def __len__(self) -> int:
         return math.ceil(self._num_samples / self.batch_size)
 

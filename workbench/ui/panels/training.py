@@ -316,8 +316,9 @@ class TrainingPanel(ConfigPanel):
         suffix = f" · {note}" if note else ""
         bar.setFormat(f"step {step:,} / {total:,}{suffix}")
 
-    def clear_progress(self) -> None:
-        """No run: an empty bar."""
+    def clear_progress(self, text: str = "idle") -> None:
+        """No run yet (or one preparing): an empty bar, no speed."""
         self._clock = None
         self.progress_bar.setValue(0)
-        self.progress_bar.setFormat("idle")
+        self.progress_bar.setFormat(text)
+        self.speed_label.setText("\u2013")
