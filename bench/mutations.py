@@ -622,4 +622,34 @@ MUTATIONS: list[Mutation] = [
         "            pass\n",
         ("tests/ui/test_window.py::test_a_new_run_starts_with_empty_progress",),
     ),
+    Mutation(
+        "text-file-called-corrupted",
+        "A file that is plainly no checkpoint (an image, a text) is named for what it is",
+        "workbench/core/checkpoints.py",
+        '        return "a text file"\n',
+        "        return None\n",
+        (
+            "tests/core/test_checkpoints.py::test_a_file_that_is_plainly_no_checkpoint_is_named_for_what_it_is",
+        ),
+    ),
+    Mutation(
+        "weights-only-advice-repeated",
+        "Error texts never repeat PyTorch's advice to load with weights_only=False",
+        "workbench/core/checkpoints.py",
+        '        detail = "" if "weights_only" in first_line else f": {first_line}"\n',
+        '        detail = f": {first_line}"\n',
+        (
+            "tests/core/test_checkpoints.py::test_an_unreadable_file_never_repeats_torchs_weights_only_advice",
+        ),
+    ),
+    Mutation(
+        "loaded-weights-lost-on-model-switch",
+        "Loaded weights are what the freeze tree and the Draw tab show, also after switching the architecture away and back",
+        "workbench/ui/main_window.py",
+        "                load_exact(model, loaded.state)  # the next run starts from these\n",
+        "                pass\n",
+        (
+            "tests/ui/test_window.py::test_loaded_weights_stay_what_the_reader_uses_after_a_model_switch",
+        ),
+    ),
 ]

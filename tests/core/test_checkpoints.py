@@ -94,7 +94,7 @@ def test_missing_empty_truncated_and_foreign_files(tmp_path, trained_run):
     with pytest.raises(CheckpointError, match="truncated or corrupted"):
         load_checkpoint(tmp_path / "cut.pt")
     (tmp_path / "text.pt").write_text("hello")
-    with pytest.raises(CheckpointError, match="truncated or corrupted"):
+    with pytest.raises(CheckpointError, match=r"text\.pt is a text file, not a"):
         load_checkpoint(tmp_path / "text.pt")
     torch.save({"weights": torch.zeros(2)}, tmp_path / "foreign.pt")
     with pytest.raises(CheckpointError, match="not a ptcore-workbench checkpoint"):
@@ -253,3 +253,33 @@ def test_a_checkpoint_with_the_old_dict_history_opens_typed(
     assert first.confusion is None
     assert second == trained_run.history.epochs[1]
     assert first.val_accuracy == trained_run.history.epochs[0].val_accuracy
+
+
+@pytest.mark.parametrize(
+    ("content", "kind"),
+    [
+        (b"\x89PNG\r\n\x1a\n" + bytes(64), "a PNG image"),
+        (b"\xff\xd8\xff\xe0" + bytes(64), "a JPEG image"),
+        (b"epoch,loss\n1,0.5\n", "a text file"),
+    ],
+)
+def test_a_file_that_is_plainly_no_checkpoint_is_named_for_what_it_is(
+    tmp_path, content, kind
+):
+    path = tmp_path / "picked.pt"
+    path.write_bytes(content)
+    with pytest.raises(CheckpointError) as caught:
+        load_checkpoint(path)
+    message = str(caught.value)
+    assert message.startswith(f"picked.pt is {kind}, not a checkpoint: open a .pt")
+    assert "weights_only" not in message
+
+
+def test_an_unreadable_file_never_repeats_torchs_weights_only_advice(tmp_path):
+    path = tmp_path / "noise.pt"
+    path.write_bytes(bytes(range(256)) * 4)  # binary, no known kind
+    with pytest.raises(CheckpointError) as caught:
+        load_checkpoint(path)
+    message = str(caught.value)
+    assert "is not a readable checkpoint" in message
+    assert "weights_only" not in message

@@ -198,7 +198,7 @@ def test_console_entry_point_runs_headless_without_traceback(tmp_path):
         timeout=120,
     )
     assert proc.returncode == 2
-    assert "not a readable checkpoint" in proc.stderr
+    assert "is a text file, not a checkpoint" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 

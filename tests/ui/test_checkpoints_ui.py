@@ -110,7 +110,7 @@ def test_opening_a_bad_file_shows_the_error(
     ):
         window.commands.open.trigger()
     assert error_dialogs.titles() == ["Could not open the checkpoint"]
-    assert "not a readable checkpoint" in error_dialogs.shown[0][1]
+    assert "is a text file, not a checkpoint" in error_dialogs.shown[0][1]
     assert window.current_run is None
     error_dialogs.shown.clear()
 

@@ -18,6 +18,7 @@ from workbench.core.events import (
     StepMetrics,
     TrainResult,
 )
+from workbench.core.models import build_model
 from workbench.ui import dialogs
 from workbench.ui.main_window import MainWindow
 from workbench.ui.panels.training import TrainingPanel
@@ -517,3 +518,27 @@ def test_a_new_run_starts_with_empty_progress(qtbot, window):
         assert panel.progress_bar.format() == "preparing…"
         assert panel.speed_label.text() == "\u2013"
     assert panel.progress_bar.value() == 4
+
+
+def test_loaded_weights_stay_what_the_reader_uses_after_a_model_switch(
+    qtbot, window, tmp_path
+):
+    source = build_model("mlp", 10, seed=21)
+    path = tmp_path / "mlp.pt"
+    torch.save(source.state_dict(), path)
+    assert window.files.load_weights(path)  # FAST is an mlp: an exact fit
+
+    def reader_has_the_file() -> bool:
+        state = window.draw_panel.predictor.model.state_dict()
+        return all(torch.equal(state[k], v) for k, v in source.state_dict().items())
+
+    assert reader_has_the_file()
+    assert window.draw_panel.source_label.text().startswith("Loaded weights from")
+    select = window.model_panel.model_combo
+    select.setCurrentIndex(select.findData("small-cnn"))
+    assert window.draw_panel.source_label.text().startswith("Untrained model")
+    select.setCurrentIndex(select.findData("mlp"))
+    assert reader_has_the_file()
+    tree = window.freeze_panel.model.state_dict()
+    assert all(torch.equal(tree[k], v) for k, v in source.state_dict().items())
+    assert window.draw_panel.source_label.text().startswith("Loaded weights from")

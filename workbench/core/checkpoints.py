@@ -171,11 +171,50 @@ def _read_untrusted(path: Path) -> Any:
                 "code when unpickled, and a checkpoint only needs tensors and plain "
                 f"values ({offender.strip().rstrip('.')}). Nothing in it was run."
             ) from exc
-        first_line = text.splitlines()[0] if text else type(exc).__name__
+        kind = _file_kind(path)
+        if kind is not None:
+            raise CheckpointError(
+                f"{path.name} is {kind}, not a checkpoint: open a .pt file saved "
+                "by the workbench (File > Save checkpoint, train --save) or by "
+                "torch.save"
+            ) from exc
+        # PyTorch's own text may advise weights_only=False, which this program
+        # never does: keep it out of the message.
+        first_line = text.splitlines()[0] if text else ""
+        detail = "" if "weights_only" in first_line else f": {first_line}"
         raise CheckpointError(
-            f"{path} is not a readable checkpoint (truncated or corrupted): "
-            f"{first_line}"
+            f"{path} is not a readable checkpoint (truncated or corrupted, or not "
+            f"written by torch.save){detail}"
         ) from exc
+
+
+# What a file that is not a checkpoint most often is, by its first bytes.
+_MAGIC = (
+    (b"\x89PNG", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+    (b"BM", "a BMP image"),
+    (b"%PDF", "a PDF document"),
+)
+
+
+def _file_kind(path: Path) -> str | None:
+    """ "a PNG image", "a text file", ... for files that are plainly no checkpoint."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(512)
+    except OSError:
+        return None
+    for magic, kind in _MAGIC:
+        if head.startswith(magic):
+            return kind
+    if b"\0" not in head:
+        try:
+            head.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        return "a text file"
+    return None
 
 
 def _check_crcs(path: Path) -> None:

@@ -550,8 +550,7 @@ class Session:
             summary = load_partial(offer.model, offer.state).summary()
         else:
             raise CheckpointError(
-                f"{offer.path.name} and {offer.model_key[0]} have nothing in "
-                f"common: {diff.summary()}"
+                f"{offer.path.name} and {offer.model_key[0]}: {diff.summary()}"
             )
         set_frozen(offer.model, frozen)
         self.reset()

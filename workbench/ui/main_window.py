@@ -28,6 +28,7 @@ from torch import nn
 
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.data import DATASET_INFO
+from workbench.core.doctor import load_exact
 from workbench.core.engine import TrainingRun
 from workbench.core.freezing import (
     FreezeError,
@@ -272,8 +273,10 @@ class MainWindow(QMainWindow):
         elif self._tree_key == key and self.freeze_panel.model is not None:
             model = self.freeze_panel.model
         else:
-            seed = self.training_panel.seed()
-            model = build_model(key[0], key[1], seed=seed)
+            model = build_model(key[0], key[1], seed=self.training_panel.seed())
+            loaded = self.controller.session.initial_weights
+            if run is None and loaded is not None and loaded.model_key == key:
+                load_exact(model, loaded.state)  # the next run starts from these
         if frozen is not None:
             try:
                 set_frozen(model, frozen)

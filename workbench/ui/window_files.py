@@ -121,8 +121,8 @@ class FileActions(QObject):
             dialogs.show_error(
                 w,
                 "The weights do not fit",
-                f"{offer.path.name} and {offer.model_key[0]} have nothing in common: "
-                f"{diff.summary()}.",
+                f"{offer.path.name} and {offer.model_key[0]}: {diff.summary()}. "
+                "Choose the architecture the file was saved from in the Model panel.",
                 "\n".join(diff.lines()),
             )
             return False

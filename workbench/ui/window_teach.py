@@ -67,12 +67,20 @@ class DrawTab(QObject):
         self.panel.set_reader(cfg.model, cfg.style_dataset, names)
         if run is None:
             model = w.freeze_panel.model
-            if model is not None:
-                self.panel.set_weights(
-                    snapshot_state(model),
-                    "Untrained model (fresh weights): train a run or open a "
-                    "checkpoint, then draw.",
+            loaded = self.controller.session.initial_weights
+            if model is None:
+                return
+            if loaded is not None and loaded.model_key == w.chosen_model_key():
+                source = (
+                    f"Loaded weights from {loaded.source} (the next run starts "
+                    "from them)"
                 )
+            else:
+                source = (
+                    "Untrained model (fresh weights): train a run or open a "
+                    "checkpoint, then draw."
+                )
+            self.panel.set_weights(snapshot_state(model), source)
         elif self.controller.state in (RunState.RUNNING, RunState.PAUSING):
             self._request_live_weights(force=True)
         elif self.controller.state is not RunState.PREPARING:
