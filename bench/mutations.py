@@ -652,4 +652,14 @@ MUTATIONS: list[Mutation] = [
             "tests/ui/test_window.py::test_loaded_weights_stay_what_the_reader_uses_after_a_model_switch",
         ),
     ),
+    Mutation(
+        "overlay-smoothed-differently",
+        "An overlaid past run is smoothed like the live curve, so the two compare",
+        "workbench/ui/overlay.py",
+        "        smoothing: float = LOSS_SMOOTHING,\n",
+        "        smoothing: float = 0.9,\n",
+        (
+            "tests/ui/test_runs_ui.py::test_an_overlaid_run_is_smoothed_like_the_live_curve",
+        ),
+    ),
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from workbench.core.runs import list_runs, read_events
@@ -62,3 +63,17 @@ def test_pause_and_freeze_changes_go_to_the_runs_events(qtbot, window):
         "hidden.3.weight",
         "hidden.3.bias",
     ]
+
+
+def test_an_overlaid_run_is_smoothed_like_the_live_curve(qtbot, window):
+    run_to_end(qtbot, window)
+    window.runs_tab.refresh()
+    window.runs_panel.select_ids([window.run_folder.id])
+    overlaid = [
+        n for n in window.overlay.curve_names() if window.loss_plot.has_series(n)
+    ]
+    assert len(overlaid) == 1
+    steps, smoothed = window.loss_plot.data(overlaid[0])
+    live_steps, live = window.loss_plot.data("smoothed")
+    np.testing.assert_array_equal(steps, live_steps)
+    np.testing.assert_allclose(smoothed, live, rtol=1e-6)

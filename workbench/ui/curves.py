@@ -12,10 +12,10 @@ import numpy as np
 from workbench.core import events as E
 from workbench.core.engine import MetricHistory
 from workbench.ui.overlay import RunOverlay
-from workbench.ui.plots import LivePlot, Smoother
+from workbench.ui.plots import LOSS_SMOOTHING, LivePlot, Smoother
 
 # Exponential smoothing of the loss curve per logged point (TensorBoard-style).
-SMOOTHING = 0.8
+SMOOTHING = LOSS_SMOOTHING
 
 
 class TrainingCurves:

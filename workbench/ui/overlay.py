@@ -19,7 +19,7 @@ from PySide6.QtCore import Qt
 
 from workbench.core.events import EpochMetrics
 from workbench.core.runs import METRICS_FILE, RunSummary, read_metrics
-from workbench.ui.plots import LivePlot, ema
+from workbench.ui.plots import LOSS_SMOOTHING, LivePlot, ema
 
 # Distinct from the live colours (blues for loss, orange/green for accuracy).
 PALETTE: tuple[tuple[int, int, int], ...] = (
@@ -72,7 +72,7 @@ def _finite_pairs(
     return xs, np.array([y for _, y in finite], dtype=float)
 
 
-def run_curves(run: RunSummary, smoothing: float = 0.9) -> RunCurves:
+def run_curves(run: RunSummary, smoothing: float = LOSS_SMOOTHING) -> RunCurves:
     """Read a run's metrics into overlay curves (a torn last line is skipped)."""
     metrics = read_metrics(run.folder)
     steps, losses = _finite_pairs((s.global_step, s.loss) for s in metrics["step"])
@@ -100,7 +100,11 @@ class RunOverlay:
     """
 
     def __init__(
-        self, loss_plot: LivePlot, accuracy_plot: LivePlot, *, smoothing: float = 0.9
+        self,
+        loss_plot: LivePlot,
+        accuracy_plot: LivePlot,
+        *,
+        smoothing: float = LOSS_SMOOTHING,
     ) -> None:
         self.loss_plot = loss_plot
         self.accuracy_plot = accuracy_plot

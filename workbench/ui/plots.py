@@ -366,6 +366,11 @@ def refresher() -> Refresher:
     return _refresher
 
 
+# How much the smoothed loss curve keeps of its past at each point
+# (TensorBoard-style): the live curve and overlaid past runs use the same.
+LOSS_SMOOTHING = 0.8
+
+
 def ema(values: np.ndarray, beta: float = 0.9) -> np.ndarray:
     """Bias-corrected exponential moving average (as TensorBoard smooths)."""
     return Smoother(beta).feed(values)
