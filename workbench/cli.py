@@ -209,7 +209,11 @@ def metrics_document(
 def cmd_train(args: argparse.Namespace) -> int:
     """Train headless with a progress bar; save and report as asked."""
     from workbench.core import events as E
-    from workbench.core.checkpoints import save_checkpoint
+    from workbench.core.checkpoints import (
+        config_of,
+        load_weights_file,
+        save_checkpoint,
+    )
     from workbench.core.engine import TrainControl
     from workbench.core.session import RunPrepared, Session, StartKind
 
@@ -228,9 +232,16 @@ def cmd_train(args: argparse.Namespace) -> int:
         for note in opened.notes:
             say(f"note: {note}")
         base = base or opened.run.config
-    cfg = config_from_args(args, _with_weights_model(args, base or C.TrainConfig()))
+    base = base or C.TrainConfig()
     if args.init_from:
-        say(_load_initial_weights(session, cfg, args))
+        # Read once: its architecture is the default, its weights the start.
+        state, payload = load_weights_file(args.init_from)
+        if payload is not None and not args.model:
+            base = base.replace(model=config_of(payload).model)
+        cfg = config_from_args(args, base)
+        say(_load_initial_weights(session, cfg, args, state))
+    else:
+        cfg = config_from_args(args, base)
     plan = session.plan(cfg)
     if args.resume:
         run = opened.run
@@ -410,22 +421,14 @@ def _stop_on_first_interrupt(control: Any) -> None:
         signal.signal(signal.SIGINT, handler)
 
 
-def _with_weights_model(args: argparse.Namespace, base: C.TrainConfig) -> C.TrainConfig:
-    """With --init-from a checkpoint, its architecture unless --model names one."""
-    from workbench.core.checkpoints import config_of, load_weights_file
-
-    if not args.init_from:
-        return base
-    _state, payload = load_weights_file(args.init_from)
-    return base.replace(model=config_of(payload).model) if payload else base
-
-
-def _load_initial_weights(session: Any, cfg: C.TrainConfig, args: Any) -> str:
+def _load_initial_weights(
+    session: Any, cfg: C.TrainConfig, args: Any, state: dict[str, Any]
+) -> str:
     """Make ``--init-from`` the next run's weights; the line saying what happened."""
     from workbench.core.checkpoints import CheckpointError
     from workbench.core.session import offer_weights
 
-    offer = offer_weights(args.init_from, cfg)
+    offer = offer_weights(args.init_from, cfg, state)
     diff = offer.diff
     if not diff.exact and not (diff.partial and args.init_partial):
         hint = " (add --init-partial to load what fits)" if diff.partial else ""

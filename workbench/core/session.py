@@ -207,8 +207,14 @@ def usable_here(cfg: TrainConfig) -> tuple[TrainConfig, list[str]]:
     return cfg, notes
 
 
-def offer_weights(path: str | Path, cfg: TrainConfig) -> WeightsOffer:
+def offer_weights(
+    path: str | Path,
+    cfg: TrainConfig,
+    state: dict[str, torch.Tensor] | None = None,
+) -> WeightsOffer:
     """Read a checkpoint or state_dict and compare it with ``cfg``'s model.
+
+    ``state``: the file's weights when the caller has read them already.
 
     Raises
     ------
@@ -216,7 +222,8 @@ def offer_weights(path: str | Path, cfg: TrainConfig) -> WeightsOffer:
         When the file cannot be read as weights.
     """
     path = Path(path)
-    state, _payload = load_weights_file(path)
+    if state is None:
+        state, _payload = load_weights_file(path)
     key = model_key(cfg)
     model = build_model(key[0], key[1], seed=cfg.seed)
     return WeightsOffer(path, model, state, compare_state(model, state), key)
