@@ -662,4 +662,26 @@ MUTATIONS: list[Mutation] = [
             "tests/ui/test_runs_ui.py::test_an_overlaid_run_is_smoothed_like_the_live_curve",
         ),
     ),
+    # --------------------------------------------------------- issue 12: lead
+    Mutation(
+        "partial-load-default-ignores-fit",
+        "Load what fits is not the default when fewer than half the tensors fit",
+        "workbench/ui/window_files.py",
+        "            load_by_default=not offer.mostly_unfit,\n",
+        "            load_by_default=True,\n",
+        (
+            "tests/ui/test_load_weights.py::test_cancel_is_the_default_when_almost_nothing_fits",
+        ),
+    ),
+    Mutation(
+        "no-switch-to-saved-architecture",
+        "Weights saved from another architecture offer to switch the model to it",
+        "workbench/core/session.py",
+        "        return self.saved_from\n",
+        "        return None\n",
+        (
+            "tests/ui/test_load_weights.py::test_weights_of_another_architecture_offer_to_switch_to_it",
+            "tests/core/test_session.py::test_weights_offer_names_the_checkpoints_own_architecture",
+        ),
+    ),
 ]

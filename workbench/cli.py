@@ -239,7 +239,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         if payload is not None and not args.model:
             base = base.replace(model=config_of(payload).model)
         cfg = config_from_args(args, base)
-        say(_load_initial_weights(session, cfg, args, state))
+        say(_load_initial_weights(session, cfg, args, state, payload))
     else:
         cfg = config_from_args(args, base)
     plan = session.plan(cfg)
@@ -422,16 +422,22 @@ def _stop_on_first_interrupt(control: Any) -> None:
 
 
 def _load_initial_weights(
-    session: Any, cfg: C.TrainConfig, args: Any, state: dict[str, Any]
+    session: Any,
+    cfg: C.TrainConfig,
+    args: Any,
+    state: dict[str, Any],
+    payload: dict[str, Any] | None,
 ) -> str:
     """Make ``--init-from`` the next run's weights; the line saying what happened."""
     from workbench.core.checkpoints import CheckpointError
     from workbench.core.session import offer_weights
 
-    offer = offer_weights(args.init_from, cfg, state)
+    offer = offer_weights(args.init_from, cfg, state, payload)
     diff = offer.diff
     if not diff.exact and not (diff.partial and args.init_partial):
         hint = " (add --init-partial to load what fits)" if diff.partial else ""
+        if offer.other_architecture:
+            hint = f" (it was saved from {offer.other_architecture}: drop --model)"
         raise CheckpointError(
             f"{args.init_from} does not fit this {args.model or 'model'}: "
             f"{diff.summary()}{hint}; " + "; ".join(diff.lines(limit=5))

@@ -292,6 +292,17 @@ def test_init_partial_loads_what_fits_and_says_so(tmp_path, capsys):
             assert torch.equal(state[name], tensor), name
 
 
+def test_init_from_another_architecture_says_which_it_was_saved_from(tmp_path, capsys):
+    ckpt = tmp_path / "mlp.pt"
+    assert (
+        _train(tmp_path, "--model", "mlp", "--max-steps", "1", "--save", str(ckpt)) == 0
+    )
+    capsys.readouterr()
+    code = _train(tmp_path, "--init-from", str(ckpt), "--model", "small-cnn")
+    assert code == 2
+    assert "it was saved from mlp: drop --model" in capsys.readouterr().err
+
+
 def test_a_killed_command_line_run_leaves_a_resumable_folder(tmp_path, runs_root):
     import os
     import signal

@@ -228,6 +228,38 @@ def test_weights_with_nothing_in_common_are_refused(tmp_path):
     assert session.initial_weights is None
 
 
+def test_weights_offer_names_the_checkpoints_own_architecture(
+    stopped_session, tmp_path
+):
+    path = save_checkpoint(tmp_path / "mlp.pt", stopped_session.run)  # an mlp
+    offer = offer_weights(path, QUICK.replace(model="small-cnn"))
+    assert offer.saved_from == "mlp"
+    assert offer.other_architecture == "mlp"  # switch to it rather than load a part
+    assert offer.diff.fit_fraction == pytest.approx(1 / 26)  # the head.bias
+    assert offer.mostly_unfit
+    same = offer_weights(path, QUICK)
+    assert same.diff.exact
+    assert same.other_architecture is None
+    bare = tmp_path / "bare.pt"
+    torch.save(stopped_session.run.model.state_dict(), bare)  # no config to read
+    assert offer_weights(bare, QUICK.replace(model="cnn")).other_architecture is None
+
+
+def test_a_file_where_one_of_six_tensors_fits_is_mostly_unfit(tmp_path):
+    # The size-10 bias of the head fits; nothing else does.
+    torch.save(
+        {"head.bias": torch.zeros(10), "x.weight": torch.zeros(3)}, tmp_path / "f"
+    )
+    offer = offer_weights(tmp_path / "f", QUICK)
+    assert offer.diff.partial
+    assert offer.diff.fit_fraction == pytest.approx(1 / 6)
+    assert offer.mostly_unfit
+    letters = tmp_path / "letters.pt"
+    torch.save(build_model("mlp", 26).state_dict(), letters)  # only the head differs
+    assert offer_weights(letters, QUICK).diff.fit_fraction == pytest.approx(4 / 6)
+    assert not offer_weights(letters, QUICK).mostly_unfit
+
+
 def test_fine_tuning_needs_a_run():
     with pytest.raises(ConfigError, match="train a run or open a checkpoint"):
         Session(origin="test").plan_fine_tune(epochs=1, replay=0)

@@ -81,11 +81,12 @@ def _no_blocking_questions(monkeypatch: pytest.MonkeyPatch) -> None:
     Tests that expect a question replace these with their own answer.
     """
 
-    def unexpected(*args: Any) -> Any:
+    def unexpected(*args: Any, **_options: Any) -> Any:
         raise AssertionError(f"unexpected modal question: {args[1:3]}")
 
     monkeypatch.setattr(dialogs, "ask_resume", unexpected)
     monkeypatch.setattr(dialogs, "confirm_partial_load", unexpected)
+    monkeypatch.setattr(dialogs, "ask_switch_architecture", unexpected)
     monkeypatch.setattr(dialogs, "get_text", unexpected)
     monkeypatch.setattr(dialogs, "confirm", unexpected)
 

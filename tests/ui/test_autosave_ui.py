@@ -157,7 +157,7 @@ def test_load_weights_with_another_head_keeps_the_rest(
     torch.save(source.state_dict(), path)  # a plain state_dict, as tutorials save
     asked = []
 
-    def confirm(parent, title, summary, details):
+    def confirm(parent, title, summary, details, **options):
         asked.append((summary, details))
         return True
 

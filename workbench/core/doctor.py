@@ -94,6 +94,12 @@ class StateDiff:
         return bool(self.matched) and not self.exact
 
     @property
+    def fit_fraction(self) -> float:
+        """The share of the model's tensors that would load (1.0 when exact)."""
+        total = len(self.matched) + len(self.missing) + len(self.mismatched)
+        return len(self.matched) / total if total else 0.0
+
+    @property
     def not_loaded(self) -> tuple[str, ...]:
         """The model's tensors a partial load leaves to be reinitialised."""
         return tuple(sorted(self.missing + tuple(m.name for m in self.mismatched)))

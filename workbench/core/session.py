@@ -140,6 +140,10 @@ class Opened:
     evaluation: E.Evaluation | None
 
 
+# Below this share of the model's tensors, "load what fits" is not the default.
+MOSTLY_FITS = 0.5
+
+
 @dataclass(frozen=True)
 class WeightsOffer:
     """A weights file compared with a fresh model of the chosen architecture."""
@@ -149,6 +153,19 @@ class WeightsOffer:
     state: dict[str, torch.Tensor]
     diff: StateDiff
     model_key: tuple[str, int]
+    saved_from: str | None = None  # the architecture a checkpoint names
+
+    @property
+    def other_architecture(self) -> str | None:
+        """The file's own architecture when it is not the chosen one and fits badly."""
+        if self.diff.exact or self.saved_from in (None, self.model_key[0]):
+            return None
+        return self.saved_from
+
+    @property
+    def mostly_unfit(self) -> bool:
+        """Fewer than half of the model's tensors would load: loading misleads."""
+        return not self.diff.exact and self.diff.fit_fraction < MOSTLY_FITS
 
 
 @dataclass(frozen=True)
@@ -211,10 +228,12 @@ def offer_weights(
     path: str | Path,
     cfg: TrainConfig,
     state: dict[str, torch.Tensor] | None = None,
+    payload: dict[str, Any] | None = None,
 ) -> WeightsOffer:
     """Read a checkpoint or state_dict and compare it with ``cfg``'s model.
 
-    ``state``: the file's weights when the caller has read them already.
+    ``state`` and ``payload``: the file's weights and checkpoint when the
+    caller has read them already (``load_weights_file``).
 
     Raises
     ------
@@ -223,10 +242,21 @@ def offer_weights(
     """
     path = Path(path)
     if state is None:
-        state, _payload = load_weights_file(path)
+        state, payload = load_weights_file(path)
     key = model_key(cfg)
     model = build_model(key[0], key[1], seed=cfg.seed)
-    return WeightsOffer(path, model, state, compare_state(model, state), key)
+    diff = compare_state(model, state)
+    return WeightsOffer(path, model, state, diff, key, _saved_architecture(payload))
+
+
+def _saved_architecture(payload: dict[str, Any] | None) -> str | None:
+    """The model a checkpoint was saved from (None: a bare state_dict)."""
+    if payload is None:
+        return None
+    try:
+        return config_of(payload).model
+    except CheckpointError:
+        return None
 
 
 class Session:

@@ -97,9 +97,17 @@ def ask_resume(parent: QWidget | None, title: str, text: str) -> str:
 
 
 def confirm_partial_load(
-    parent: QWidget | None, title: str, summary: str, details: str
+    parent: QWidget | None,
+    title: str,
+    summary: str,
+    details: str,
+    *,
+    load_by_default: bool = True,
 ) -> bool:
-    """Ask before loading only the tensors that fit; ``details`` lists them all."""
+    """Ask before loading only the tensors that fit; ``details`` lists them all.
+
+    ``load_by_default``: False when so little fits that Enter should cancel.
+    """
     box = QMessageBox(QMessageBox.Icon.Warning, title, summary, parent=parent)
     box.setObjectName("partialLoadDialog")
     box.setInformativeText(
@@ -108,10 +116,38 @@ def confirm_partial_load(
     )
     box.setDetailedText(details)
     load = box.addButton("Load what fits", QMessageBox.ButtonRole.AcceptRole)
-    box.addButton(QMessageBox.StandardButton.Cancel)
-    box.setDefaultButton(load)
+    cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+    box.setDefaultButton(load if load_by_default else cancel)
     box.exec()
     return box.clickedButton() is load
+
+
+def ask_switch_architecture(
+    parent: QWidget | None, text: str, details: str, *, can_load_partly: bool
+) -> str:
+    """The weights were saved from another model: "switch", "partial" or "cancel".
+
+    Switching is the default; loading what fits is offered only when it can.
+    """
+    box = QMessageBox(
+        QMessageBox.Icon.Question,
+        "The weights are from another model",
+        text,
+        parent=parent,
+    )
+    box.setObjectName("switchArchitectureDialog")
+    box.setDetailedText(details)
+    switch = box.addButton("Switch the model", QMessageBox.ButtonRole.AcceptRole)
+    partial = None
+    if can_load_partly:
+        partial = box.addButton("Load what fits", QMessageBox.ButtonRole.ActionRole)
+    box.addButton(QMessageBox.StandardButton.Cancel)
+    box.setDefaultButton(switch)
+    box.exec()
+    clicked = box.clickedButton()
+    if clicked is switch:
+        return "switch"
+    return "partial" if partial is not None and clicked is partial else "cancel"
 
 
 def get_text(

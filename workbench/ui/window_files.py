@@ -18,7 +18,7 @@ from PySide6.QtGui import QAction
 from workbench.core.checkpoints import CheckpointError, save_checkpoint
 from workbench.core.config import ConfigError, load_config, save_config
 from workbench.core.runs import interrupted_runs, read_metrics
-from workbench.core.session import Opened, StartKind, offer_weights
+from workbench.core.session import Opened, StartKind, WeightsOffer, offer_weights
 from workbench.ui import dialogs, window_state
 from workbench.ui.run_controller import RunController, RunState
 
@@ -116,6 +116,24 @@ class FileActions(QObject):
         except (CheckpointError, ConfigError) as exc:
             w.show_error("Could not load the weights", exc)
             return False
+        other = offer.other_architecture
+        if other is not None:
+            answer = dialogs.ask_switch_architecture(
+                w,
+                f"{offer.path.name} holds weights for {other}; the Model panel "
+                f"chooses {offer.model_key[0]} ({offer.diff.summary()}). Switch "
+                f"the model to {other}?",
+                "\n".join(offer.diff.lines()),
+                can_load_partly=offer.diff.partial,
+            )
+            if answer == "cancel":
+                w.set_status("Load weights cancelled")
+                return False
+            if answer == "switch":
+                w.apply_config(w.current_config().replace(model=other, frozen=()))
+                offer = offer_weights(path, w.current_config(), offer.state)
+            elif not offer.diff.exact:  # "partial": already confirmed
+                return self._accept(offer)
         diff = offer.diff
         if not diff.exact and not diff.partial:
             dialogs.show_error(
@@ -127,10 +145,18 @@ class FileActions(QObject):
             )
             return False
         if not diff.exact and not dialogs.confirm_partial_load(
-            w, "The weights fit only in part", diff.summary(), "\n".join(diff.lines())
+            w,
+            "The weights fit only in part",
+            diff.summary(),
+            "\n".join(diff.lines()),
+            load_by_default=not offer.mostly_unfit,
         ):
             w.set_status("Load weights cancelled")
             return False
+        return self._accept(offer)
+
+    def _accept(self, offer: WeightsOffer) -> bool:
+        w = self.window
         model, weights = self.controller.session.accept_weights(offer, w.frozen_mask())
         w.clear_run_views()
         w.training_panel.clear_progress()
