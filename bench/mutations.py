@@ -684,4 +684,15 @@ MUTATIONS: list[Mutation] = [
             "tests/core/test_session.py::test_weights_offer_names_the_checkpoints_own_architecture",
         ),
     ),
+    Mutation(
+        "borrowed-settings-kept",
+        "After a fine-tune or a reproduction the panels show the user's own settings again",
+        "workbench/ui/run_view.py",
+        "        self.give_back_settings()\n        self._compile_timer.stop()\n",
+        "        self._compile_timer.stop()\n",
+        (
+            "tests/ui/test_user_settings.py::test_a_fine_tune_gives_the_users_settings_back",
+            "tests/ui/test_user_settings.py::test_a_reproduction_gives_the_users_settings_back",
+        ),
+    ),
 ]

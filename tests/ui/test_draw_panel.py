@@ -238,7 +238,7 @@ def test_teach_loop_add_relabel_delete_and_fine_tune(qtbot, window, error_dialog
     run = window.current_run
     assert run.config.dataset == "my-digits"
     assert run.config.base_dataset == "digits"
-    assert window.data_panel.dataset() == "my-digits"
+    assert window.data_panel.dataset() == "digits"  # the user's settings are back
     assert sorted(run.config.frozen) == sorted(frozen_before)  # all but the head
     before, after, frozen = panel.fine_tune_report
     assert before.mine_count == after.mine_count == 39

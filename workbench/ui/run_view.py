@@ -39,6 +39,8 @@ class RunView(QObject):
         self.window = window
         self.controller = controller
         self.run_config: TrainConfig | None = None
+        # The user's settings while a fine-tune or reproduction shows its own.
+        self.borrowed_from: TrainConfig | None = None
         self._status_at = 0.0
         self._compile_started_at: float | None = None
         self._compile_timer = QTimer(self)
@@ -204,8 +206,22 @@ class RunView(QObject):
         if not self.controller.closing:
             dialogs.show_error(self, "Training failed", message, details)
 
+    def borrow_settings(self) -> None:
+        """A fine-tune or reproduction shows its settings; the user's return after."""
+        try:
+            self.borrowed_from = self.window.current_config()
+        except ConfigError:  # nothing valid to give back
+            self.borrowed_from = None
+
+    def give_back_settings(self) -> None:
+        """Show the user's own settings again (the borrowing run ended or never ran)."""
+        cfg, self.borrowed_from = self.borrowed_from, None
+        if cfg is not None:
+            self.window.apply_config(cfg)
+
     @Slot(object)
     def _on_controller_run_finished(self, finished: Finished) -> None:
+        self.give_back_settings()
         self._compile_timer.stop()
         self._compile_started_at = None
         run = self.window.current_run

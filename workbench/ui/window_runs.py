@@ -74,11 +74,13 @@ class RunsTab(QObject):
         except ConfigError as exc:
             w.show_error("Cannot reproduce this run", exc)
             return
+        w.run_view.borrow_settings()
         w.reset_run()
         w.apply_config(cfg)
         w.start()
         if self.controller.state is RunState.IDLE:  # the start was refused
             self.controller.session.reproducing = None
+            w.run_view.give_back_settings()
             return
         self.panel.show_message(f"Reproducing {run.title}…")
 

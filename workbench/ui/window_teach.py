@@ -160,11 +160,13 @@ class DrawTab(QObject):
                 "Draw digits on the canvas and add them with 'Add to my digits' first.",
             )
             return
+        w.run_view.borrow_settings()  # before the plan freezes all but the head
         try:
             plan, notes = self.controller.session.plan_fine_tune(
                 epochs=epochs, replay=replay
             )
         except ConfigError as exc:
+            w.run_view.give_back_settings()
             w.show_error("Cannot fine-tune this model", exc)
             return
         w.freeze_panel.refresh_checks()  # the plan may have frozen all but the head
