@@ -695,4 +695,14 @@ MUTATIONS: list[Mutation] = [
             "tests/ui/test_user_settings.py::test_a_reproduction_gives_the_users_settings_back",
         ),
     ),
+    Mutation(
+        "reader-misses-loaded-weights",
+        "Loaded weights are what the Draw tab reads with, at once, in every state",
+        "workbench/ui/window_files.py",
+        '        w.set_notes([f"Next run starts from {weights.source}: {weights.summary}."])\n        w.draw_tab.refresh_reader()\n',
+        '        w.set_notes([f"Next run starts from {weights.source}: {weights.summary}."])\n',
+        (
+            "tests/ui/test_load_weights.py::test_the_draw_tab_reads_with_loaded_weights_at_once",
+        ),
+    ),
 ]

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from workbench.core.checkpoints import save_checkpoint
+from workbench.core.models import build_model
 from workbench.ui import dialogs
 
 from .helpers import FAST, run_to_end
@@ -86,3 +87,23 @@ def test_cancel_is_the_default_when_almost_nothing_fits(
     )
     assert not window.files.load_weights(letters)
     assert defaults == [False, True]
+
+
+@pytest.mark.parametrize("before", ["fresh window", "after a run", "after New run"])
+def test_the_draw_tab_reads_with_loaded_weights_at_once(
+    qtbot, window, tmp_path, before
+):
+    window.apply_config(FAST.replace(model="small-cnn"))
+    if before != "fresh window":
+        run_to_end(qtbot, window)
+    if before == "after New run":
+        window.reset_run()
+    source = build_model("small-cnn", 10, seed=99).state_dict()
+    path = tmp_path / "weights.pt"
+    torch.save(source, path)
+    window.tabs.setCurrentWidget(window.draw_page)  # the reader is on show
+    assert window.files.load_weights(path)
+    panel = window.draw_panel
+    assert panel.source_label.text().startswith("Loaded weights from weights.pt")
+    reader = panel.predictor.model.state_dict()
+    assert all(torch.equal(reader[k], v) for k, v in source.items())
