@@ -705,4 +705,14 @@ MUTATIONS: list[Mutation] = [
             "tests/ui/test_load_weights.py::test_the_draw_tab_reads_with_loaded_weights_at_once",
         ),
     ),
+    Mutation(
+        "recompile-hidden",
+        "torch.compile's recompile for an epoch's last, partial batch is said and kept out of images/s",
+        "workbench/core/engine.py",
+        "            compiling = cfg.compile and len(x) not in compiled_sizes\n",
+        "            compiling = cfg.compile and not compiled_sizes\n",
+        (
+            "tests/core/test_engine.py::test_compile_in_place_keeps_clean_keys_and_reports_compile_time",
+        ),
+    ),
 ]

@@ -317,6 +317,13 @@ def test_compile_status_shows_elapsed_then_the_compile_time(qtbot, window):
     window.controller.event.emit(CompileFinished(12.3))
     assert "12.3 s" in window.speed_panel.compile_label.text()
     assert "compiling" not in window.status_label.text()
+    # The epoch's last, smaller batch compiles again: said, not hidden.
+    window.controller.event.emit(CompileStarted(16, first=False))
+    assert "again for a batch of 16" in window.status_label.text()
+    window.controller.event.emit(CompileFinished(4.5, 16, first=False))
+    notes = window.training_panel.notes_label.text()
+    assert "compiled again for a batch of 16 (4.5 s, not counted in images/s)" in notes
+    assert "12.3 s" in window.speed_panel.compile_label.text()  # the first one's
 
 
 def test_settings_and_config_persist(qtbot, tmp_path):

@@ -326,7 +326,7 @@ def iter_fit(
     epoch_stats = _Interval(device)
     step_times: list[float] = []
     compile_seconds = 0.0
-    needs_compile = cfg.compile
+    compiled_sizes: set[int] = set()  # batch sizes torch.compile has traced
     train_seconds = 0.0
     train_samples = 0
     run_started = time.perf_counter()
@@ -362,8 +362,12 @@ def iter_fit(
                 if not run.optimizer.param_groups[0]["params"]:
                     raise TrainingError(_ALL_FROZEN)
                 train_mode(model)
-            if needs_compile:
-                yield CompileStarted()
+            # A batch size not traced yet recompiles (the first step, and an
+            # epoch's last partial batch): say so, and keep it out of the speed.
+            compiling = cfg.compile and len(x) not in compiled_sizes
+            first_compile = not compiled_sizes
+            if compiling:
+                yield CompileStarted(len(x), first_compile)
                 mark = time.perf_counter()
             run.optimizer.zero_grad(set_to_none=True)
             with autocast_context(cfg.precision, device):
@@ -377,14 +381,18 @@ def iter_fit(
             run.global_step += 1
             run.batch_in_epoch += 1
             epoch_stats.add(loss, logits, y)
-            if needs_compile:
-                # Also compile the eval graph now, so validation does not stall later.
-                evaluate_one_batch(run)
+            if compiling:
+                if first_compile:
+                    # Also compile the eval graph now: validation does not stall later.
+                    evaluate_one_batch(run)
                 _sync(device)
-                compile_seconds = time.perf_counter() - mark
-                needs_compile = False
-                yield CompileFinished(compile_seconds)
+                seconds = time.perf_counter() - mark
+                compiled_sizes.add(len(x))
+                compile_seconds += seconds
+                yield CompileFinished(seconds, len(x), first_compile)
                 mark = time.perf_counter()
+                if run.finished:
+                    break
                 continue
             interval.add(loss, logits, y)
             is_log_step = run.global_step % run.log_every == 0 or run.finished
@@ -434,17 +442,21 @@ def iter_fit(
         val_accuracy=val_acc,
         images_per_s=train_samples / train_seconds if train_seconds else math.nan,
         seconds=time.perf_counter() - run_started,
-        compile_seconds=_compile_overhead(compile_seconds, step_seconds),
+        compile_seconds=_compile_overhead(
+            compile_seconds, len(compiled_sizes), step_seconds
+        ),
         step_seconds=step_seconds,
     )
 
 
-def _compile_overhead(first_step_seconds: float, step_seconds: float) -> float:
-    """What compiling added to the first step, beyond a steady step."""
-    if first_step_seconds == 0.0:
+def _compile_overhead(
+    compiling_seconds: float, compiled_steps: int, step_seconds: float
+) -> float:
+    """What compiling added to the steps that compiled, beyond steady steps."""
+    if compiled_steps == 0:
         return 0.0
     steady = 0.0 if math.isnan(step_seconds) else step_seconds
-    return max(first_step_seconds - steady, 0.0)
+    return max(compiling_seconds - compiled_steps * steady, 0.0)
 
 
 def _sync(device: torch.device) -> None:

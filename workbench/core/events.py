@@ -62,14 +62,23 @@ class Notice:
 
 @dataclass(frozen=True, slots=True)
 class CompileStarted:
-    """``torch.compile`` is tracing the first step; it can take many seconds."""
+    """``torch.compile`` is tracing a step; it can take many seconds.
+
+    ``batch_size``: the batch it compiles for. The first step compiles; a
+    batch of another size (an epoch's last, partial batch) compiles again.
+    """
+
+    batch_size: int = 0
+    first: bool = True
 
 
 @dataclass(frozen=True, slots=True)
 class CompileFinished:
-    """The first compiled step is done; ``seconds`` is what compiling cost."""
+    """A compiled step is done; ``seconds``: what that step took, compiling included."""
 
     seconds: float
+    batch_size: int = 0
+    first: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,8 @@ from workbench.ui.run_controller import RunController, RunState
 
 log = logging.getLogger(__name__)
 
+FIRST_STEP = "the first step"
+
 
 class RunView(QObject):
     """Shows the run's events in ``window`` (a MainWindow, typed Any: it imports this).
@@ -43,6 +45,7 @@ class RunView(QObject):
         self.borrowed_from: TrainConfig | None = None
         self._status_at = 0.0
         self._compile_started_at: float | None = None
+        self._compiling = ""  # what torch.compile traces now
         self._compile_timer = QTimer(self)
         self._compile_timer.setInterval(250)
         self._compile_timer.timeout.connect(self._on_compile_timer_timeout)
@@ -121,8 +124,13 @@ class RunView(QObject):
         log.info("%s", ev.message)
         self.window.add_note(ev.message)
 
-    def _on_compile_started(self, _ev: E.CompileStarted) -> None:
+    def _on_compile_started(self, ev: E.CompileStarted) -> None:
         self._compile_started_at = time.monotonic()
+        self._compiling = (
+            FIRST_STEP
+            if ev.first
+            else f"again for a batch of {ev.batch_size:,} (the epoch's last)"
+        )
         self._compile_timer.start()
         self._on_compile_timer_timeout()
 
@@ -132,15 +140,23 @@ class RunView(QObject):
             return
         elapsed = time.monotonic() - self._compile_started_at
         self.window.set_status(
-            f"compiling… {elapsed:.0f} s (torch.compile traces the first step)"
+            f"compiling… {elapsed:.0f} s (torch.compile traces {self._compiling})"
         )
-        self.window.speed_panel.show_compiling(elapsed)
+        if self._compiling == FIRST_STEP:  # the speed panel reports the first only
+            self.window.speed_panel.show_compiling(elapsed)
 
     def _on_compile_finished(self, ev: E.CompileFinished) -> None:
         self._compile_timer.stop()
         self._compile_started_at = None
-        self._measure(compile_s=ev.seconds)
-        self.window.set_status(f"Compiled in {ev.seconds:.1f} s; training")
+        if ev.first:
+            self._measure(compile_s=ev.seconds)
+            self.window.set_status(f"Compiled in {ev.seconds:.1f} s; training")
+        else:
+            self.window.add_note(
+                f"torch.compile compiled again for a batch of {ev.batch_size:,} "
+                f"({ev.seconds:.1f} s, not counted in images/s); a batch size that "
+                "divides the training set avoids it"
+            )
         self.window.training_panel.restart_eta()  # ETA from steady steps only
 
     def _on_step(self, ev: E.StepMetrics) -> None:
