@@ -598,7 +598,7 @@ MUTATIONS: list[Mutation] = [
         "mask-change-not-recorded",
         "A run whose freeze mask changed mid-run is refused by Reproduce, with that reason",
         "workbench/core/session.py",
-        '                self.folder.record_change("frozen")\n',
+        "                self.folder.record_mask_change(self.run.global_step, frozen)\n",
         "                pass\n",
         (
             "tests/core/test_session.py::test_a_run_whose_mask_changed_mid_run_is_not_reproduced_from_its_config",

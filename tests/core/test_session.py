@@ -303,6 +303,10 @@ def test_a_run_whose_mask_changed_mid_run_is_not_reproduced_from_its_config():
     folder = session.folder
     assert folder.info()["status"] == "finished"
     assert "frozen" in folder.info()["changed_on_resume"]
+    # run.json says how it trained: from step 3 on, the first layer was frozen.
+    assert folder.info()["mask_changes"] == [
+        {"step": 3, "frozen": ["hidden.1.weight", "hidden.1.bias"]}
+    ]
     assert [e["kind"] for e in read_events(folder)] == ["start", "freeze", "finish"]
     with pytest.raises(ConfigError, match="changed its freeze mask while it trained"):
         Session(origin="test").reproduce(folder)

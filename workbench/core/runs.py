@@ -203,11 +203,12 @@ class RunFolder:
             status="running", pid=os.getpid(), host=socket.gethostname(), **fields
         )
 
-    def record_change(self, *names: str) -> None:
-        """Settings that changed after the run began (the freeze mask mid-run)."""
+    def record_mask_change(self, step: int, frozen: list[str]) -> None:
+        """The freeze mask changed before ``step + 1``: run.json says how it trained."""
         info = self.info()
-        changed = set(info.get("changed_on_resume") or []) | set(names)
-        self.update(changed_on_resume=sorted(changed))
+        changes = [*(info.get("mask_changes") or []), {"step": step, "frozen": frozen}]
+        changed = sorted(set(info.get("changed_on_resume") or []) | {"frozen"})
+        self.update(changed_on_resume=changed, mask_changes=changes)
 
     def save(self, run: TrainingRun) -> Path:
         """Write the run's checkpoint and record how far it got."""

@@ -500,9 +500,9 @@ class Session:
         be reproduced from it (``original_config`` says so).
         """
         self.log("freeze", frozen=frozen)
-        if self.folder is not None:
+        if self.folder is not None and self.run is not None:
             try:
-                self.folder.record_change("frozen")
+                self.folder.record_mask_change(self.run.global_step, frozen)
             except OSError:
                 pass  # the ledger line above is the record; a full disk says so
 
