@@ -243,6 +243,12 @@ class LivePlot(pg.PlotWidget):
             view.sigResized.connect(self._on_view_resized)
             self._on_view_resized(view)
         self._hint.setText(text)
+        # Centre each line, not only the block (the text width is its widest line).
+        document = self._hint.textItem.document()
+        option = document.defaultTextOption()
+        option.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+        document.setDefaultTextOption(option)
+        self._hint.textItem.setTextWidth(document.idealWidth())
         self._update_hint()
 
     def empty_hint(self) -> str:
