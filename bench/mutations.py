@@ -715,4 +715,93 @@ MUTATIONS: list[Mutation] = [
             "tests/core/test_engine.py::test_compile_in_place_keeps_clean_keys_and_reports_compile_time",
         ),
     ),
+    # --------------------------------------------------------- issue 12: plots
+    Mutation(
+        "smoothing-control-new-points-only",
+        "Changing the loss smoothing smooths every point of the live curve anew, not only later ones",
+        "workbench/ui/curves.py",
+        '            self.loss_plot.replace("smoothed", steps, self._smoother.feed(losses))\n',
+        "            self._smoother.feed(losses)\n",
+        (
+            "tests/ui/test_curves.py::test_the_smoothing_control_smooths_every_point_anew_and_is_remembered",
+            "tests/ui/test_runs_ui.py::test_the_smoothing_control_resmooths_the_live_and_the_overlaid_curves",
+        ),
+    ),
+    Mutation(
+        "smoothing-control-skips-overlay",
+        "Changing the loss smoothing re-smooths every overlaid past run too, so they still compare",
+        "workbench/ui/overlay.py",
+        "            self.loss_plot.replace(name, curves.loss_steps, self._smoothed(curves))\n",
+        "            pass\n",
+        (
+            "tests/ui/test_runs_ui.py::test_the_smoothing_control_resmooths_the_live_and_the_overlaid_curves",
+        ),
+    ),
+    Mutation(
+        "new-run-keeps-old-axes",
+        "A new run's plots range over its own points, not the previous run's (even after a zoom)",
+        "workbench/ui/plots.py",
+        "        self.enableAutoRange()\n",
+        "        pass\n",
+        ("tests/ui/test_curves.py::test_a_new_run_gets_axes_for_its_own_points",),
+    ),
+    Mutation(
+        "empty-plot-no-start-hint",
+        "An empty loss plot says how to start training, until its first point and again after a clear",
+        "workbench/ui/plots.py",
+        "            self._hint.setVisible(not any(s.n for s in self._series.values()))\n",
+        "            self._hint.setVisible(False)\n",
+        ("tests/ui/test_curves.py::test_the_empty_loss_plot_says_how_to_start",),
+    ),
+    Mutation(
+        "lone-point-invisible",
+        "A curve with a single point shows it (a dot), not nothing",
+        "workbench/ui/plots.py",
+        "            lone = s.n == 1 and s.symbol is None\n",
+        "            lone = False\n",
+        ("tests/ui/test_curves.py::test_a_lone_point_is_drawn",),
+    ),
+    Mutation(
+        "axis-scale-factor",
+        'Plot axes never say "(x0.001)": tiny losses and norms read as they are',
+        "workbench/ui/plots.py",
+        "        plot.getAxis(name).enableAutoSIPrefix(False)\n",
+        "        plot.getAxis(name).enableAutoSIPrefix(True)\n",
+        (
+            "tests/ui/test_curves.py::test_axes_show_no_scale_factor",
+            "tests/ui/test_health_panel.py::test_health_axes_show_no_scale_factor",
+        ),
+    ),
+    Mutation(
+        "class-accuracy-labels-overlap",
+        "The per-class accuracy values never run into each other, at any width of the tab",
+        "workbench/ui/class_accuracy.py",
+        "            if widest + self.LABEL_GAP <= pitch:\n",
+        "            if True:\n",
+        (
+            "tests/ui/test_class_accuracy.py::test_value_labels_never_overlap",
+            "tests/ui/test_class_accuracy.py::test_labels_follow_the_width",
+        ),
+    ),
+    Mutation(
+        "health-legend-over-curves",
+        "Layer health names every layer beside its plots, with no legend box over the curves (the head's)",
+        "workbench/ui/panels/health.py",
+        "            legend_offset=None,  # the layer list names the curves\n",
+        "            legend_offset=(-10, 10),\n",
+        (
+            "tests/ui/test_health_panel.py::test_every_layer_is_named_and_no_legend_covers_the_head",
+        ),
+    ),
+    Mutation(
+        "status-val-loss-nan",
+        'The status line after an epoch without a validation loss leaves it out, never "val loss nan"',
+        "workbench/ui/formatting.py",
+        "    if math.isfinite(loss):\n",
+        "    if True:\n",
+        (
+            "tests/ui/test_epoch_status.py::test_validation_summary_leaves_out_what_was_not_measured",
+            "tests/ui/test_epoch_status.py::test_an_epoch_without_validation_loss_never_shows_nan",
+        ),
+    ),
 ]

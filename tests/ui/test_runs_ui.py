@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from PySide6.QtWidgets import QDoubleSpinBox, QSlider
 
 from workbench.core.runs import list_runs, read_events
 
-from .helpers import FAST, run_to_end
+from .helpers import FAST, bias_corrected_average, run_to_end
 
 pytestmark = pytest.mark.gui
 
@@ -77,3 +78,40 @@ def test_an_overlaid_run_is_smoothed_like_the_live_curve(qtbot, window):
     live_steps, live = window.loss_plot.data("smoothed")
     np.testing.assert_array_equal(steps, live_steps)
     np.testing.assert_allclose(smoothed, live, rtol=1e-6)
+
+
+def test_the_smoothing_control_resmooths_the_live_and_the_overlaid_curves(
+    qtbot, window
+):
+    run_to_end(qtbot, window)
+    window.runs_tab.refresh()
+    window.runs_panel.select_ids([window.run_folder.id])
+    (overlaid,) = [
+        n for n in window.overlay.curve_names() if window.loss_plot.has_series(n)
+    ]
+    page = window.curves.build_page()  # the lead puts it in the window's tab
+    qtbot.addWidget(page)
+    page.show()
+    spin = page.findChild(QDoubleSpinBox, "smoothingSpin")
+    slider = page.findChild(QSlider, "smoothingSlider")
+    _, raw = window.loss_plot.data("loss")
+    for beta, control, value in ((0.3, spin, 0.3), (0.95, slider, 95)):
+        control.setValue(value)
+        expected = bias_corrected_average(raw, beta)
+        for name in ("smoothed", overlaid):  # drawn, not only kept
+            window.loss_plot.refresh()
+            (item,) = [
+                i
+                for i in window.loss_plot.getPlotItem().listDataItems()
+                if i.name() == name
+            ]
+            np.testing.assert_allclose(item.getData()[1], expected, rtol=1e-9)
+    # The live run goes on (or a new one starts): the same smoothing.
+    window.curves.clear()
+    window.loss_plot.refresh()
+    (item,) = [
+        i
+        for i in window.loss_plot.getPlotItem().listDataItems()
+        if i.name() == overlaid
+    ]
+    np.testing.assert_allclose(item.getData()[1], expected, rtol=1e-9)

@@ -1,8 +1,10 @@
 """The per-class accuracy bars of the Evaluation tab.
 
 :class:`ClassAccuracyChart` draws, for the confusion matrix it is given, the share
-of each true class predicted right: one bar per class, its value written on top,
-the class names under the bars shortened to what a bar's width holds.
+of each true class predicted right: one bar per class, its value written on top
+(with the decimals a bar's width holds, or not at all when even "100" would run
+into its neighbour's), the class names under the bars shortened to what a bar's
+width holds.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import QWidget
 
 
@@ -25,6 +27,7 @@ class ClassAccuracyChart(pg.PlotWidget):
 
     BAR_COLOR = QColor(65, 150, 85)
     MAX_BAR_LABELS = 20  # more classes: the value labels would overlap
+    LABEL_GAP = 3  # pixels at least between two neighbouring value labels
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent=parent, background="w")
@@ -60,6 +63,9 @@ class ClassAccuracyChart(pg.PlotWidget):
         # show: each bar carries its value (recreated only when the classes change).
         self._bar_labels: list[pg.TextItem] = []
         self._bar_names: list[str] = []
+        self._accuracy = np.zeros(0)
+        self._label_font = QFont(self.font())
+        self._label_font.setPointSizeF(max(6.0, self._label_font.pointSizeF() - 2))
         plot.getViewBox().sigResized.connect(self._on_view_box_resized)
 
     def bar_item(self) -> pg.BarGraphItem:
@@ -86,7 +92,8 @@ class ClassAccuracyChart(pg.PlotWidget):
         self._bar_names = names
         self._update_bar_ticks()
         plot.setXRange(-0.6, max(n, 1) - 0.4, padding=0)
-        self._update_bar_labels(accuracy)
+        self._accuracy = accuracy
+        self._update_bar_labels()
         lines = [
             f"{name}: {'no images' if np.isnan(a) else f'{a:.1%}'}"
             for name, a in zip(names, accuracy, strict=True)
@@ -106,7 +113,27 @@ class ClassAccuracyChart(pg.PlotWidget):
             labels.append(text if text == name or len(text) >= 2 else str(i))
         plot.getAxis("bottom").setTicks([list(enumerate(labels))])
 
-    def _update_bar_labels(self, accuracy: np.ndarray) -> None:
+    def bar_labels(self) -> list[pg.TextItem]:
+        """The value labels shown over the bars (for tests)."""
+        return [label for label in self._bar_labels if label.isVisible()]
+
+    def _label_texts(self, accuracy: np.ndarray) -> list[str]:
+        """Values with the most decimals (1 or 0) that fit a bar; none: no room."""
+        n = len(accuracy)
+        # The x range spans n + 0.2 bar pitches (see set_matrix).
+        pitch = self.getPlotItem().getViewBox().width() / (n + 0.2)
+        metrics = QFontMetrics(self._label_font)
+        for decimals in (1, 0):
+            texts = [
+                "-" if np.isnan(a) else f"{100 * a:.{decimals}f}" for a in accuracy
+            ]
+            widest = max(metrics.horizontalAdvance(t) for t in texts)
+            if widest + self.LABEL_GAP <= pitch:
+                return texts
+        return []
+
+    def _update_bar_labels(self) -> None:
+        accuracy = self._accuracy
         n = len(accuracy) if len(accuracy) <= self.MAX_BAR_LABELS else 0
         plot = self.getPlotItem()
         if len(self._bar_labels) != n:
@@ -115,15 +142,17 @@ class ClassAccuracyChart(pg.PlotWidget):
             self._bar_labels = [
                 pg.TextItem(anchor=(0.5, 1.0), color=(40, 40, 40)) for _ in range(n)
             ]
-            font = QFont(self.font())
-            font.setPointSizeF(max(6.0, font.pointSizeF() - 2))
             for label in self._bar_labels:
-                label.setFont(font)
+                label.setFont(self._label_font)
                 plot.addItem(label)
+        # Too narrow for even "100" side by side: no labels (the tooltip has them).
+        texts = self._label_texts(accuracy) if n else []
         for i, (label, a) in enumerate(zip(self._bar_labels, accuracy, strict=True)):
-            label.setText("-" if np.isnan(a) else f"{100 * a:.1f}")
+            label.setVisible(bool(texts))
+            label.setText(texts[i] if texts else "")
             label.setPos(i, 0.0 if np.isnan(a) else 100 * a)
 
     @Slot(object)
     def _on_view_box_resized(self, view: object) -> None:
         self._update_bar_ticks()
+        self._update_bar_labels()

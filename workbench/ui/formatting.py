@@ -47,6 +47,20 @@ def percent(value: float) -> str:
     return "n/a" if math.isnan(value) else f"{100 * value:.1f}%"
 
 
+def validation_summary(accuracy: float, loss: float = math.nan) -> str:
+    """``val accuracy 97.3%, val loss 0.0812``; what is NaN is left out.
+
+    An epoch with no validation (an empty split, a fine-tune that skipped it)
+    reads ``no validation`` rather than ``val loss nan``.
+    """
+    parts = []
+    if math.isfinite(accuracy):
+        parts.append(f"val accuracy {percent(accuracy)}")
+    if math.isfinite(loss):
+        parts.append(f"val loss {loss:.4f}")
+    return ", ".join(parts) or "no validation"
+
+
 def duration(seconds: float) -> str:
     """``m:ss``, or ``h:mm:ss`` from an hour on; an en dash when unknown."""
     if not math.isfinite(seconds) or seconds < 0:

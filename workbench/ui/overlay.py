@@ -1,10 +1,10 @@
 """Past runs drawn over the live plots, to compare a run with earlier ones.
 
-Each selected run adds one curve to the loss plot (its smoothed loss against the
-global step, like the live "smoothed" curve) and one to the accuracy plot (its
-validation accuracy against epochs, ``global_step / steps_per_epoch`` as the
-window plots its own). Overlay curves are dashed, thinner and drawn beneath the
-live series, which they never touch.
+Each selected run adds one curve to the loss plot (its loss against the global
+step, smoothed as the live "smoothed" curve is, also when that smoothing
+changes) and one to the accuracy plot (its validation accuracy against epochs,
+``global_step / steps_per_epoch`` as the window plots its own). Overlay curves
+are dashed, thinner and drawn beneath the live series, which they never touch.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class RunCurves:
     """The points a run contributes to the overlay."""
 
     loss_steps: np.ndarray
-    loss: np.ndarray
+    loss: np.ndarray  # raw: smoothed when drawn, by the smoothing of the moment
     val_epochs: np.ndarray
     val_accuracy: np.ndarray  # percent
 
@@ -72,18 +72,17 @@ def _finite_pairs(
     return xs, np.array([y for _, y in finite], dtype=float)
 
 
-def run_curves(run: RunSummary, smoothing: float = LOSS_SMOOTHING) -> RunCurves:
+def run_curves(run: RunSummary) -> RunCurves:
     """Read a run's metrics into overlay curves (a torn last line is skipped)."""
     metrics = read_metrics(run.folder)
     steps, losses = _finite_pairs((s.global_step, s.loss) for s in metrics["step"])
     order = np.argsort(steps, kind="stable")  # a resumed run may repeat steps
     steps, losses = steps[order], losses[order]
-    smoothed = ema(losses, smoothing) if len(losses) else losses
     per_epoch = steps_per_epoch(metrics["epoch"])
     epochs, accuracy = _finite_pairs(
         (e.global_step, e.val_accuracy) for e in metrics["epoch"]
     )
-    return RunCurves(steps, smoothed, epochs / per_epoch, 100 * accuracy)
+    return RunCurves(steps, losses, epochs / per_epoch, 100 * accuracy)
 
 
 class RunOverlay:
@@ -110,7 +109,7 @@ class RunOverlay:
         self.accuracy_plot = accuracy_plot
         self.smoothing = smoothing
         self._runs: list[RunSummary] = []
-        self._names: list[str] = []
+        self._names: list[str] = []  # the curve of self._runs[i] is self._names[i]
         # Re-reading a long run's metrics on every selection change would stall
         # the GUI: cache by file size and mtime (a live run's file grows).
         self._cache: dict[str, tuple[tuple[int, int], RunCurves]] = {}
@@ -131,7 +130,7 @@ class RunOverlay:
             color = PALETTE[index % len(PALETTE)]
             dashed = Qt.PenStyle.DashLine
             self.loss_plot.add_series(name, color, width=1.5, style=dashed, z=-1)
-            self.loss_plot.extend(name, curves.loss_steps, curves.loss)
+            self.loss_plot.extend(name, curves.loss_steps, self._smoothed(curves))
             self.accuracy_plot.add_series(
                 name,
                 color,
@@ -147,6 +146,25 @@ class RunOverlay:
         self._cache = {r.id: self._cache[r.id] for r in self._runs}
         self.loss_plot.refresh()
         self.accuracy_plot.refresh()
+
+    def set_smoothing(self, smoothing: float) -> None:
+        """Smooth every overlaid run's loss by ``smoothing`` (all points anew).
+
+        Parameters
+        ----------
+        smoothing : float
+            EMA factor, as the live curve's.
+        """
+        if smoothing == self.smoothing:
+            return
+        self.smoothing = smoothing
+        for run, name in zip(self._runs, self._names, strict=True):
+            curves = self._curves(run)
+            self.loss_plot.replace(name, curves.loss_steps, self._smoothed(curves))
+        self.loss_plot.refresh()
+
+    def _smoothed(self, curves: RunCurves) -> np.ndarray:
+        return ema(curves.loss, self.smoothing) if len(curves.loss) else curves.loss
 
     def clear(self) -> None:
         """Remove every overlay curve; the live series stay."""
@@ -178,7 +196,7 @@ class RunOverlay:
         cached = self._cache.get(run.id)
         if cached is not None and cached[0] == key:
             return cached[1]
-        curves = run_curves(run, self.smoothing)
+        curves = run_curves(run)
         self._cache[run.id] = (key, curves)
         return curves
 

@@ -49,6 +49,8 @@ class _Series:
     n: int = 0
     dirty: bool = False
     fmt: str = "{:.4g}"
+    symbol: str | None = None  # None: a line only (a lone point still shows)
+    lone: bool = False  # drawn as one point with a symbol
 
     def append(self, x: float, y: float) -> None:
         if self.n == len(self.xs):
@@ -84,6 +86,16 @@ class _Series:
         return float(xs[i]), float(self.ys[i])
 
 
+def no_scale_factor(plot: pg.PlotItem) -> None:
+    """No "(x0.001)" on the axes: a loss of 0.0004 reads as 0.0004, not 0.4.
+
+    pyqtgraph scales an axis without units by a power of 1000 and writes the
+    factor in the label, which reads as if the values were scaled by it.
+    """
+    for name in ("left", "bottom"):
+        plot.getAxis(name).enableAutoSIPrefix(False)
+
+
 class LivePlot(pg.PlotWidget):
     """A plot of named series fed point by point; hovering shows the values."""
 
@@ -103,6 +115,7 @@ class LivePlot(pg.PlotWidget):
         self.setTitle(title)
         self.setLabel("bottom", x_label)
         self.setLabel("left", y_label)
+        no_scale_factor(self.getPlotItem())
         self.showGrid(x=True, y=True, alpha=0.2)
         self.setMenuEnabled(False)
         self.setMinimumHeight(120)
@@ -124,6 +137,7 @@ class LivePlot(pg.PlotWidget):
         self.refresh_cost_s = 0.0
         self.paint_cost_s = 0.0
         self._stopped = False
+        self._hint: pg.TextItem | None = None
 
     # ------------------------------------------------------------------ series
 
@@ -150,7 +164,7 @@ class LivePlot(pg.PlotWidget):
             name=name,
             pen=pg.mkPen(color, width=width, style=style),
             symbol=symbol,
-            symbolBrush=color if symbol else None,
+            symbolBrush=color,  # also for a lone point's symbol (see refresh)
             symbolPen=None,
             symbolSize=6,
         )
@@ -165,7 +179,7 @@ class LivePlot(pg.PlotWidget):
         if z is not None:
             curve.setZValue(z)
         self._series[name] = _Series(
-            name, curve, np.empty(capacity), np.empty(capacity), fmt=fmt
+            name, curve, np.empty(capacity), np.empty(capacity), fmt=fmt, symbol=symbol
         )
 
     def remove_series(self, name: str) -> None:
@@ -202,11 +216,55 @@ class LivePlot(pg.PlotWidget):
         if not self._stopped:
             refresher().schedule(self)
 
+    def replace(self, name: str, xs: np.ndarray, ys: np.ndarray) -> None:
+        """Replace every point of series ``name`` (e.g. smoothed anew)."""
+        self._series[name].clear()
+        self.extend(name, xs, ys)
+
     def clear_data(self) -> None:
-        """Empty every series (the curves stay)."""
+        """Empty every series (the curves stay); the axes follow the next data.
+
+        A zoom into the last run (which turns auto range off) must not leave the
+        next run's first points outside the view, or the axes at the old range.
+        """
         for series in self._series.values():
             series.clear()
+        self.enableAutoRange()
         self.refresh()
+
+    def set_empty_hint(self, text: str) -> None:
+        """Show ``text`` in the middle of the plot while no series has a point."""
+        if self._hint is None:
+            view = self.getPlotItem().getViewBox()
+            self._hint = pg.TextItem(anchor=(0.5, 0.5), color=(110, 110, 110))
+            self._hint.setObjectName("emptyHint")
+            # A child of the view box, not of its data: it stays centred in pixels.
+            self._hint.setParentItem(view)
+            view.sigResized.connect(self._on_view_resized)
+            self._on_view_resized(view)
+        self._hint.setText(text)
+        # Centre each line, not only the block (the text width is its widest line).
+        document = self._hint.textItem.document()
+        option = document.defaultTextOption()
+        option.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+        document.setDefaultTextOption(option)
+        self._hint.textItem.setTextWidth(document.idealWidth())
+        self._update_hint()
+
+    def empty_hint(self) -> str:
+        """The hint shown now ("" when there is none or the plot has data)."""
+        if self._hint is None or not self._hint.isVisible():
+            return ""
+        return self._hint.toPlainText()
+
+    def _update_hint(self) -> None:
+        if self._hint is not None:
+            self._hint.setVisible(not any(s.n for s in self._series.values()))
+
+    @Slot(object)
+    def _on_view_resized(self, view: pg.ViewBox) -> None:
+        if self._hint is not None:
+            self._hint.setPos(view.width() / 2, view.height() / 2)
 
     def point_count(self, name: str) -> int:
         """Points in series ``name``."""
@@ -246,6 +304,13 @@ class LivePlot(pg.PlotWidget):
             # Views of the buffers: no copy; later appends write past ``n`` only.
             s.curve.setData(s.xs[: s.n], s.ys[: s.n])
             s.dirty = False
+            # A line through one point draws nothing: a lone point gets a dot (the
+            # first validation epoch, a one-step run).
+            lone = s.n == 1 and s.symbol is None
+            if lone != s.lone:
+                s.lone = lone
+                s.curve.setSymbol("o" if lone else s.symbol)
+        self._update_hint()
         self.refresh_cost_s = time.perf_counter() - started
         return True
 

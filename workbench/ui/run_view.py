@@ -20,7 +20,7 @@ from workbench.core.data import DownloadProgress
 from workbench.core.engine import TrainingRun
 from workbench.core.session import Finished, RunPrepared
 from workbench.ui import dialogs
-from workbench.ui.formatting import duration, percent
+from workbench.ui.formatting import duration, percent, validation_summary
 from workbench.ui.panels.training import PROGRESS_INTERVAL_S
 from workbench.ui.run_controller import RunController, RunState
 
@@ -179,8 +179,7 @@ class RunView(QObject):
     def _on_epoch(self, ev: E.EpochMetrics) -> None:
         self.window.curves.add_epoch(ev)
         self.window.set_status(
-            f"Epoch {ev.epoch + 1}: val accuracy {percent(ev.val_accuracy)}, "
-            f"val loss {ev.val_loss:.4f}"
+            f"Epoch {ev.epoch + 1}: {validation_summary(ev.val_accuracy, ev.val_loss)}"
         )
 
     def _on_train_result(self, result: E.TrainResult) -> None:

@@ -3,7 +3,9 @@
 The engine measures them (``LayerHealth`` every 10 steps, after the step's
 backward pass; ``WeightHistograms`` after every epoch); this panel only plots.
 A frozen layer's gradient norm is exactly 0, which makes the freeze tree's
-effect visible at a glance.
+effect visible at a glance. The layers are named in a list beside the two norm
+plots (it scrolls for a deep model), not in a legend over their curves, which
+would cover them and drop the last layers (the head) off its bottom.
 """
 
 from __future__ import annotations
@@ -12,11 +14,14 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Slot
+from PySide6.QtCore import QSize, Qt, Slot
+from PySide6.QtGui import QColor, QIcon, QPixmap
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
+    QListWidget,
+    QListWidgetItem,
     QSlider,
     QSplitter,
     QVBoxLayout,
@@ -24,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.events import LayerHealth, WeightHistograms
-from workbench.ui.plots import LivePlot
+from workbench.ui.plots import LivePlot, no_scale_factor
 
 
 def _colour(index: int, count: int) -> tuple[int, int, int]:
@@ -39,11 +44,19 @@ class LayerHealthPanel(QWidget):
         super().__init__(parent)
         self.setObjectName("layerHealthPanel")
         self.grad_plot = LivePlot(
-            "Gradient norm per layer (0: frozen)", "step", "‖grad‖", x_name="step"
+            "Gradient norm per layer (0: frozen)",
+            "step",
+            "‖grad‖",
+            x_name="step",
+            legend_offset=None,  # the layer list names the curves
         )
         self.grad_plot.setObjectName("gradNormPlot")
         self.weight_plot = LivePlot(
-            "Weight norm per layer", "step", "‖weight‖", x_name="step"
+            "Weight norm per layer",
+            "step",
+            "‖weight‖",
+            x_name="step",
+            legend_offset=None,
         )
         self.weight_plot.setObjectName("weightNormPlot")
         self.histogram_plot = pg.PlotWidget(background="w")
@@ -52,6 +65,7 @@ class LayerHealthPanel(QWidget):
         item.setLabel("bottom", "weight value")
         item.setLabel("left", "count")
         item.showGrid(x=True, y=True, alpha=0.2)
+        no_scale_factor(item)
         self._histogram_curve = self.histogram_plot.plot(
             [0.0, 1.0],
             [0.0],
@@ -66,6 +80,12 @@ class LayerHealthPanel(QWidget):
         self.epoch_slider.setObjectName("histogramEpochSlider")
         self.epoch_slider.valueChanged.connect(self._show_histogram)
         self.histogram_label = QLabel(objectName="histogramLabel")
+        self.layer_legend = QListWidget(objectName="layerLegend")
+        self.layer_legend.setToolTip("Each layer's colour in the two norm plots")
+        self.layer_legend.setSelectionMode(QListWidget.SelectionMode.NoSelection)
+        self.layer_legend.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.layer_legend.setIconSize(QSize(18, 4))
+        self.layer_legend.setFixedWidth(110)
         self._layers: tuple[str, ...] = ()
         self._histograms: dict[int, WeightHistograms] = {}
 
@@ -80,9 +100,18 @@ class LayerHealthPanel(QWidget):
         column.addLayout(controls)
         column.addWidget(self.histogram_label)
         column.addWidget(self.histogram_plot, 1)
+        norm_plots = QSplitter(Qt.Orientation.Vertical, objectName="normSplitter")
+        for widget in (self.grad_plot, self.weight_plot):
+            norm_plots.addWidget(widget)
+        norms = QWidget()
+        row = QHBoxLayout(norms)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(norm_plots, 1)
+        row.addWidget(self.layer_legend)
         splitter = QSplitter(Qt.Orientation.Vertical, objectName="healthSplitter")
-        for widget in (self.grad_plot, self.weight_plot, histogram):
+        for widget in (norms, histogram):
             splitter.addWidget(widget)
+        splitter.setSizes([500, 250])
         layout = QVBoxLayout(self)
         layout.addWidget(splitter)
         self.clear()
@@ -112,7 +141,22 @@ class LayerHealthPanel(QWidget):
             for index, name in enumerate(layers):
                 if not plot.has_series(name):
                     plot.add_series(name, _colour(index, len(layers)), width=1.5)
+        self.layer_legend.clear()
+        for index, name in enumerate(layers):
+            swatch = QPixmap(self.layer_legend.iconSize())
+            swatch.fill(QColor(*_colour(index, len(layers))))
+            QListWidgetItem(QIcon(swatch), name, self.layer_legend)
+        # As wide as the longest name (and a scroll bar), within limits.
+        legend = self.layer_legend
+        width = legend.sizeHintForColumn(0) + 2 * legend.frameWidth()
+        width += legend.verticalScrollBar().sizeHint().width()
+        legend.setFixedWidth(min(max(width, 110), 220))
         self._layers = layers
+
+    def legend_names(self) -> list[str]:
+        """The layers the list beside the norm plots names, in order."""
+        legend = self.layer_legend
+        return [legend.item(i).text() for i in range(legend.count())]
 
     @Slot(object)
     def add_health(self, ev: LayerHealth) -> None:
