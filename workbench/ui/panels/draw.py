@@ -4,6 +4,12 @@ The panel reads drawings with a core :class:`~workbench.core.predict.Predictor`:
 a private eval-mode copy of the model that the window feeds with weights
 (copied between training steps while a run trains). Reading happens in the GUI
 thread: one 28x28 image takes about a millisecond, less than a repaint.
+
+A validation image opened from the Evaluation tab is read as it was scored (the
+stored 28x28 image, normalised like the run's loaders, no recipe) until the
+user draws on it; from then on the canvas recipe applies, as to any drawing.
+The tab's keys (Esc, Undo, 0-9, Enter) work wherever the focus is in the window
+while the tab is shown, except in a field the user types in.
 """
 
 from __future__ import annotations
@@ -17,17 +23,22 @@ import torch
 from PySide6.QtCore import QSize, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QIcon, QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
+    QAbstractSpinBox,
+    QApplication,
     QCheckBox,
     QComboBox,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QListView,
     QListWidget,
     QListWidgetItem,
+    QPlainTextEdit,
     QPushButton,
     QSpinBox,
+    QTextEdit,
     QVBoxLayout,
     QWidget,
 )
@@ -35,7 +46,7 @@ from PySide6.QtWidgets import (
 from workbench.core.data import DATASET_INFO, DataError
 from workbench.core.data.my_digits import MyDigits
 from workbench.core.finetune import EPOCHS, REPLAY, FrozenCheck, Scores
-from workbench.core.predict import PredictError, Predictor, Reading
+from workbench.core.predict import PredictError, Predictor, Reading, ScoredImage
 from workbench.core.preprocess import style_of
 from workbench.core.threads import release_openmp_pool
 from workbench.ui import dialogs
@@ -49,6 +60,19 @@ log = logging.getLogger(__name__)
 READ_DEBOUNCE_MS = 40
 THUMB_SCALE = 2
 NO_READING = "\u2013"  # en dash: nothing drawn yet
+DIGIT_KEYS = tuple(Qt.Key(Qt.Key.Key_0 + d) for d in range(10))
+ENTER_KEYS = (
+    QKeySequence(Qt.Key.Key_Return),
+    QKeySequence(Qt.Key.Key_Enter),
+    QKeySequence(Qt.KeyboardModifier.KeypadModifier | Qt.Key.Key_Enter),
+)
+
+
+def _typing_in(widget: QWidget | None) -> bool:
+    """True for a widget that takes typed text (digits and Enter are its own)."""
+    if isinstance(widget, QComboBox):
+        return widget.isEditable()
+    return isinstance(widget, QLineEdit | QAbstractSpinBox | QTextEdit | QPlainTextEdit)
 
 
 class _WrappingLabel(QLabel):
@@ -91,6 +115,7 @@ class DrawPanel(QWidget):
         self._predictor: Predictor | None = None
         self._reader_key: tuple[str, str, tuple[str, ...]] | None = None
         self._reading: Reading | None = None
+        self._opened: ScoredImage | None = None  # a validation image, as scored
         self._training_active = False
         self.read_seconds: list[float] = []  # GUI-thread cost of each read
         self.fine_tune_report: tuple[Scores, Scores, FrozenCheck] | None = None
@@ -111,10 +136,6 @@ class DrawPanel(QWidget):
         self.undo_button = QPushButton("Undo stroke", objectName="undoStrokeButton")
         self.undo_button.setToolTip("Remove the last stroke (Ctrl+Z)")
         self.undo_button.clicked.connect(self.canvas.undo)
-        self._panel_shortcut(QKeySequence(Qt.Key.Key_Escape), self.canvas.clear)
-        self._panel_shortcut(
-            QKeySequence(QKeySequence.StandardKey.Undo), self.canvas.undo
-        )
 
         self.prediction_label = QLabel(NO_READING, objectName="predictionLabel")
         self.prediction_label.setStyleSheet("font-size: 40px; font-weight: 600;")
@@ -123,6 +144,8 @@ class DrawPanel(QWidget):
         )
         self.source_label = _WrappingLabel("readerSourceLabel")
         self.source_label.setStyleSheet("color: #555;")
+        self.opened_label = _WrappingLabel("openedImageLabel")
+        self.opened_label.setVisible(False)
         self.bars = ProbabilityBars()
         self.bars.setMinimumHeight(160)
 
@@ -149,6 +172,7 @@ class DrawPanel(QWidget):
 
         self._build_teach_group()
         self._build_layout()
+        self._build_shortcuts()
         self.refresh_samples()
         self._show_empty()
 
@@ -224,6 +248,7 @@ class DrawPanel(QWidget):
         right = QVBoxLayout()
         right.addWidget(self.prediction_label)
         right.addWidget(self.source_label)
+        right.addWidget(self.opened_label)
         right.addWidget(self.bars, 1)
         preview_row = QHBoxLayout()
         preview_row.addWidget(self.preview)
@@ -267,24 +292,68 @@ class DrawPanel(QWidget):
         layout.addLayout(top, 5)
         layout.addLayout(bottom, 2)
 
+    def _build_shortcuts(self) -> None:
+        """The tab's keys, wherever the focus is in the window while it is shown.
+
+        Window shortcuts of a hidden widget never fire, so they are dead while
+        another tab is shown. The plain keys (digits, Enter, Esc) are switched
+        off while the focus is in a field the user types in.
+        """
+        self._plain_keys: list[QShortcut] = []
+        for digit, key in enumerate(DIGIT_KEYS):
+            keys = [
+                QKeySequence(key),
+                QKeySequence(Qt.KeyboardModifier.KeypadModifier | key),
+            ]
+            self._plain_keys.append(
+                self._window_shortcut(keys, lambda d=digit: self.set_label(d))
+            )
+        self._plain_keys.append(self._window_shortcut(ENTER_KEYS, self.add_sample))
+        self._plain_keys.append(
+            self._window_shortcut([QKeySequence(Qt.Key.Key_Escape)], self.canvas.clear)
+        )
+        # A text field claims Undo for itself (ShortcutOverride): no switch needed.
+        self._window_shortcut(
+            [QKeySequence(QKeySequence.StandardKey.Undo)], self.canvas.undo
+        )
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            app.focusChanged.connect(self._on_app_focus_changed)
+
+    def _window_shortcut(self, keys: Any, slot: Any) -> QShortcut:
+        shortcut = QShortcut(self)
+        shortcut.setKeys(list(keys))
+        shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
+        shortcut.activated.connect(slot)
+        return shortcut
+
+    @Slot(QWidget, QWidget)
+    def _on_app_focus_changed(self, _old: QWidget | None, new: QWidget | None) -> None:
+        typing = _typing_in(new)
+        for shortcut in self._plain_keys:
+            shortcut.setEnabled(not typing)
+
     def keyPressEvent(self, event: QKeyEvent) -> None:
-        """Collect drawings fast: draw, press the digit, press Enter."""
+        """Digits and Enter that reach the panel (its window is not active)."""
         key = event.key()
         plain = not event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
-        if plain and Qt.Key.Key_0 <= key <= Qt.Key.Key_9:
-            self.label_combo.setCurrentIndex(key - Qt.Key.Key_0)
-        elif plain and key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+        typing = _typing_in(QApplication.focusWidget())
+        if plain and key in DIGIT_KEYS:
+            self.set_label(key - Qt.Key.Key_0)
+        elif plain and not typing and key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             self.add_sample()
         else:
             super().keyPressEvent(event)
             return
         event.accept()
 
-    def _panel_shortcut(self, keys: QKeySequence, slot: Any) -> QShortcut:
-        shortcut = QShortcut(keys, self)
-        shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        shortcut.activated.connect(slot)
-        return shortcut
+    def set_label(self, digit: int) -> None:
+        """Choose the label the next "Add to my digits" saves (0-9)."""
+        self.label_combo.setCurrentIndex(digit)
+
+    def focus_canvas(self) -> None:
+        """Give the canvas the keyboard focus (the tab was just shown)."""
+        self.canvas.setFocus(Qt.FocusReason.OtherFocusReason)
 
     # ================================================================== reading
 
@@ -318,17 +387,25 @@ class DrawPanel(QWidget):
         self._predictor = Predictor(model, dataset, class_names)
         self._reader_key = key
         self.bars.set_class_names(class_names)
+        self._update_caption()
+        self.refresh_samples()  # the thumbnails follow the reader's recipe
+        return True
+
+    def _update_caption(self) -> None:
+        if self._reader_key is None:
+            return
+        dataset = self._reader_key[1]
         info = DATASET_INFO[dataset]
-        recipe = (
-            "8x8 UCI-digits recipe"
-            if style_of(dataset) == "digits"
-            else "MNIST recipe (20x20 box, centred by mass)"
-        )
+        if self.showing_opened() is not None:
+            recipe = "the validation image as stored, no recipe"
+        elif style_of(dataset) == "digits":
+            recipe = "8x8 UCI-digits recipe"
+        else:
+            recipe = "MNIST recipe (20x20 box, centred by mass)"
         self.preview_caption.setText(
             f"What the model sees: 28x28, {recipe}, then normalised with mean "
             f"{info.mean:.4f} and std {info.std:.4f}."
         )
-        return True
 
     def set_weights(self, state: dict[str, torch.Tensor], source: str) -> None:
         """Load ``state`` into the reader and read the drawing again."""
@@ -347,10 +424,17 @@ class DrawPanel(QWidget):
         """Whether a run trains in another thread (reads then give back CPU)."""
         self._training_active = active
 
+    def showing_opened(self) -> ScoredImage | None:
+        """The validation image on the canvas, untouched (read as scored), or None."""
+        if self._opened is not None and self.canvas.holds_only_picture():
+            return self._opened
+        return None
+
     @Slot()
     def _on_canvas_changed(self) -> None:
         self.add_button.setEnabled(not self.canvas.is_empty())
         if self.canvas.is_empty():
+            self._opened = None
             self._debounce.stop()
             self._show_empty()
         elif not self.canvas.is_drawing():
@@ -378,12 +462,19 @@ class DrawPanel(QWidget):
             self._show_empty()
             return
         started = time.perf_counter()
+        opened = self.showing_opened()
         try:
-            reading = self._predictor.read(
-                self.canvas.image(),
-                naive=self.naive_check.isChecked(),
-                saliency=self.saliency_check.isChecked(),
-            )
+            if opened is not None:
+                # The very tensor the evaluation scored: no recipe, no resize.
+                reading = self._predictor.read_stored(
+                    opened.image, saliency=self.saliency_check.isChecked()
+                )
+            else:
+                reading = self._predictor.read(
+                    self.canvas.image(),
+                    naive=self.naive_check.isChecked(),
+                    saliency=self.saliency_check.isChecked(),
+                )
         except PredictError:
             self._show_empty()
             return
@@ -406,12 +497,39 @@ class DrawPanel(QWidget):
         if info is not None:
             shown = shown * info.std + info.mean
         self.preview.set_image(np.clip(shown, 0.0, 1.0), reading.saliency)
+        self._show_opened(reading)
+
+    def _show_opened(self, reading: Reading | None) -> None:
+        """Say what an opened validation image is, and how it was scored."""
+        opened = self.showing_opened() if reading is not None else None
+        self.naive_check.setEnabled(opened is None)
+        self._update_caption()
+        self.opened_label.setVisible(opened is not None)
+        if opened is None or reading is None:
+            return
+        names = reading.class_names
+        scored = f"{names[opened.predicted]}, {opened.confidence:.0%}"
+        text = (
+            f"Validation image {opened.index} (true class {names[opened.label]}) "
+            f"as the model was given it: the Evaluation tab scored it {scored} "
+            f"after epoch {opened.epoch + 1}. Draw on it to read it as a drawing."
+        )
+        same = reading.label == opened.predicted and (
+            abs(reading.confidence - opened.confidence) < 5e-4
+        )
+        if not same:
+            text += (
+                " These weights read it differently: they are not the ones that "
+                "scored it."
+            )
+        self.opened_label.setText(text)
 
     def _show_empty(self) -> None:
         self._reading = None
         self.bars.clear_probabilities()
         self.prediction_label.setText(NO_READING)
         self.preview.clear()
+        self._show_opened(None)
         self._update_teach_texts()
 
     # ================================================================== my digits
@@ -435,8 +553,16 @@ class DrawPanel(QWidget):
         if self.canvas.is_empty():
             return
         label = int(self.label_combo.currentData())
+        opened = self.showing_opened()
         try:
-            self.store.add(self.canvas.stroke_image(), label, style=self._style())
+            if opened is not None:
+                # The image itself, not the canvas's enlargement of it: the
+                # stored field is exactly what the model was shown.
+                self.store.add(
+                    opened.image, label, style=self._style(), field=opened.image
+                )
+            else:
+                self.store.add(self.canvas.stroke_image(), label, style=self._style())
         except DataError as exc:
             dialogs.show_error(self, "Could not save the drawing", str(exc))
             return
@@ -445,14 +571,19 @@ class DrawPanel(QWidget):
         self.samples_changed.emit()
 
     def refresh_samples(self) -> None:
-        """Reload the list of my digits from disk."""
+        """Reload the list of my digits from disk.
+
+        Each thumbnail is the drawing as the reader's recipe prepares it (what
+        a fine-tune of this model trains on), whatever recipe it was saved with.
+        """
         self.sample_list.clear()
+        style = self._style()
         try:
             samples = self.store.samples()
             for sample in samples:
+                field = self.store.field_in_style(sample, style)
                 item = QListWidgetItem(
-                    QIcon(gray_pixmap(self.store.field(sample.id), THUMB_SCALE)),
-                    str(sample.label),
+                    QIcon(gray_pixmap(field, THUMB_SCALE)), str(sample.label)
                 )
                 item.setData(Qt.ItemDataRole.UserRole, sample.id)
                 item.setToolTip(f"{sample.label}, drawn {sample.created}")
@@ -465,7 +596,8 @@ class DrawPanel(QWidget):
         for sample in samples:
             counts[sample.label] += 1
         if samples:
-            per_digit = "  ".join(f"{d}: {n}" for d, n in enumerate(counts))
+            # No break inside "7: 1": a wrapped line never parts a digit and count.
+            per_digit = "  ".join(f"{d}:\u00a0{n}" for d, n in enumerate(counts))
             self.counts_label.setText(f"{len(samples)} drawings ({per_digit})")
         else:
             self.counts_label.setText(
@@ -517,7 +649,21 @@ class DrawPanel(QWidget):
 
     def open_in_canvas(self, image: np.ndarray) -> None:
         """Put ``image`` (white ink on black) on the canvas and read it."""
+        self._opened = None
         self.canvas.set_image(image)  # emits changed: read at once
+
+    def open_scored(self, scored: ScoredImage) -> None:
+        """Show a validation image exactly as it was scored, its label preset.
+
+        Until the user draws on it, the reading is the model's on the stored
+        image (the evaluation's input, bit for bit); "Add to my digits" saves
+        that image under its true class.
+        """
+        self._opened = scored
+        if 0 <= scored.label < self.label_combo.count():
+            self.set_label(scored.label)
+        self.canvas.set_image(scored.image)  # emits changed: read at once
+        self.focus_canvas()
 
     # ================================================================== fine-tune
 
