@@ -221,6 +221,28 @@ class MyDigits:
         labels = torch.tensor([s.label for s in samples], dtype=torch.int64)
         return torch.from_numpy(images), labels
 
+    def examples(
+        self, style: str = "mnist", per_class: int = 2
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The first ``per_class`` drawings of each digit, fields in ``style``.
+
+        Cheap for a preview: only these drawings are read (and, if saved in
+        another recipe, prepared again). Returns uint8 images (N, 28, 28) and
+        int64 labels, digit by digit.
+        """
+        chosen: list[DigitSample] = []
+        seen = [0] * NUM_CLASSES
+        for sample in self.samples():
+            if seen[sample.label] < per_class:
+                seen[sample.label] += 1
+                chosen.append(sample)
+        chosen.sort(key=lambda s: s.label)
+        if not chosen:
+            return torch.zeros((0, 28, 28), torch.uint8), torch.zeros(0, torch.int64)
+        images = np.stack([self.field_in_style(s, style) for s in chosen])
+        labels = torch.tensor([s.label for s in chosen], dtype=torch.int64)
+        return torch.from_numpy(images), labels
+
     # ------------------------------------------------------------------ writing
 
     def add(

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 import torch
-from PySide6.QtCore import QSize, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QIcon, QKeyEvent, QKeySequence, QShortcut
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QApplication,
@@ -32,9 +32,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QListView,
-    QListWidget,
-    QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
@@ -44,21 +41,25 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.data import DATASET_INFO, DataError
-from workbench.core.data.my_digits import MyDigits
 from workbench.core.finetune import EPOCHS, REPLAY, FrozenCheck, Scores
 from workbench.core.predict import PredictError, Predictor, Reading, ScoredImage
 from workbench.core.preprocess import style_of
 from workbench.core.threads import release_openmp_pool
 from workbench.ui import dialogs
-from workbench.ui.draw_widgets import DigitCanvas, InputPreview, ProbabilityBars
-from workbench.ui.formatting import gray_pixmap, percent
+from workbench.ui.draw_widgets import (
+    DigitCanvas,
+    InputPreview,
+    ProbabilityBars,
+    WrappingLabel,
+)
+from workbench.ui.formatting import percent
+from workbench.ui.panels.my_digits_box import MyDigitsBox
 
 log = logging.getLogger(__name__)
 
 # Reading while the pen moves: at most once per this many ms (a read is ~1 ms,
 # but a repaint of the bars and preview is not free).
 READ_DEBOUNCE_MS = 40
-THUMB_SCALE = 2
 NO_READING = "\u2013"  # en dash: nothing drawn yet
 DIGIT_KEYS = tuple(Qt.Key(Qt.Key.Key_0 + d) for d in range(10))
 ENTER_KEYS = (
@@ -73,22 +74,6 @@ def _typing_in(widget: QWidget | None) -> bool:
     if isinstance(widget, QComboBox):
         return widget.isEditable()
     return isinstance(widget, QLineEdit | QAbstractSpinBox | QTextEdit | QPlainTextEdit)
-
-
-class _WrappingLabel(QLabel):
-    """A word-wrapped label that does not ask for height-for-width layout.
-
-    In a scroll area, one height-for-width child makes the whole page as tall
-    as its preferred size (a scroll bar for nothing); the page has room to wrap.
-    """
-
-    def __init__(self, name: str) -> None:
-        super().__init__(objectName=name)
-        self.setWordWrap(True)
-
-    def hasHeightForWidth(self) -> bool:
-        """Never: see the class docstring."""
-        return False
 
 
 class DrawPanel(QWidget):
@@ -111,7 +96,6 @@ class DrawPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("drawPanel")
-        self.store = MyDigits()
         self._predictor: Predictor | None = None
         self._reader_key: tuple[str, str, tuple[str, ...]] | None = None
         self._reading: Reading | None = None
@@ -142,9 +126,9 @@ class DrawPanel(QWidget):
         self.prediction_label.setToolTip(
             "The class the model reads, and how sure it is"
         )
-        self.source_label = _WrappingLabel("readerSourceLabel")
+        self.source_label = WrappingLabel("readerSourceLabel")
         self.source_label.setStyleSheet("color: #555;")
-        self.opened_label = _WrappingLabel("openedImageLabel")
+        self.opened_label = WrappingLabel("openedImageLabel")
         self.opened_label.setVisible(False)
         self.bars = ProbabilityBars()
         self.bars.setMinimumHeight(160)
@@ -153,7 +137,7 @@ class DrawPanel(QWidget):
         self.preview.setToolTip(
             "The exact 28x28 tensor the model receives (before normalisation)"
         )
-        self.preview_caption = _WrappingLabel("previewCaption")
+        self.preview_caption = WrappingLabel("previewCaption")
         self.preview_caption.setStyleSheet("color: #555;")
         self.naive_check = QCheckBox("Naive resize", objectName="naiveResizeCheck")
         self.naive_check.setToolTip(
@@ -173,44 +157,23 @@ class DrawPanel(QWidget):
         self._build_teach_group()
         self._build_layout()
         self._build_shortcuts()
-        self.refresh_samples()
         self._show_empty()
 
     # ================================================================== building
 
     def _build_teach_group(self) -> None:
-        self.label_combo = QComboBox(objectName="sampleLabelCombo")
-        for digit in range(10):
-            self.label_combo.addItem(str(digit), digit)
-        self.label_combo.setToolTip("The digit this drawing shows")
-        self.label_combo.currentIndexChanged.connect(self._update_teach_texts)
-        self.add_button = QPushButton(objectName="addSampleButton")
-        self.add_button.setToolTip(
-            "Save this drawing (its strokes and its 28x28 tensor) to my digits. "
-            "Keys: 0-9 choose the label, Enter adds"
-        )
-        self.add_button.clicked.connect(self.add_sample)
-        self.sample_list = QListWidget(objectName="sampleList")
-        self.sample_list.setViewMode(QListView.ViewMode.IconMode)
-        self.sample_list.setIconSize(QSize(28 * THUMB_SCALE, 28 * THUMB_SCALE))
-        self.sample_list.setResizeMode(QListView.ResizeMode.Adjust)
-        self.sample_list.setMovement(QListView.Movement.Static)
-        self.sample_list.setSelectionMode(QListWidget.SelectionMode.ExtendedSelection)
-        self.sample_list.setMinimumHeight(90)
-        self.sample_list.setToolTip(
-            "My digits. Double-click one to put it on the canvas; Delete removes "
-            "the selected ones"
-        )
-        self.sample_list.itemDoubleClicked.connect(self._on_sample_double_clicked)
-        self.sample_list.itemSelectionChanged.connect(self._update_teach_texts)
-        delete_key = QShortcut(QKeySequence.StandardKey.Delete, self.sample_list)
-        delete_key.setContext(Qt.ShortcutContext.WidgetShortcut)
-        delete_key.activated.connect(self.delete_selected)
-        self.delete_button = QPushButton("Delete", objectName="deleteSampleButton")
-        self.delete_button.clicked.connect(self.delete_selected)
-        self.relabel_button = QPushButton(objectName="relabelSampleButton")
-        self.relabel_button.clicked.connect(self.relabel_selected)
-        self.counts_label = _WrappingLabel("sampleCountsLabel")
+        self.mine = MyDigitsBox()
+        self.mine.add_requested.connect(self.add_sample)
+        self.mine.drawing_opened.connect(self.open_in_canvas)
+        self.mine.samples_changed.connect(self.samples_changed)
+        # Its parts, under the names callers (and tests) know them by.
+        self.store = self.mine.store
+        self.label_combo = self.mine.label_combo
+        self.add_button = self.mine.add_button
+        self.sample_list = self.mine.sample_list
+        self.delete_button = self.mine.delete_button
+        self.relabel_button = self.mine.relabel_button
+        self.counts_label = self.mine.counts_label
 
         self.epochs_spin = QSpinBox(objectName="fineTuneEpochsSpin")
         self.epochs_spin.setRange(1, 500)
@@ -231,10 +194,9 @@ class DrawPanel(QWidget):
             "under the freeze mask (all but the head, if nothing is frozen)"
         )
         self.fine_tune_button.clicked.connect(self._on_fine_tune_clicked)
-        self.card = _WrappingLabel("fineTuneCard")
+        self.card = WrappingLabel("fineTuneCard")
         self.card.setTextFormat(Qt.TextFormat.RichText)
         self.card.setVisible(False)
-        self._update_teach_texts()
 
     def _build_layout(self) -> None:
         left = QVBoxLayout()
@@ -264,20 +226,6 @@ class DrawPanel(QWidget):
         top.addLayout(left, 3)
         top.addLayout(right, 2)
 
-        mine = QGroupBox("My digits")
-        mine_layout = QVBoxLayout(mine)
-        add_row = QHBoxLayout()
-        add_row.addWidget(QLabel("Label"))
-        add_row.addWidget(self.label_combo)
-        add_row.addWidget(self.add_button, 1)
-        mine_layout.addLayout(add_row)
-        mine_layout.addWidget(self.counts_label)
-        mine_layout.addWidget(self.sample_list, 1)
-        row = QHBoxLayout()
-        row.addWidget(self.delete_button)
-        row.addWidget(self.relabel_button)
-        row.addStretch(1)
-        mine_layout.addLayout(row)
         tune = QGroupBox("Teach it my handwriting")
         form = QFormLayout(tune)
         form.addRow("Epochs", self.epochs_spin)
@@ -285,7 +233,7 @@ class DrawPanel(QWidget):
         form.addRow(self.fine_tune_button)
         form.addRow(self.card)
         bottom = QHBoxLayout()
-        bottom.addWidget(mine, 3)
+        bottom.addWidget(self.mine, 3)
         bottom.addWidget(tune, 2)
 
         layout = QVBoxLayout(self)
@@ -349,7 +297,7 @@ class DrawPanel(QWidget):
 
     def set_label(self, digit: int) -> None:
         """Choose the label the next "Add to my digits" saves (0-9)."""
-        self.label_combo.setCurrentIndex(digit)
+        self.mine.set_label(digit)
 
     def focus_canvas(self) -> None:
         """Give the canvas the keyboard focus (the tab was just shown)."""
@@ -388,7 +336,7 @@ class DrawPanel(QWidget):
         self._reader_key = key
         self.bars.set_class_names(class_names)
         self._update_caption()
-        self.refresh_samples()  # the thumbnails follow the reader's recipe
+        self.mine.set_style(self._style())  # thumbnails in the reader's recipe
         return True
 
     def _update_caption(self) -> None:
@@ -432,7 +380,7 @@ class DrawPanel(QWidget):
 
     @Slot()
     def _on_canvas_changed(self) -> None:
-        self.add_button.setEnabled(not self.canvas.is_empty())
+        self.mine.set_can_add(not self.canvas.is_empty())
         if self.canvas.is_empty():
             self._opened = None
             self._debounce.stop()
@@ -530,19 +478,9 @@ class DrawPanel(QWidget):
         self.prediction_label.setText(NO_READING)
         self.preview.clear()
         self._show_opened(None)
-        self._update_teach_texts()
+        self.mine.set_can_add(not self.canvas.is_empty())
 
     # ================================================================== my digits
-
-    @Slot()
-    def _update_teach_texts(self) -> None:
-        label = self.label_combo.currentData()
-        self.add_button.setText(f"Add to my digits as {label}")
-        self.add_button.setEnabled(not self.canvas.is_empty())
-        selected = len(self.sample_list.selectedItems())
-        self.relabel_button.setText(f"Relabel as {label}")
-        self.relabel_button.setEnabled(selected > 0)
-        self.delete_button.setEnabled(selected > 0)
 
     def _style(self) -> str:
         return style_of(self._reader_key[1]) if self._reader_key else "mnist"
@@ -552,7 +490,7 @@ class DrawPanel(QWidget):
         """Save the drawing under the chosen label, then clear the canvas."""
         if self.canvas.is_empty():
             return
-        label = int(self.label_combo.currentData())
+        label = self.mine.label()
         opened = self.showing_opened()
         try:
             if opened is not None:
@@ -571,81 +509,12 @@ class DrawPanel(QWidget):
         self.samples_changed.emit()
 
     def refresh_samples(self) -> None:
-        """Reload the list of my digits from disk.
-
-        Each thumbnail is the drawing as the reader's recipe prepares it (what
-        a fine-tune of this model trains on), whatever recipe it was saved with.
-        """
-        self.sample_list.clear()
-        style = self._style()
-        try:
-            samples = self.store.samples()
-            for sample in samples:
-                field = self.store.field_in_style(sample, style)
-                item = QListWidgetItem(
-                    QIcon(gray_pixmap(field, THUMB_SCALE)), str(sample.label)
-                )
-                item.setData(Qt.ItemDataRole.UserRole, sample.id)
-                item.setToolTip(f"{sample.label}, drawn {sample.created}")
-                self.sample_list.addItem(item)
-        except DataError as exc:
-            self.counts_label.setText(str(exc))
-            self._update_teach_texts()
-            return
-        counts = [0] * 10
-        for sample in samples:
-            counts[sample.label] += 1
-        if samples:
-            # No break inside "7: 1": a wrapped line never parts a digit and count.
-            per_digit = "  ".join(f"{d}:\u00a0{n}" for d, n in enumerate(counts))
-            self.counts_label.setText(f"{len(samples)} drawings ({per_digit})")
-        else:
-            self.counts_label.setText(
-                "No drawings yet: draw a digit, choose its label, press Add."
-            )
-        self.counts_label.setToolTip(str(self.store.folder))
-        self._update_teach_texts()
-
-    def _selected_ids(self) -> list[str]:
-        return [
-            str(item.data(Qt.ItemDataRole.UserRole))
-            for item in self.sample_list.selectedItems()
-        ]
-
-    @Slot()
-    def delete_selected(self) -> None:
-        """Delete the selected drawings."""
-        self._edit_selected(self.store.delete)
-
-    @Slot()
-    def relabel_selected(self) -> None:
-        """Give the selected drawings the chosen label."""
-        label = int(self.label_combo.currentData())
-        self._edit_selected(lambda sample_id: self.store.relabel(sample_id, label))
-
-    def _edit_selected(self, edit: Any) -> None:
-        ids = self._selected_ids()
-        if not ids:
-            return
-        try:
-            for sample_id in ids:
-                edit(sample_id)
-        except DataError as exc:
-            dialogs.show_error(self, "Could not change my digits", str(exc))
-        self.refresh_samples()
-        self.samples_changed.emit()
-
-    @Slot(QListWidgetItem)
-    def _on_sample_double_clicked(self, item: QListWidgetItem) -> None:
-        sample_id = str(item.data(Qt.ItemDataRole.UserRole))
-        try:
-            self.open_in_canvas(self.store.stroke_image(sample_id))
-        except DataError as exc:
-            dialogs.show_error(self, "Could not open the drawing", str(exc))
+        """Reload the list of my digits from disk."""
+        self.mine.refresh_samples()
 
     def drawing_count(self) -> int:
         """How many drawings "my digits" holds (raises DataError if unreadable)."""
-        return len(self.store)
+        return self.mine.drawing_count()
 
     def open_in_canvas(self, image: np.ndarray) -> None:
         """Put ``image`` (white ink on black) on the canvas and read it."""
