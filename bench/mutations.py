@@ -309,8 +309,8 @@ MUTATIONS: list[Mutation] = [
         "gallery-emits-image-by-row",
         "Open in canvas / double-click on a gallery item opens that item's own validation image",
         "workbench/ui/cell_images.py",
-        "        image = self._gallery_images[int(item.data(_INDEX_ROLE))]\n",
-        "        image = self._gallery_images[self.gallery.row(item)]\n",
+        "        i = int(item.data(_INDEX_ROLE))\n",
+        "        i = self.gallery.row(item)\n",
         (
             "tests/ui/test_evaluation_panel.py::test_open_in_canvas_emits_the_chosen_items_own_image",
             "tests/ui/test_evaluation_ui.py::test_open_in_canvas_shows_the_cells_own_validation_image",
@@ -803,5 +803,135 @@ MUTATIONS: list[Mutation] = [
             "tests/ui/test_epoch_status.py::test_validation_summary_leaves_out_what_was_not_measured",
             "tests/ui/test_epoch_status.py::test_an_epoch_without_validation_loss_never_shows_nan",
         ),
+    ),
+    # --------------------------------------------------------- issue 12: draw tab
+    Mutation(
+        "opened-image-read-through-recipe",
+        "An image opened from the Evaluation gallery is read as the exact tensor the gallery scored, with the same class and percentage",
+        "workbench/ui/panels/draw.py",
+        "            if opened is not None:\n                # The very tensor",
+        "            if opened is None:\n                # The very tensor",
+        (
+            "tests/ui/test_evaluation_ui.py::test_an_opened_image_reads_as_the_gallery_scored_it_until_drawn_on",
+        ),
+    ),
+    Mutation(
+        "stored-input-not-the-loaders",
+        "An opened validation image is normalised with the loaders' own operations, bit for bit",
+        "workbench/core/predict.py",
+        "    return x.div(255).sub(info.mean).div(info.std)[None, None]\n",
+        "    return ((x / 255 - info.mean) * (1 / info.std))[None, None]\n",
+        (
+            "tests/ui/test_evaluation_ui.py::test_an_opened_image_reads_as_the_gallery_scored_it_until_drawn_on",
+        ),
+    ),
+    Mutation(
+        "opened-image-label-not-preset",
+        "Opening a gallery image presets the label to its true class: adding it is one key",
+        "workbench/ui/panels/draw.py",
+        "            self.set_label(scored.label)\n",
+        "            pass\n",
+        (
+            "tests/ui/test_evaluation_ui.py::test_an_opened_image_reads_as_the_gallery_scored_it_until_drawn_on",
+        ),
+    ),
+    Mutation(
+        "opened-image-added-as-enlargement",
+        "An opened validation image is added to my digits as the image itself (its field exactly what the model was shown)",
+        "workbench/ui/panels/draw.py",
+        "            if opened is not None:\n                # The image itself",
+        "            if opened is None:\n                # The image itself",
+        (
+            "tests/ui/test_evaluation_ui.py::test_an_opened_image_reads_as_the_gallery_scored_it_until_drawn_on",
+        ),
+    ),
+    Mutation(
+        "drawing-on-opened-image-keeps-scored-reading",
+        "Once the user draws on an opened image, the canvas recipe reads it again",
+        "workbench/ui/digit_canvas.py",
+        "            and len(self._strokes) == 1\n",
+        "            and len(self._strokes) >= 1\n",
+        (
+            "tests/ui/test_evaluation_ui.py::test_an_opened_image_reads_as_the_gallery_scored_it_until_drawn_on",
+        ),
+    ),
+    Mutation(
+        "draw-keys-need-panel-focus",
+        "The Draw tab's keys work wherever the focus is in the window while the tab is shown",
+        "workbench/ui/panels/draw.py",
+        "        shortcut.setContext(Qt.ShortcutContext.WindowShortcut)\n",
+        "        shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)\n",
+        (
+            "tests/ui/test_draw_keys.py::test_ctrl_2_gives_the_canvas_the_focus_and_the_keys_work_at_once",
+        ),
+    ),
+    Mutation(
+        "canvas-not-focused-when-tab-shown",
+        "Showing the Draw tab (Ctrl+2) gives the canvas the keyboard focus",
+        "workbench/ui/window_teach.py",
+        "            self.panel.focus_canvas()\n",
+        "            pass\n",
+        (
+            "tests/ui/test_draw_keys.py::test_ctrl_2_gives_the_canvas_the_focus_and_the_keys_work_at_once",
+        ),
+    ),
+    Mutation(
+        "draw-keys-eat-typing",
+        "Enter (and digits) typed in a field of the window still edit that field while the Draw tab is shown",
+        "workbench/ui/panels/draw.py",
+        "            shortcut.setEnabled(not typing)\n",
+        "            shortcut.setEnabled(True)\n",
+        (
+            "tests/ui/test_draw_keys.py::test_typing_in_the_draw_tabs_own_fields_edits_them",
+            "tests/ui/test_draw_keys.py::test_ctrl_2_gives_the_canvas_the_focus_and_the_keys_work_at_once",
+        ),
+    ),
+    Mutation(
+        "thumbnails-in-saved-recipe",
+        "My digits' thumbnails show each drawing as the reader's recipe prepares it",
+        "workbench/ui/panels/my_digits_box.py",
+        "                field = self.store.field_in_style(sample, self._style)\n",
+        "                field = self.store.field(sample.id)\n",
+        (
+            "tests/ui/test_my_digits_views.py::test_thumbnails_follow_the_readers_recipe",
+        ),
+    ),
+    Mutation(
+        "counts-label-parts-digit-and-count",
+        "The my-digits counts never wrap between a digit and its count",
+        "workbench/ui/panels/my_digits_box.py",
+        '            per_digit = "  ".join(f"{d}:\\u00a0{n}" for d, n in enumerate(counts))\n',
+        '            per_digit = "  ".join(f"{d}: {n}" for d, n in enumerate(counts))\n',
+        (
+            "tests/ui/test_my_digits_views.py::test_thumbnails_follow_the_readers_recipe",
+        ),
+    ),
+    Mutation(
+        "sample-strip-wraps-missing-digits",
+        "The Data panel's sample strip keeps one column per class; a class without images leaves its column empty",
+        "workbench/ui/panels/data.py",
+        "        index = np.flatnonzero(labels == col)[:rows]\n",
+        "        index = np.flatnonzero(labels == col % max(int(labels.max()) + 1, 1))[:rows]\n",
+        (
+            "tests/ui/test_my_digits_views.py::test_a_digit_without_images_leaves_its_column_empty",
+        ),
+    ),
+    Mutation(
+        "my-digits-strip-always-mnist",
+        "The my-digits sample strip shows the drawings as the chosen base dataset's recipe prepares them",
+        "workbench/ui/panels/data.py",
+        "            style = style_of(str(self.base_combo.currentData()))\n",
+        '            style = "mnist"\n',
+        (
+            "tests/ui/test_my_digits_views.py::test_the_my_digits_strip_is_prepared_like_the_base_dataset",
+        ),
+    ),
+    Mutation(
+        "fast-stroke-leaves-dots",
+        "A fast stroke is one unbroken line: each move is joined to the previous point",
+        "workbench/ui/digit_canvas.py",
+        "        painter = self._canvas_painter()\n        _paint_segment(painter, previous, point)\n",
+        "        painter = self._canvas_painter()\n        _paint_segment(painter, None, point)\n",
+        ("tests/ui/test_draw_widgets.py::test_a_fast_stroke_is_one_unbroken_line",),
     ),
 ]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
 import pytest
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
-from PySide6.QtGui import QKeySequence, QPointingDevice, QTabletEvent
+from PySide6.QtGui import QImage, QKeySequence, QPointingDevice, QTabletEvent, qGray
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
@@ -250,3 +251,29 @@ def test_input_preview_rejects_mismatched_saliency(qtbot: Any) -> None:
     qtbot.addWidget(preview)
     with pytest.raises(ValueError, match="saliency shape"):
         preview.set_image(sample_digit(), np.zeros((14, 14)))
+
+
+def test_a_fast_stroke_is_one_unbroken_line(qtbot: Any, canvas: DigitCanvas) -> None:
+    """Moves far apart (a fast hand) still ink every pixel between them.
+
+    The moves go through the window, as a real mouse's do (Qt may merge them);
+    every move that arrives is a point joined to the one before by a segment.
+    """
+    window = canvas.windowHandle()
+    path = [(20, 20), (260, 30), (30, 250), (250, 250), (140, 20)]
+    QTest.mousePress(window, Qt.LeftButton, Qt.NoModifier, QPoint(*path[0]))
+    for x, y in path[1:]:
+        QTest.mouseMove(window, QPoint(x, y))
+    QTest.mouseRelease(window, Qt.LeftButton, Qt.NoModifier, QPoint(*path[-1]))
+    assert canvas.stroke_count() == 1
+    image = canvas.image()
+    for (x0, y0), (x1, y1) in itertools.pairwise(path):
+        for t in np.linspace(0.0, 1.0, 400):
+            x, y = x0 + t * (x1 - x0), y0 + t * (y1 - y0)
+            assert image[round(y), round(x)] > 0.9, (x, y)
+    # What the widget paints is that image.
+    shown = canvas.grab().toImage().convertToFormat(QImage.Format.Format_Grayscale8)
+    for (x0, y0), (x1, y1) in itertools.pairwise(path):
+        for t in np.linspace(0.0, 1.0, 100):
+            x, y = x0 + t * (x1 - x0), y0 + t * (y1 - y0)
+            assert qGray(shown.pixel(round(x), round(y))) > 200, (x, y)

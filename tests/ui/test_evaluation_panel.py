@@ -346,20 +346,23 @@ def test_open_in_canvas_emits_the_selected_image(panel, qtbot):
     index = int(panel.gallery_indices()[2])
     with qtbot.waitSignal(panel.open_in_canvas) as blocker:
         QTest.mouseClick(button, Qt.MouseButton.LeftButton)
-    image = blocker.args[0]
+    scored = blocker.args[0]
+    # The stored image as it was scored, with its true class and its score.
+    assert scored.image.dtype == np.uint8
+    assert scored.image.shape == (28, 28)
+    assert decode(scored.image) == index == scored.index
+    np.testing.assert_array_equal(scored.image, images[index])
+    assert (scored.label, scored.predicted) == (true, predicted)
+    assert scored.confidence == pytest.approx(float(ev.confidences[index]))
+    assert scored.epoch == ev.epoch
+    image = scored.pixels()
     assert image.dtype == np.float32
-    assert image.shape == (28, 28)
-    assert decode((image * 255).round().astype(np.uint8)) == index
     np.testing.assert_allclose(image, images[index] / 255.0, rtol=1e-6)
-    assert image.min() >= 0.0
-    assert image.max() <= 1.0
     # A double-click on an item opens that one.
     item = view.item(1)
     with qtbot.waitSignal(panel.open_in_canvas) as blocker:
         view.itemDoubleClicked.emit(item)
-    assert decode((blocker.args[0] * 255).round().astype(np.uint8)) == int(
-        panel.gallery_indices()[1]
-    )
+    assert decode(blocker.args[0].image) == int(panel.gallery_indices()[1])
 
 
 def cell_order(ev: Evaluation, true: int, predicted: int) -> np.ndarray:
@@ -393,7 +396,7 @@ def test_open_in_canvas_emits_the_chosen_items_own_image(panel, qtbot):
             view.setCurrentRow(k)
             with qtbot.waitSignal(panel.open_in_canvas, timeout=1000) as blocker:
                 QTest.mouseClick(button, Qt.MouseButton.LeftButton)
-            np.testing.assert_array_equal(blocker.args[0], expected)
+            np.testing.assert_array_equal(blocker.args[0].pixels(), expected)
             # A real double-click on that item opens the same image.
             item = view.item(k)
             view.scrollToItem(item)
@@ -405,7 +408,7 @@ def test_open_in_canvas_emits_the_chosen_items_own_image(panel, qtbot):
                 QTest.mouseDClick(
                     view.viewport(), Qt.MouseButton.LeftButton, pos=center
                 )
-            np.testing.assert_array_equal(blocker.args[0], expected)
+            np.testing.assert_array_equal(blocker.args[0].pixels(), expected)
             checked += 1
     assert checked >= 10
 

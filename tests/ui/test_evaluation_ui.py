@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from workbench.core.data import load_arrays
 from workbench.core.events import Evaluation
@@ -133,7 +134,7 @@ def test_open_in_canvas_shows_the_cells_own_validation_image(qtbot, window):
             panel.gallery.setCurrentRow(k)
             with qtbot.waitSignal(panel.open_in_canvas, timeout=1000) as blocker:
                 panel.open_button.click()
-            np.testing.assert_array_equal(blocker.args[0], expected)
+            np.testing.assert_array_equal(blocker.args[0].pixels(), expected)
             assert window.tabs.currentWidget() is window.draw_page
             # The canvas holds that image, as a canvas shows it.
             reference = DigitCanvas()
@@ -144,7 +145,7 @@ def test_open_in_canvas_shows_the_cells_own_validation_image(qtbot, window):
             reference.deleteLater()
             with qtbot.waitSignal(panel.open_in_canvas, timeout=1000) as blocker:
                 panel.gallery.itemDoubleClicked.emit(panel.gallery.item(k))
-            np.testing.assert_array_equal(blocker.args[0], expected)
+            np.testing.assert_array_equal(blocker.args[0].pixels(), expected)
 
     # The smoothed loss curve is the bias-corrected average of the raw one.
     steps, raw = window.loss_plot.data("loss")
@@ -156,3 +157,78 @@ def test_open_in_canvas_shows_the_cells_own_validation_image(qtbot, window):
     np.testing.assert_allclose(
         smoothed, bias_corrected_average(raw, SMOOTHING), rtol=1e-9
     )
+
+
+def test_an_opened_image_reads_as_the_gallery_scored_it_until_drawn_on(qtbot, window):
+    """Open in canvas: the scored tensor and the gallery's score, the true label set.
+
+    One whole epoch, so the weights the Draw tab reads with are the ones that
+    scored the gallery. A stroke on the image brings the canvas recipe back, and
+    "Add to my digits" saves the image itself (not the canvas's enlargement).
+    """
+    from PySide6.QtCore import QPoint, Qt
+    from PySide6.QtTest import QTest
+
+    from workbench.core.data.my_digits import MyDigits
+
+    evaluations = []
+    event_signal(window, Evaluation).connect(evaluations.append)
+    window.apply_config(FAST.replace(max_steps=None, epochs=1, log_every=1))
+    run_to_end(qtbot, window)
+    qtbot.waitUntil(lambda: len(evaluations) == 1, timeout=5_000)
+    ev = evaluations[0]
+    run = window.current_run
+    # The tensors the evaluation scored, straight from the run's loader.
+    scored_inputs = torch.cat([x.cpu() for x, _ in run.loaders.val])
+
+    panel, draw = window.evaluation_panel, window.draw_panel
+    matrix = ev.confusion()
+    errors = matrix * (1 - np.eye(len(matrix), dtype=matrix.dtype))
+    assert errors.max() > 0  # one epoch of an MLP leaves some mistakes
+    true, predicted = (int(v) for v in np.unravel_index(errors.argmax(), matrix.shape))
+    panel.select_cell(true, predicted)
+    for row in range(min(3, panel.gallery.count())):
+        index = int(panel.gallery_indices()[row])
+        window.tabs.setCurrentIndex(2)  # the Evaluation tab
+        draw.label_combo.setCurrentIndex((true + 1) % 10)
+        panel.gallery.setCurrentRow(row)
+        panel.open_button.click()
+        assert window.tabs.currentWidget() is window.draw_page
+        reading = draw.reading
+        # The very tensor the evaluation scored, and the gallery's score.
+        assert torch.equal(reading.input[0], scored_inputs[index])
+        assert torch.equal(draw.preview_tensor[0], scored_inputs[index])
+        assert reading.label == ev.predictions[index] == predicted
+        assert reading.confidence == pytest.approx(
+            float(ev.confidences[index]), abs=1e-5
+        )
+        gallery_percent = panel.gallery.item(row).text().split("\n")[1]
+        assert draw.prediction_label.text().split()[-1] == gallery_percent
+        assert draw.label_combo.currentData() == true == ev.labels[index]
+        assert draw.add_button.text() == f"Add to my digits as {true}"
+        assert draw.opened_label.isVisibleTo(window)
+        assert f"true class {true}" in draw.opened_label.text()
+        assert "read it differently" not in draw.opened_label.text()
+
+    # A stroke on it: the canvas recipe reads the drawing, as for any drawing.
+    draw.canvas.setFixedSize(280, 280)
+    qtbot.waitUntil(lambda: draw.canvas.width() == 280)
+    QTest.mousePress(draw.canvas, Qt.LeftButton, Qt.NoModifier, QPoint(40, 40))
+    QTest.mouseMove(draw.canvas, QPoint(80, 60))
+    QTest.mouseRelease(draw.canvas, Qt.LeftButton, Qt.NoModifier, QPoint(80, 60))
+    drawn = draw.reading
+    recipe = draw.predictor.read(draw.canvas.image(), saliency=True)
+    assert torch.equal(drawn.input, recipe.input)
+    assert not torch.equal(drawn.input[0], scored_inputs[index])
+    assert not draw.opened_label.isVisibleTo(window)
+    # Undo the stroke: the untouched image reads as scored again.
+    draw.undo_button.click()
+    assert torch.equal(draw.reading.input[0], scored_inputs[index])
+
+    # Add to my digits: one click, the true class, the image exactly as stored.
+    draw.add_button.click()
+    (sample,) = MyDigits().samples()
+    assert sample.label == true
+    stored = run.loaders.val_images[index].numpy()
+    np.testing.assert_array_equal(MyDigits().field(sample.id), stored)
+    np.testing.assert_array_equal(MyDigits().stroke_image(sample.id), stored)

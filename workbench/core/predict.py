@@ -28,12 +28,14 @@ from workbench.core.preprocess import (
 __all__ = [
     "PredictError",
     "Prediction",
+    "ScoredImage",
     "digits_style",
     "load_image",
     "mnist_style",
     "naive_resize",
     "predict",
     "preprocess",
+    "stored_input",
     "to_model_input",
 ]
 
@@ -86,6 +88,17 @@ def to_model_input(image28: np.ndarray, dataset: str) -> torch.Tensor:
     return ((tensor - info.mean) / info.std)[None, None]
 
 
+def stored_input(image: np.ndarray, dataset: str) -> torch.Tensor:
+    """A stored uint8 28x28 dataset image as a run's loaders feed it: (1, 1, 28, 28).
+
+    The operations and their order are the loaders' (``x / 255``, minus the mean,
+    over the std, in float32), so the tensor is bit for bit the one a run scored.
+    """
+    info = DATASET_INFO[dataset]
+    x = torch.as_tensor(np.ascontiguousarray(image)).to(torch.float32)
+    return x.div(255).sub(info.mean).div(info.std)[None, None]
+
+
 def preprocess(image: np.ndarray, dataset: str) -> torch.Tensor:
     """The recipe that matches ``dataset``, ready for the model."""
     return to_model_input(style_image(image, style_of(dataset)), dataset)
@@ -107,6 +120,38 @@ def predict(
     finally:
         model.train(was_training)
     return [Prediction(tuple(row.tolist()), class_names) for row in probs]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ScoredImage:
+    """A validation image as an evaluation scored it, to be read again as it was.
+
+    Attributes
+    ----------
+    image : numpy.ndarray
+        uint8 (28, 28) as stored, white ink on black: no recipe applies to it.
+    label : int
+        Its true class.
+    predicted : int
+        The class the evaluation predicted.
+    confidence : float
+        The softmax probability of ``predicted`` the evaluation gave it.
+    index : int
+        Its index in the validation split.
+    epoch : int
+        0-based epoch whose weights scored it.
+    """
+
+    image: np.ndarray
+    label: int
+    predicted: int
+    confidence: float
+    index: int
+    epoch: int
+
+    def pixels(self) -> np.ndarray:
+        """The image as float32 in [0, 1]."""
+        return self.image.astype(np.float32) / np.float32(255.0)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -219,7 +264,27 @@ class Predictor:
             When the image holds no ink.
         """
         field = self.prepare(image, naive=naive)
-        x = to_model_input(field, self.dataset)
+        return self._read(to_model_input(field, self.dataset), field, naive, saliency)
+
+    def read_stored(self, image: np.ndarray, *, saliency: bool = False) -> Reading:
+        """Read a stored 28x28 dataset image exactly as a run's loaders feed it.
+
+        No recipe: ``image`` already is a model input (a validation image), so
+        the reading is the one an evaluation with the same weights made.
+
+        Parameters
+        ----------
+        image : numpy.ndarray
+            uint8 (28, 28), white ink on black.
+        saliency : bool
+            Also compute the input gradient of the predicted class's logit.
+        """
+        field = image.astype(np.float32) / np.float32(255.0)
+        return self._read(stored_input(image, self.dataset), field, False, saliency)
+
+    def _read(
+        self, x: torch.Tensor, field: np.ndarray, naive: bool, saliency: bool
+    ) -> Reading:
         model = self.model
         model.eval()
         with torch.inference_mode():

@@ -2,7 +2,9 @@
 
 :class:`CellImages` shows a caption, a thumbnail per image with its confidence
 (in the order given: hardest first), and *Open in canvas*, which emits the chosen
-item's own image. Which images to list, and the caption, are the panel's call.
+item's own image with how it was scored (a
+:class:`~workbench.core.predict.ScoredImage`). Which images to list, and the
+caption, are the panel's call.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.events import Evaluation
+from workbench.core.predict import ScoredImage
 from workbench.ui.formatting import gray_pixmap
 
 THUMB_SIDE = 56
@@ -32,12 +35,13 @@ class CellImages(QWidget):
     """A caption, the thumbnails of some validation images, and *Open in canvas*."""
 
     image_opened = Signal(object)
-    """float32 (28, 28) image in [0, 1], white ink on black."""
+    """A :class:`ScoredImage`: the stored image, its true class and its score."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._gallery_indices = np.zeros(0, dtype=np.int64)
         self._gallery_images: np.ndarray | None = None
+        self._gallery_ev: Evaluation | None = None
 
         self.caption = QLabel(objectName="galleryLabel")
         self.caption.setWordWrap(True)
@@ -80,6 +84,7 @@ class CellImages(QWidget):
         self.gallery.clear()
         self._gallery_indices = np.zeros(0, dtype=np.int64)
         self._gallery_images = None
+        self._gallery_ev = None
         self.open_button.setEnabled(False)
 
     def set_caption(self, text: str) -> None:
@@ -123,6 +128,7 @@ class CellImages(QWidget):
             self.gallery.setUpdatesEnabled(True)
         self._gallery_indices = indices.astype(np.int64)
         self._gallery_images = images
+        self._gallery_ev = ev
         if self.gallery.count():
             self.gallery.setCurrentRow(0)  # the hardest image, ready to open
 
@@ -131,10 +137,20 @@ class CellImages(QWidget):
         return self._gallery_indices.copy()
 
     def _emit_image(self, item: QListWidgetItem | None) -> None:
-        if item is None or self._gallery_images is None:
+        ev, images = self._gallery_ev, self._gallery_images
+        if item is None or images is None or ev is None:
             return
-        image = self._gallery_images[int(item.data(_INDEX_ROLE))]
-        self.image_opened.emit(image.astype(np.float32) / 255.0)
+        i = int(item.data(_INDEX_ROLE))
+        self.image_opened.emit(
+            ScoredImage(
+                image=np.array(images[i], dtype=np.uint8),
+                label=int(ev.labels[i]),
+                predicted=int(ev.predictions[i]),
+                confidence=float(ev.confidences[i]),
+                index=i,
+                epoch=ev.epoch,
+            )
+        )
 
     # Handlers -------------------------------------------------------------
 

@@ -134,6 +134,21 @@ class DigitCanvas(QWidget):
             return False  # every pen stroke leaves at least a dot
         return not self._strokes or not _qimage_to_array(self._image).any()
 
+    def holds_only_picture(self) -> bool:
+        """Return True while the canvas holds a placed picture and nothing drawn.
+
+        Returns
+        -------
+        bool
+            True after ``set_image`` until a stroke starts (and again when
+            undo removes every stroke drawn on the picture).
+        """
+        return (
+            self._current is None
+            and len(self._strokes) == 1
+            and self._strokes[0].picture is not None
+        )
+
     def stroke_count(self) -> int:
         """Return the number of undoable strokes (a placed picture counts as one).
 

@@ -4,13 +4,37 @@ Each lives in a module of its own: the canvas in :mod:`workbench.ui.digit_canvas
 the bars in :mod:`workbench.ui.probability_bars`, the model-input preview in
 :mod:`workbench.ui.input_preview`. They only draw and show numpy arrays; turning
 the canvas into a model input and predicting is someone else's job
-(``core/predict.py``).
+(``core/predict.py``). :class:`WrappingLabel` is the tab's wrapped text.
 """
 
 from __future__ import annotations
+
+from PySide6.QtWidgets import QLabel
 
 from workbench.ui.digit_canvas import CANVAS_SIDE, DigitCanvas
 from workbench.ui.input_preview import InputPreview
 from workbench.ui.probability_bars import ProbabilityBars
 
-__all__ = ["CANVAS_SIDE", "DigitCanvas", "InputPreview", "ProbabilityBars"]
+__all__ = [
+    "CANVAS_SIDE",
+    "DigitCanvas",
+    "InputPreview",
+    "ProbabilityBars",
+    "WrappingLabel",
+]
+
+
+class WrappingLabel(QLabel):
+    """A word-wrapped label that does not ask for height-for-width layout.
+
+    In a scroll area, one height-for-width child makes the whole page as tall
+    as its preferred size (a scroll bar for nothing); the page has room to wrap.
+    """
+
+    def __init__(self, name: str) -> None:
+        super().__init__(objectName=name)
+        self.setWordWrap(True)
+
+    def hasHeightForWidth(self) -> bool:
+        """Never: see the class docstring."""
+        return False

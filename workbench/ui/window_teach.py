@@ -11,7 +11,6 @@ import math
 import time
 from typing import Any
 
-import numpy as np
 from PySide6.QtCore import QObject, Slot
 
 from workbench.core import events as E
@@ -19,6 +18,7 @@ from workbench.core.config import ConfigError
 from workbench.core.data import DATASET_INFO
 from workbench.core.finetune import FrozenCheck, Scores
 from workbench.core.models import snapshot_state
+from workbench.core.predict import ScoredImage
 from workbench.ui import dialogs
 from workbench.ui.formatting import percent
 from workbench.ui.run_controller import RunController, RunState
@@ -122,11 +122,13 @@ class DrawTab(QObject):
     def _on_tabs_current_changed(self, _index: int) -> None:
         if self.window.tabs.currentWidget() is self.window.draw_page:
             self.refresh_reader()
+            # Its keys (Esc, Undo, 0-9, Enter) work at once, also after Ctrl+2.
+            self.panel.focus_canvas()
 
     @Slot(object)
-    def _on_open_in_canvas(self, image: np.ndarray) -> None:
+    def _on_open_in_canvas(self, scored: ScoredImage) -> None:
         self.window.tabs.setCurrentWidget(self.window.draw_page)
-        self.panel.open_in_canvas(image)
+        self.panel.open_scored(scored)
 
     @Slot()
     def _on_panel_samples_changed(self) -> None:

@@ -221,10 +221,37 @@ class MyDigits:
         labels = torch.tensor([s.label for s in samples], dtype=torch.int64)
         return torch.from_numpy(images), labels
 
+    def examples(
+        self, style: str = "mnist", per_class: int = 2
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The first ``per_class`` drawings of each digit, fields in ``style``.
+
+        Cheap for a preview: only these drawings are read (and, if saved in
+        another recipe, prepared again). Returns uint8 images (N, 28, 28) and
+        int64 labels, digit by digit.
+        """
+        chosen: list[DigitSample] = []
+        seen = [0] * NUM_CLASSES
+        for sample in self.samples():
+            if seen[sample.label] < per_class:
+                seen[sample.label] += 1
+                chosen.append(sample)
+        chosen.sort(key=lambda s: s.label)
+        if not chosen:
+            return torch.zeros((0, 28, 28), torch.uint8), torch.zeros(0, torch.int64)
+        images = np.stack([self.field_in_style(s, style) for s in chosen])
+        labels = torch.tensor([s.label for s in chosen], dtype=torch.int64)
+        return torch.from_numpy(images), labels
+
     # ------------------------------------------------------------------ writing
 
     def add(
-        self, stroke_image: np.ndarray, label: int, style: str = "mnist"
+        self,
+        stroke_image: np.ndarray,
+        label: int,
+        style: str = "mnist",
+        *,
+        field: np.ndarray | None = None,
     ) -> DigitSample:
         """Save a drawing with its label; returns the new sample.
 
@@ -236,6 +263,10 @@ class MyDigits:
             The digit it shows.
         style : str
             Recipe for the stored 28x28 field.
+        field : numpy.ndarray, optional
+            The 28x28 field to store as it is, for a picture that already is a
+            ``style`` model input (a validation image); None makes it from
+            ``stroke_image`` with ``style``'s recipe.
 
         Raises
         ------
@@ -246,10 +277,16 @@ class MyDigits:
         if stroke_image.ndim != 2:
             raise DataError(f"a drawing must be 2-D (H, W), got {stroke_image.shape}")
         strokes = _to_uint8(stroke_image)
-        try:
-            field = _to_uint8(style_image(strokes.astype(np.float32) / 255.0, style))
-        except PredictError as exc:
-            raise DataError(f"nothing to save: {exc}") from exc
+        if field is not None:
+            if field.shape != (28, 28):
+                raise DataError(f"a field must be 28x28, got {field.shape}")
+            field = _to_uint8(field)
+        else:
+            try:
+                styled = style_image(strokes.astype(np.float32) / 255.0, style)
+            except PredictError as exc:
+                raise DataError(f"nothing to save: {exc}") from exc
+            field = _to_uint8(styled)
         samples = self.samples()  # before writing: a damaged index stops here
         now = datetime.now(UTC)
         sample = DigitSample(

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 from workbench.core.config import DATASETS, MY_DIGITS_BASES, TrainConfig
 from workbench.core.data import (
     DATASET_INFO,
+    DataError,
     DataMissing,
     DownloadProgress,
     ImageArrays,
@@ -28,6 +29,8 @@ from workbench.core.data import (
     load_arrays,
 )
 from workbench.core.data.cache import ArraysCache, cache_key
+from workbench.core.data.my_digits import MyDigits
+from workbench.core.preprocess import style_of
 from workbench.ui import dialogs
 from workbench.ui.formatting import gray_pixmap
 from workbench.ui.panels.base import ConfigPanel, select_data
@@ -42,7 +45,11 @@ STRIP_ROWS = 2
 def sample_strip(
     arrays: ImageArrays, columns: int = STRIP_COLUMNS, rows: int = STRIP_ROWS
 ) -> np.ndarray:
-    """A uint8 picture of example training images: one column per class."""
+    """A uint8 picture of example training images: one column per class.
+
+    Column ``c`` holds class ``c``; a class without images leaves its column
+    empty (gap grey), so the next classes never move over into it.
+    """
     labels = arrays.train_labels.numpy()
     images = arrays.train_images.numpy()
     side = images.shape[1]
@@ -51,7 +58,7 @@ def sample_strip(
         (rows * (side + gap) - gap, columns * (side + gap) - gap), 60, np.uint8
     )
     for col in range(columns):
-        index = np.flatnonzero(labels == col % max(int(labels.max()) + 1, 1))[:rows]
+        index = np.flatnonzero(labels == col)[:rows]
         for row, i in enumerate(index):
             y, x = row * (side + gap), col * (side + gap)
             out[y : y + side, x : x + side] = images[i]
@@ -90,6 +97,7 @@ class DataPanel(ConfigPanel):
             "its training images are replayed"
         )
         self.base_combo.currentIndexChanged.connect(self._emit_changed)
+        self.base_combo.currentIndexChanged.connect(self._on_base_combo_changed)
         self.form.addRow("Prepared like", self.base_combo)
         self.replay_spin = QSpinBox(objectName="replaySpin")
         self.replay_spin.setRange(0, 60_000)
@@ -311,8 +319,28 @@ class DataPanel(ConfigPanel):
         train, test = len(arrays.train_labels), len(arrays.test_labels)
         self.count_label.setText(f"{train:,} training · {test:,} test images")
         self.count_label.setToolTip("")
-        self.strip_label.setPixmap(gray_pixmap(sample_strip(arrays), 1))
+        self._show_strip(arrays)
         self.arrays_changed.emit()
+
+    def _show_strip(self, arrays: ImageArrays) -> None:
+        if self.dataset() == "my-digits":
+            # My drawings as the chosen base dataset's recipe prepares them.
+            style = style_of(str(self.base_combo.currentData()))
+            try:
+                images, labels = MyDigits().examples(style, STRIP_ROWS)
+            except DataError:
+                pass  # the count label already says what is wrong
+            else:
+                arrays = ImageArrays(images, labels, images[:0], labels[:0])
+        self.strip_label.setPixmap(gray_pixmap(sample_strip(arrays), 1))
+
+    @Slot(int)
+    def _on_base_combo_changed(self, _index: int) -> None:
+        if self.dataset() != "my-digits":
+            return
+        arrays = self.cache.get(self.dataset(), self.data_dir())
+        if arrays is not None:
+            self._show_strip(arrays)
 
     def is_loaded(self) -> bool:
         """True when the current dataset is in memory."""

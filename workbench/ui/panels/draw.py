@@ -4,6 +4,12 @@ The panel reads drawings with a core :class:`~workbench.core.predict.Predictor`:
 a private eval-mode copy of the model that the window feeds with weights
 (copied between training steps while a run trains). Reading happens in the GUI
 thread: one 28x28 image takes about a millisecond, less than a repaint.
+
+A validation image opened from the Evaluation tab is read as it was scored (the
+stored 28x28 image, normalised like the run's loaders, no recipe) until the
+user draws on it; from then on the canvas recipe applies, as to any drawing.
+The tab's keys (Esc, Undo, 0-9, Enter) work wherever the focus is in the window
+while the tab is shown, except in a field the user types in.
 """
 
 from __future__ import annotations
@@ -14,57 +20,60 @@ from typing import Any
 
 import numpy as np
 import torch
-from PySide6.QtCore import QSize, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QIcon, QKeyEvent, QKeySequence, QShortcut
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
+    QAbstractSpinBox,
+    QApplication,
     QCheckBox,
     QComboBox,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
-    QListView,
-    QListWidget,
-    QListWidgetItem,
+    QLineEdit,
+    QPlainTextEdit,
     QPushButton,
     QSpinBox,
+    QTextEdit,
     QVBoxLayout,
     QWidget,
 )
 
 from workbench.core.data import DATASET_INFO, DataError
-from workbench.core.data.my_digits import MyDigits
 from workbench.core.finetune import EPOCHS, REPLAY, FrozenCheck, Scores
-from workbench.core.predict import PredictError, Predictor, Reading
+from workbench.core.predict import PredictError, Predictor, Reading, ScoredImage
 from workbench.core.preprocess import style_of
 from workbench.core.threads import release_openmp_pool
 from workbench.ui import dialogs
-from workbench.ui.draw_widgets import DigitCanvas, InputPreview, ProbabilityBars
-from workbench.ui.formatting import gray_pixmap, percent
+from workbench.ui.draw_widgets import (
+    DigitCanvas,
+    InputPreview,
+    ProbabilityBars,
+    WrappingLabel,
+)
+from workbench.ui.formatting import percent
+from workbench.ui.panels.my_digits_box import MyDigitsBox
 
 log = logging.getLogger(__name__)
 
 # Reading while the pen moves: at most once per this many ms (a read is ~1 ms,
 # but a repaint of the bars and preview is not free).
 READ_DEBOUNCE_MS = 40
-THUMB_SCALE = 2
 NO_READING = "\u2013"  # en dash: nothing drawn yet
+DIGIT_KEYS = tuple(Qt.Key(Qt.Key.Key_0 + d) for d in range(10))
+ENTER_KEYS = (
+    QKeySequence(Qt.Key.Key_Return),
+    QKeySequence(Qt.Key.Key_Enter),
+    QKeySequence(Qt.KeyboardModifier.KeypadModifier | Qt.Key.Key_Enter),
+)
 
 
-class _WrappingLabel(QLabel):
-    """A word-wrapped label that does not ask for height-for-width layout.
-
-    In a scroll area, one height-for-width child makes the whole page as tall
-    as its preferred size (a scroll bar for nothing); the page has room to wrap.
-    """
-
-    def __init__(self, name: str) -> None:
-        super().__init__(objectName=name)
-        self.setWordWrap(True)
-
-    def hasHeightForWidth(self) -> bool:
-        """Never: see the class docstring."""
-        return False
+def _typing_in(widget: QWidget | None) -> bool:
+    """True for a widget that takes typed text (digits and Enter are its own)."""
+    if isinstance(widget, QComboBox):
+        return widget.isEditable()
+    return isinstance(widget, QLineEdit | QAbstractSpinBox | QTextEdit | QPlainTextEdit)
 
 
 class DrawPanel(QWidget):
@@ -87,10 +96,10 @@ class DrawPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("drawPanel")
-        self.store = MyDigits()
         self._predictor: Predictor | None = None
         self._reader_key: tuple[str, str, tuple[str, ...]] | None = None
         self._reading: Reading | None = None
+        self._opened: ScoredImage | None = None  # a validation image, as scored
         self._training_active = False
         self.read_seconds: list[float] = []  # GUI-thread cost of each read
         self.fine_tune_report: tuple[Scores, Scores, FrozenCheck] | None = None
@@ -111,18 +120,16 @@ class DrawPanel(QWidget):
         self.undo_button = QPushButton("Undo stroke", objectName="undoStrokeButton")
         self.undo_button.setToolTip("Remove the last stroke (Ctrl+Z)")
         self.undo_button.clicked.connect(self.canvas.undo)
-        self._panel_shortcut(QKeySequence(Qt.Key.Key_Escape), self.canvas.clear)
-        self._panel_shortcut(
-            QKeySequence(QKeySequence.StandardKey.Undo), self.canvas.undo
-        )
 
         self.prediction_label = QLabel(NO_READING, objectName="predictionLabel")
         self.prediction_label.setStyleSheet("font-size: 40px; font-weight: 600;")
         self.prediction_label.setToolTip(
             "The class the model reads, and how sure it is"
         )
-        self.source_label = _WrappingLabel("readerSourceLabel")
+        self.source_label = WrappingLabel("readerSourceLabel")
         self.source_label.setStyleSheet("color: #555;")
+        self.opened_label = WrappingLabel("openedImageLabel")
+        self.opened_label.setVisible(False)
         self.bars = ProbabilityBars()
         self.bars.setMinimumHeight(160)
 
@@ -130,7 +137,7 @@ class DrawPanel(QWidget):
         self.preview.setToolTip(
             "The exact 28x28 tensor the model receives (before normalisation)"
         )
-        self.preview_caption = _WrappingLabel("previewCaption")
+        self.preview_caption = WrappingLabel("previewCaption")
         self.preview_caption.setStyleSheet("color: #555;")
         self.naive_check = QCheckBox("Naive resize", objectName="naiveResizeCheck")
         self.naive_check.setToolTip(
@@ -149,44 +156,24 @@ class DrawPanel(QWidget):
 
         self._build_teach_group()
         self._build_layout()
-        self.refresh_samples()
+        self._build_shortcuts()
         self._show_empty()
 
     # ================================================================== building
 
     def _build_teach_group(self) -> None:
-        self.label_combo = QComboBox(objectName="sampleLabelCombo")
-        for digit in range(10):
-            self.label_combo.addItem(str(digit), digit)
-        self.label_combo.setToolTip("The digit this drawing shows")
-        self.label_combo.currentIndexChanged.connect(self._update_teach_texts)
-        self.add_button = QPushButton(objectName="addSampleButton")
-        self.add_button.setToolTip(
-            "Save this drawing (its strokes and its 28x28 tensor) to my digits. "
-            "Keys: 0-9 choose the label, Enter adds"
-        )
-        self.add_button.clicked.connect(self.add_sample)
-        self.sample_list = QListWidget(objectName="sampleList")
-        self.sample_list.setViewMode(QListView.ViewMode.IconMode)
-        self.sample_list.setIconSize(QSize(28 * THUMB_SCALE, 28 * THUMB_SCALE))
-        self.sample_list.setResizeMode(QListView.ResizeMode.Adjust)
-        self.sample_list.setMovement(QListView.Movement.Static)
-        self.sample_list.setSelectionMode(QListWidget.SelectionMode.ExtendedSelection)
-        self.sample_list.setMinimumHeight(90)
-        self.sample_list.setToolTip(
-            "My digits. Double-click one to put it on the canvas; Delete removes "
-            "the selected ones"
-        )
-        self.sample_list.itemDoubleClicked.connect(self._on_sample_double_clicked)
-        self.sample_list.itemSelectionChanged.connect(self._update_teach_texts)
-        delete_key = QShortcut(QKeySequence.StandardKey.Delete, self.sample_list)
-        delete_key.setContext(Qt.ShortcutContext.WidgetShortcut)
-        delete_key.activated.connect(self.delete_selected)
-        self.delete_button = QPushButton("Delete", objectName="deleteSampleButton")
-        self.delete_button.clicked.connect(self.delete_selected)
-        self.relabel_button = QPushButton(objectName="relabelSampleButton")
-        self.relabel_button.clicked.connect(self.relabel_selected)
-        self.counts_label = _WrappingLabel("sampleCountsLabel")
+        self.mine = MyDigitsBox()
+        self.mine.add_requested.connect(self.add_sample)
+        self.mine.drawing_opened.connect(self.open_in_canvas)
+        self.mine.samples_changed.connect(self.samples_changed)
+        # Its parts, under the names callers (and tests) know them by.
+        self.store = self.mine.store
+        self.label_combo = self.mine.label_combo
+        self.add_button = self.mine.add_button
+        self.sample_list = self.mine.sample_list
+        self.delete_button = self.mine.delete_button
+        self.relabel_button = self.mine.relabel_button
+        self.counts_label = self.mine.counts_label
 
         self.epochs_spin = QSpinBox(objectName="fineTuneEpochsSpin")
         self.epochs_spin.setRange(1, 500)
@@ -207,10 +194,9 @@ class DrawPanel(QWidget):
             "under the freeze mask (all but the head, if nothing is frozen)"
         )
         self.fine_tune_button.clicked.connect(self._on_fine_tune_clicked)
-        self.card = _WrappingLabel("fineTuneCard")
+        self.card = WrappingLabel("fineTuneCard")
         self.card.setTextFormat(Qt.TextFormat.RichText)
         self.card.setVisible(False)
-        self._update_teach_texts()
 
     def _build_layout(self) -> None:
         left = QVBoxLayout()
@@ -224,6 +210,7 @@ class DrawPanel(QWidget):
         right = QVBoxLayout()
         right.addWidget(self.prediction_label)
         right.addWidget(self.source_label)
+        right.addWidget(self.opened_label)
         right.addWidget(self.bars, 1)
         preview_row = QHBoxLayout()
         preview_row.addWidget(self.preview)
@@ -239,20 +226,6 @@ class DrawPanel(QWidget):
         top.addLayout(left, 3)
         top.addLayout(right, 2)
 
-        mine = QGroupBox("My digits")
-        mine_layout = QVBoxLayout(mine)
-        add_row = QHBoxLayout()
-        add_row.addWidget(QLabel("Label"))
-        add_row.addWidget(self.label_combo)
-        add_row.addWidget(self.add_button, 1)
-        mine_layout.addLayout(add_row)
-        mine_layout.addWidget(self.counts_label)
-        mine_layout.addWidget(self.sample_list, 1)
-        row = QHBoxLayout()
-        row.addWidget(self.delete_button)
-        row.addWidget(self.relabel_button)
-        row.addStretch(1)
-        mine_layout.addLayout(row)
         tune = QGroupBox("Teach it my handwriting")
         form = QFormLayout(tune)
         form.addRow("Epochs", self.epochs_spin)
@@ -260,31 +233,75 @@ class DrawPanel(QWidget):
         form.addRow(self.fine_tune_button)
         form.addRow(self.card)
         bottom = QHBoxLayout()
-        bottom.addWidget(mine, 3)
+        bottom.addWidget(self.mine, 3)
         bottom.addWidget(tune, 2)
 
         layout = QVBoxLayout(self)
         layout.addLayout(top, 5)
         layout.addLayout(bottom, 2)
 
+    def _build_shortcuts(self) -> None:
+        """The tab's keys, wherever the focus is in the window while it is shown.
+
+        Window shortcuts of a hidden widget never fire, so they are dead while
+        another tab is shown. The plain keys (digits, Enter, Esc) are switched
+        off while the focus is in a field the user types in.
+        """
+        self._plain_keys: list[QShortcut] = []
+        for digit, key in enumerate(DIGIT_KEYS):
+            keys = [
+                QKeySequence(key),
+                QKeySequence(Qt.KeyboardModifier.KeypadModifier | key),
+            ]
+            self._plain_keys.append(
+                self._window_shortcut(keys, lambda d=digit: self.set_label(d))
+            )
+        self._plain_keys.append(self._window_shortcut(ENTER_KEYS, self.add_sample))
+        self._plain_keys.append(
+            self._window_shortcut([QKeySequence(Qt.Key.Key_Escape)], self.canvas.clear)
+        )
+        # A text field claims Undo for itself (ShortcutOverride): no switch needed.
+        self._window_shortcut(
+            [QKeySequence(QKeySequence.StandardKey.Undo)], self.canvas.undo
+        )
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            app.focusChanged.connect(self._on_app_focus_changed)
+
+    def _window_shortcut(self, keys: Any, slot: Any) -> QShortcut:
+        shortcut = QShortcut(self)
+        shortcut.setKeys(list(keys))
+        shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
+        shortcut.activated.connect(slot)
+        return shortcut
+
+    @Slot(QWidget, QWidget)
+    def _on_app_focus_changed(self, _old: QWidget | None, new: QWidget | None) -> None:
+        typing = _typing_in(new)
+        for shortcut in self._plain_keys:
+            shortcut.setEnabled(not typing)
+
     def keyPressEvent(self, event: QKeyEvent) -> None:
-        """Collect drawings fast: draw, press the digit, press Enter."""
+        """Digits and Enter that reach the panel (its window is not active)."""
         key = event.key()
         plain = not event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
-        if plain and Qt.Key.Key_0 <= key <= Qt.Key.Key_9:
-            self.label_combo.setCurrentIndex(key - Qt.Key.Key_0)
-        elif plain and key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+        typing = _typing_in(QApplication.focusWidget())
+        if plain and key in DIGIT_KEYS:
+            self.set_label(key - Qt.Key.Key_0)
+        elif plain and not typing and key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             self.add_sample()
         else:
             super().keyPressEvent(event)
             return
         event.accept()
 
-    def _panel_shortcut(self, keys: QKeySequence, slot: Any) -> QShortcut:
-        shortcut = QShortcut(keys, self)
-        shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        shortcut.activated.connect(slot)
-        return shortcut
+    def set_label(self, digit: int) -> None:
+        """Choose the label the next "Add to my digits" saves (0-9)."""
+        self.mine.set_label(digit)
+
+    def focus_canvas(self) -> None:
+        """Give the canvas the keyboard focus (the tab was just shown)."""
+        self.canvas.setFocus(Qt.FocusReason.OtherFocusReason)
 
     # ================================================================== reading
 
@@ -318,17 +335,25 @@ class DrawPanel(QWidget):
         self._predictor = Predictor(model, dataset, class_names)
         self._reader_key = key
         self.bars.set_class_names(class_names)
+        self._update_caption()
+        self.mine.set_style(self._style())  # thumbnails in the reader's recipe
+        return True
+
+    def _update_caption(self) -> None:
+        if self._reader_key is None:
+            return
+        dataset = self._reader_key[1]
         info = DATASET_INFO[dataset]
-        recipe = (
-            "8x8 UCI-digits recipe"
-            if style_of(dataset) == "digits"
-            else "MNIST recipe (20x20 box, centred by mass)"
-        )
+        if self.showing_opened() is not None:
+            recipe = "the validation image as stored, no recipe"
+        elif style_of(dataset) == "digits":
+            recipe = "8x8 UCI-digits recipe"
+        else:
+            recipe = "MNIST recipe (20x20 box, centred by mass)"
         self.preview_caption.setText(
             f"What the model sees: 28x28, {recipe}, then normalised with mean "
             f"{info.mean:.4f} and std {info.std:.4f}."
         )
-        return True
 
     def set_weights(self, state: dict[str, torch.Tensor], source: str) -> None:
         """Load ``state`` into the reader and read the drawing again."""
@@ -347,10 +372,17 @@ class DrawPanel(QWidget):
         """Whether a run trains in another thread (reads then give back CPU)."""
         self._training_active = active
 
+    def showing_opened(self) -> ScoredImage | None:
+        """The validation image on the canvas, untouched (read as scored), or None."""
+        if self._opened is not None and self.canvas.holds_only_picture():
+            return self._opened
+        return None
+
     @Slot()
     def _on_canvas_changed(self) -> None:
-        self.add_button.setEnabled(not self.canvas.is_empty())
+        self.mine.set_can_add(not self.canvas.is_empty())
         if self.canvas.is_empty():
+            self._opened = None
             self._debounce.stop()
             self._show_empty()
         elif not self.canvas.is_drawing():
@@ -378,12 +410,19 @@ class DrawPanel(QWidget):
             self._show_empty()
             return
         started = time.perf_counter()
+        opened = self.showing_opened()
         try:
-            reading = self._predictor.read(
-                self.canvas.image(),
-                naive=self.naive_check.isChecked(),
-                saliency=self.saliency_check.isChecked(),
-            )
+            if opened is not None:
+                # The very tensor the evaluation scored: no recipe, no resize.
+                reading = self._predictor.read_stored(
+                    opened.image, saliency=self.saliency_check.isChecked()
+                )
+            else:
+                reading = self._predictor.read(
+                    self.canvas.image(),
+                    naive=self.naive_check.isChecked(),
+                    saliency=self.saliency_check.isChecked(),
+                )
         except PredictError:
             self._show_empty()
             return
@@ -406,25 +445,42 @@ class DrawPanel(QWidget):
         if info is not None:
             shown = shown * info.std + info.mean
         self.preview.set_image(np.clip(shown, 0.0, 1.0), reading.saliency)
+        self._show_opened(reading)
+
+    def _show_opened(self, reading: Reading | None) -> None:
+        """Say what an opened validation image is, and how it was scored."""
+        opened = self.showing_opened() if reading is not None else None
+        self.naive_check.setEnabled(opened is None)
+        self._update_caption()
+        self.opened_label.setVisible(opened is not None)
+        if opened is None or reading is None:
+            return
+        names = reading.class_names
+        scored = f"{names[opened.predicted]}, {opened.confidence:.0%}"
+        text = (
+            f"Validation image {opened.index} (true class {names[opened.label]}) "
+            f"as the model was given it: the Evaluation tab scored it {scored} "
+            f"after epoch {opened.epoch + 1}. Draw on it to read it as a drawing."
+        )
+        same = reading.label == opened.predicted and (
+            abs(reading.confidence - opened.confidence) < 5e-4
+        )
+        if not same:
+            text += (
+                " These weights read it differently: they are not the ones that "
+                "scored it."
+            )
+        self.opened_label.setText(text)
 
     def _show_empty(self) -> None:
         self._reading = None
         self.bars.clear_probabilities()
         self.prediction_label.setText(NO_READING)
         self.preview.clear()
-        self._update_teach_texts()
+        self._show_opened(None)
+        self.mine.set_can_add(not self.canvas.is_empty())
 
     # ================================================================== my digits
-
-    @Slot()
-    def _update_teach_texts(self) -> None:
-        label = self.label_combo.currentData()
-        self.add_button.setText(f"Add to my digits as {label}")
-        self.add_button.setEnabled(not self.canvas.is_empty())
-        selected = len(self.sample_list.selectedItems())
-        self.relabel_button.setText(f"Relabel as {label}")
-        self.relabel_button.setEnabled(selected > 0)
-        self.delete_button.setEnabled(selected > 0)
 
     def _style(self) -> str:
         return style_of(self._reader_key[1]) if self._reader_key else "mnist"
@@ -434,9 +490,17 @@ class DrawPanel(QWidget):
         """Save the drawing under the chosen label, then clear the canvas."""
         if self.canvas.is_empty():
             return
-        label = int(self.label_combo.currentData())
+        label = self.mine.label()
+        opened = self.showing_opened()
         try:
-            self.store.add(self.canvas.stroke_image(), label, style=self._style())
+            if opened is not None:
+                # The image itself, not the canvas's enlargement of it: the
+                # stored field is exactly what the model was shown.
+                self.store.add(
+                    opened.image, label, style=self._style(), field=opened.image
+                )
+            else:
+                self.store.add(self.canvas.stroke_image(), label, style=self._style())
         except DataError as exc:
             dialogs.show_error(self, "Could not save the drawing", str(exc))
             return
@@ -446,78 +510,29 @@ class DrawPanel(QWidget):
 
     def refresh_samples(self) -> None:
         """Reload the list of my digits from disk."""
-        self.sample_list.clear()
-        try:
-            samples = self.store.samples()
-            for sample in samples:
-                item = QListWidgetItem(
-                    QIcon(gray_pixmap(self.store.field(sample.id), THUMB_SCALE)),
-                    str(sample.label),
-                )
-                item.setData(Qt.ItemDataRole.UserRole, sample.id)
-                item.setToolTip(f"{sample.label}, drawn {sample.created}")
-                self.sample_list.addItem(item)
-        except DataError as exc:
-            self.counts_label.setText(str(exc))
-            self._update_teach_texts()
-            return
-        counts = [0] * 10
-        for sample in samples:
-            counts[sample.label] += 1
-        if samples:
-            per_digit = "  ".join(f"{d}: {n}" for d, n in enumerate(counts))
-            self.counts_label.setText(f"{len(samples)} drawings ({per_digit})")
-        else:
-            self.counts_label.setText(
-                "No drawings yet: draw a digit, choose its label, press Add."
-            )
-        self.counts_label.setToolTip(str(self.store.folder))
-        self._update_teach_texts()
-
-    def _selected_ids(self) -> list[str]:
-        return [
-            str(item.data(Qt.ItemDataRole.UserRole))
-            for item in self.sample_list.selectedItems()
-        ]
-
-    @Slot()
-    def delete_selected(self) -> None:
-        """Delete the selected drawings."""
-        self._edit_selected(self.store.delete)
-
-    @Slot()
-    def relabel_selected(self) -> None:
-        """Give the selected drawings the chosen label."""
-        label = int(self.label_combo.currentData())
-        self._edit_selected(lambda sample_id: self.store.relabel(sample_id, label))
-
-    def _edit_selected(self, edit: Any) -> None:
-        ids = self._selected_ids()
-        if not ids:
-            return
-        try:
-            for sample_id in ids:
-                edit(sample_id)
-        except DataError as exc:
-            dialogs.show_error(self, "Could not change my digits", str(exc))
-        self.refresh_samples()
-        self.samples_changed.emit()
-
-    @Slot(QListWidgetItem)
-    def _on_sample_double_clicked(self, item: QListWidgetItem) -> None:
-        sample_id = str(item.data(Qt.ItemDataRole.UserRole))
-        try:
-            self.open_in_canvas(self.store.stroke_image(sample_id))
-        except DataError as exc:
-            dialogs.show_error(self, "Could not open the drawing", str(exc))
+        self.mine.refresh_samples()
 
     def drawing_count(self) -> int:
         """How many drawings "my digits" holds (raises DataError if unreadable)."""
-        return len(self.store)
+        return self.mine.drawing_count()
 
     def open_in_canvas(self, image: np.ndarray) -> None:
         """Put ``image`` (white ink on black) on the canvas and read it."""
+        self._opened = None
         self.canvas.set_image(image)  # emits changed: read at once
+
+    def open_scored(self, scored: ScoredImage) -> None:
+        """Show a validation image exactly as it was scored, its label preset.
+
+        Until the user draws on it, the reading is the model's on the stored
+        image (the evaluation's input, bit for bit); "Add to my digits" saves
+        that image under its true class.
+        """
+        self._opened = scored
+        if 0 <= scored.label < self.label_combo.count():
+            self.set_label(scored.label)
+        self.canvas.set_image(scored.image)  # emits changed: read at once
+        self.focus_canvas()
 
     # ================================================================== fine-tune
 

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.events import Evaluation
+from workbench.core.predict import ScoredImage
 from workbench.ui.cell_images import CellImages
 from workbench.ui.class_accuracy import ClassAccuracyChart
 from workbench.ui.confusion_matrix import ConfusionMatrix
@@ -60,7 +61,7 @@ class EvaluationPanel(QWidget):
     """
 
     open_in_canvas = Signal(object)
-    """float32 (28, 28) image in [0, 1], white ink on black."""
+    """A :class:`~workbench.core.predict.ScoredImage`: the image as it was scored."""
 
     MAX_GALLERY = 500
     """Most images the gallery shows; a bigger cell shows its hardest ones."""
@@ -338,5 +339,5 @@ class EvaluationPanel(QWidget):
             self._refresh()
 
     @Slot(object)
-    def _on_cell_images_image_opened(self, image: np.ndarray) -> None:
-        self.open_in_canvas.emit(image)
+    def _on_cell_images_image_opened(self, scored: ScoredImage) -> None:
+        self.open_in_canvas.emit(scored)
