@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSpinBox,
+    QStyle,
     QWidget,
 )
 
@@ -62,6 +63,18 @@ class LearningRateSpin(QDoubleSpinBox):
         if self.minimum() <= value <= self.maximum():
             return QValidator.State.Acceptable, text, pos
         return QValidator.State.Intermediate, text, pos
+
+
+def _fit_texts(button: QPushButton, texts: tuple[str, ...]) -> None:
+    """As wide as the widest of ``texts``, whichever the run state shows.
+
+    Not the style's 80 px minimum either: four buttons then need 340 px.
+    """
+    widest = max(button.fontMetrics().horizontalAdvance(text) for text in texts)
+    margin = 2 * button.style().pixelMetric(
+        QStyle.PixelMetric.PM_ButtonMargin, None, button
+    )
+    button.setMinimumWidth(widest + margin + 8)
 
 
 class TrainingPanel(ConfigPanel):
@@ -121,12 +134,13 @@ class TrainingPanel(ConfigPanel):
             "Forget the current run (its weights and plots) so Start begins a new one"
         )
         row = QHBoxLayout()
-        for button in (
-            self.start_button,
-            self.pause_button,
-            self.stop_button,
-            self.reset_button,
+        for button, texts in (
+            (self.start_button, ("Start", "Continue")),
+            (self.pause_button, ("Pause", "Resume")),
+            (self.stop_button, ("Stop",)),
+            (self.reset_button, ("New run",)),
         ):
+            _fit_texts(button, texts)
             row.addWidget(button)
         self.form.addRow(row)
         self.progress_bar = QProgressBar(objectName="progressBar")
