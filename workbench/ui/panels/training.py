@@ -115,6 +115,13 @@ class TrainingPanel(ConfigPanel):
         self.epochs_spin = QSpinBox(objectName="epochsSpin")
         self.epochs_spin.setRange(0, 10_000)
         self.epochs_spin.valueChanged.connect(self._emit_changed)
+        # Wide enough for "auto (15)" of any dataset, whatever the column's width.
+        widths = []
+        for dataset in DEFAULT_EPOCHS:
+            self.set_dataset(dataset)
+            widths.append(self.epochs_spin.sizeHint().width())
+        self.epochs_spin.setMinimumWidth(max(widths))
+        self.epochs_spin.setSpecialValueText("")  # apply_config sets the dataset's
         self.max_steps_spin = QSpinBox(objectName="maxStepsSpin")
         self.max_steps_spin.setRange(0, 100_000_000)
         self.max_steps_spin.setSpecialValueText("no limit")
