@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (
@@ -32,8 +32,6 @@ from PySide6.QtWidgets import (
 
 if TYPE_CHECKING:
     from PySide6.QtGui import QResizeEvent
-
-    from workbench.ui.main_window import MainWindow
 
 DEFAULT_SIZE = QSize(1500, 920)
 # Small enough for an 800x600 screen; the window's layout fits in it.
@@ -143,8 +141,12 @@ def _scrollbar_width(area: QScrollArea) -> int:
     return area.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, area)
 
 
-def build_layout(window: MainWindow) -> WindowLayout:
-    """Put the window's panels and plots into columns and tabs; set the centre."""
+def build_layout(window: Any) -> WindowLayout:
+    """Put the window's panels and plots into columns and tabs; set the centre.
+
+    ``window`` is the ``MainWindow`` (typed loosely: importing it here would
+    make a cycle), with its panels and ``curves`` already built.
+    """
     settings_column = QWidget()
     column = QVBoxLayout(settings_column)
     for panel in (
