@@ -692,16 +692,6 @@ MUTATIONS: list[Mutation] = [
         ("tests/ui/test_layout.py::test_the_draw_tab_fits_a_1024x700_window",),
     ),
     Mutation(
-        "status-text-widens-the-window",
-        "A long status message is cut at the window's edge, never widening the window",
-        "workbench/ui/window_layout.py",
-        "    status_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)\n",
-        "",
-        (
-            "tests/ui/test_layout.py::test_at_the_minimum_size_nothing_is_wider_than_the_window",
-        ),
-    ),
-    Mutation(
         "first-window-bigger-than-the-screen",
         "The first window (no saved geometry) fits the screen",
         "workbench/ui/window_layout.py",

@@ -165,6 +165,8 @@ def test_at_the_minimum_size_nothing_is_wider_than_the_window(qtbot, window):
     window.set_status("A status line far longer than any window is wide. " * 5)
     settle()
     assert window.size() == minimum
+    # Every widget still gets its minimum width: nothing is squeezed into it.
+    assert window.minimumSizeHint().boundedTo(minimum) == window.minimumSizeHint()
     assert overflowing(window) == []
 
 

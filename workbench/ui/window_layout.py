@@ -22,7 +22,6 @@ from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (
     QLabel,
     QScrollArea,
-    QSizePolicy,
     QSplitter,
     QStyle,
     QTabWidget,
@@ -206,8 +205,6 @@ def build_layout(window: Any) -> WindowLayout:
     window.setCentralWidget(splitter)
 
     status_label = QLabel(objectName="statusLabel")
-    # A long message is cut at the window's edge rather than widening the window.
-    status_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
     window.statusBar().addWidget(status_label, 1)
     return WindowLayout(
         main_splitter=splitter,
