@@ -934,4 +934,51 @@ MUTATIONS: list[Mutation] = [
         "        painter = self._canvas_painter()\n        _paint_segment(painter, None, point)\n",
         ("tests/ui/test_draw_widgets.py::test_a_fast_stroke_is_one_unbroken_line",),
     ),
+    # --------------------------------------------------------- issue 12: window layout
+    Mutation(
+        "freeze-lock-note-pushes-the-tree",
+        "Nothing in the window moves when a run starts, pauses or ends: the freeze tree's lock note keeps its space",
+        "workbench/ui/panels/freeze.py",
+        "        policy.setRetainSizeWhenHidden(True)\n",
+        "        policy.setRetainSizeWhenHidden(False)\n",
+        (
+            "tests/ui/test_layout.py::test_nothing_moves_when_a_run_starts_pauses_and_finishes",
+        ),
+    ),
+    Mutation(
+        "settings-column-cuts-its-panels",
+        "The settings column is never narrower than its panels: nothing is cut at the right, even at the minimum window size",
+        "workbench/ui/window_layout.py",
+        "    settings.setMinimumWidth(\n",
+        "    settings.setMaximumWidth(\n",
+        (
+            "tests/ui/test_layout.py::test_at_the_minimum_size_nothing_is_wider_than_the_window",
+        ),
+    ),
+    Mutation(
+        "narrow-window-squeezes-the-tabs",
+        "On a narrow window (1024x700) the tabs keep priority: the model column folds so the Draw tab's canvas and bars are whole",
+        "workbench/ui/window_layout.py",
+        "    settings = min(settings, max(settings_min, room - tabs_need))\n    return [settings, 0, room - settings]\n",
+        "    return [settings, model, room - settings - model]\n",
+        ("tests/ui/test_layout.py::test_the_draw_tab_fits_a_1024x700_window",),
+    ),
+    Mutation(
+        "first-window-bigger-than-the-screen",
+        "The first window (no saved geometry) fits the screen",
+        "workbench/ui/window_layout.py",
+        "    window.resize(size.boundedTo(available).expandedTo(window.minimumSize()))\n",
+        "    window.resize(size.expandedTo(window.minimumSize()))\n",
+        ("tests/ui/test_layout.py::test_a_first_window_fits_the_screen",),
+    ),
+    Mutation(
+        "wide-screen-columns-restored-on-a-small-one",
+        "Column widths saved for a wider window are not restored on a smaller screen: the tabs keep their room",
+        "workbench/ui/window_state.py",
+        "            if width is None or int(width) > window.width():\n",
+        "            if width is None:\n",
+        (
+            "tests/ui/test_layout.py::test_columns_saved_on_a_bigger_screen_leave_the_tabs_room",
+        ),
+    ),
 ]

@@ -3,10 +3,15 @@
 Trains the default small CNN on the bundled digits (offline, a few seconds),
 with its first conv block frozen so the freeze tree shows a partial mask, and
 grabs the window while the run is still going: plots with data, the progress
-bar with its ETA, Pause and Stop enabled.
+bar with its ETA, Pause and Stop enabled. ``--size`` picks the window size and
+``--tab draw`` shows the Draw tab instead of the curves.
 
 Run: ``.venv/bin/python scripts/make_screenshot.py [--out assets/screenshot.png]``
-(offscreen; no display needed).
+(offscreen; no display needed). The window at two sizes::
+
+    scripts/make_screenshot.py --size 1600x1000 --out assets/window-1600x1000.png
+    scripts/make_screenshot.py --size 1024x700 --tab draw \\
+        --out assets/window-1024x700-draw.png
 """
 
 from __future__ import annotations
@@ -51,6 +56,12 @@ def main() -> int:
     ap.add_argument(
         "--at", type=float, default=0.8, help="grab at this share of the run"
     )
+    ap.add_argument(
+        "--size", default="x".join(map(str, SIZE)), help="window WIDTHxHEIGHT"
+    )
+    ap.add_argument(
+        "--tab", choices=("curves", "draw"), default="curves", help="tab to show"
+    )
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
 
@@ -59,7 +70,10 @@ def main() -> int:
     from workbench.ui.main_window import MainWindow
 
     window = MainWindow()
-    window.resize(*SIZE)
+    width, height = (int(n) for n in args.size.lower().split("x"))
+    window.resize(width, height)
+    if args.tab == "draw":
+        window.tabs.setCurrentWidget(window.draw_page)
     window.apply_config(CONFIG)
     window.show()
     loop = QEventLoop()
@@ -81,6 +95,10 @@ def main() -> int:
         # Let the plots draw what they have, then take the picture.
         for plot in window.curves.plots:
             plot.refresh()
+        if args.tab == "draw":  # a test digit on the canvas, read by the live model
+            arrays = window.data_panel.cache.get(CONFIG.dataset, None)
+            if arrays is not None:
+                window.draw_panel.open_in_canvas(arrays.test_images[7].numpy())
         QTimer.singleShot(200, grab)
 
     def grab() -> None:

@@ -13,17 +13,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from PySide6.QtCore import QSettings, Qt, QTimer, Slot
+from PySide6.QtCore import QSettings, QTimer, Slot
 from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import (
-    QLabel,
-    QMainWindow,
-    QScrollArea,
-    QSplitter,
-    QTabWidget,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QMainWindow, QWidget
 from torch import nn
 
 from workbench.core.config import ConfigError, TrainConfig
@@ -39,7 +31,7 @@ from workbench.core.freezing import (
 from workbench.core.models import build_model
 from workbench.core.runs import RunFolder
 from workbench.core.session import Plan, StartKind, model_key
-from workbench.ui import dialogs, window_state
+from workbench.ui import dialogs, window_layout, window_state
 from workbench.ui.curves import TrainingCurves
 from workbench.ui.panels.data import DataPanel
 from workbench.ui.panels.device import DevicePanel
@@ -62,13 +54,6 @@ from workbench.ui.window_runs import RunsTab
 from workbench.ui.window_teach import DrawTab
 
 log = logging.getLogger(__name__)
-
-
-def _scrolling(widget: QWidget, name: str) -> QScrollArea:
-    area = QScrollArea(objectName=name)
-    area.setWidget(widget)
-    area.setWidgetResizable(True)
-    return area
 
 
 class MainWindow(QMainWindow):
@@ -141,56 +126,12 @@ class MainWindow(QMainWindow):
         self.data_panel.arrays_changed.connect(self.update_actions)
 
     def _build_layout(self) -> None:
-        settings_column = QWidget()
-        column = QVBoxLayout(settings_column)
-        for panel in (
-            self.training_panel,
-            self.data_panel,
-            self.device_panel,
-            self.loader_panel,
-            self.speed_panel,
-        ):
-            column.addWidget(panel)
-        column.addStretch(1)
-        scroll = _scrolling(settings_column, "settingsScroll")
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setMinimumWidth(280)
-
-        model_column = QWidget()
-        layout = QVBoxLayout(model_column)
-        layout.addWidget(self.model_panel)
-        layout.addWidget(self.freeze_panel, 1)
-
-        self.plot_splitter = QSplitter(
-            Qt.Orientation.Vertical, objectName="plotSplitter"
-        )
-        for plot in self.curves.plots:
-            self.plot_splitter.addWidget(plot)
-        self.plot_splitter.setSizes([400, 250, 200])
-
-        self.tabs = QTabWidget(objectName="mainTabs")
-        self.tabs.addTab(self.plot_splitter, "Training curves")
-        # Pages scroll rather than force their minimum size on the whole window.
-        self.draw_page = _scrolling(self.draw_panel, "drawPage")
-        self.tabs.addTab(self.draw_page, "Draw a digit")
-        self.tabs.addTab(
-            _scrolling(self.evaluation_panel, "evaluationPage"), "Evaluation"
-        )
-        self.tabs.addTab(_scrolling(self.health_panel, "healthPage"), "Layer health")
-        self.tabs.addTab(_scrolling(self.runs_panel, "runsPage"), "Runs")
-
-        self.main_splitter = QSplitter(
-            Qt.Orientation.Horizontal, objectName="mainSplitter"
-        )
-        self.main_splitter.addWidget(scroll)
-        self.main_splitter.addWidget(model_column)
-        self.main_splitter.addWidget(self.tabs)
-        self.main_splitter.setStretchFactor(2, 1)
-        self.main_splitter.setSizes([420, 380, 700])
-        self.setCentralWidget(self.main_splitter)
-
-        self.status_label = QLabel(objectName="statusLabel")
-        self.statusBar().addWidget(self.status_label, 1)
+        layout = window_layout.build_layout(self)
+        self.main_splitter = layout.main_splitter
+        self.plot_splitter = layout.plot_splitter
+        self.tabs = layout.tabs
+        self.draw_page = layout.draw_page
+        self.status_label = layout.status_label
 
     def _connect_controller(self) -> None:
         self.controller.state_changed.connect(self._on_controller_state_changed)
@@ -467,9 +408,13 @@ class MainWindow(QMainWindow):
     # ================================================================== window state
 
     def _restore_window_state(self) -> None:
+        # The whole layout fits the minimum: content is never wider than the window.
+        self.setMinimumSize(
+            self.minimumSizeHint().expandedTo(window_layout.MINIMUM_SIZE)
+        )
         splitters = {"main": self.main_splitter, "plots": self.plot_splitter}
         if not window_state.restore_layout(self._settings, self, splitters):
-            self.resize(1500, 920)
+            window_layout.fit_window(self, window_layout.DEFAULT_SIZE)
 
     def save_window_state(self) -> None:
         """Write geometry, splitters and the config to QSettings."""

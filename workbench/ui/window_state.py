@@ -15,6 +15,7 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QMainWindow, QSplitter
 
 from workbench.core.config import ConfigError, TrainConfig
+from workbench.ui.window_layout import ColumnSplitter
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +105,12 @@ def set_last_folder(settings: QSettings, kind: str, folder: str | Path) -> None:
 def restore_layout(
     settings: QSettings, window: QMainWindow, splitters: dict[str, QSplitter]
 ) -> bool:
-    """Put the window and its splitters back as they were; False the first time."""
+    """Put the window and its splitters back as they were; False the first time.
+
+    Qt keeps a restored geometry on the screen: on a smaller screen than last
+    time the window is smaller, and the columns saved for the wider window are
+    not restored (they would squeeze the tabs); they fit the window instead.
+    """
     geometry = settings.value("window/geometry")
     if geometry is not None:
         window.restoreGeometry(geometry)
@@ -113,7 +119,15 @@ def restore_layout(
         window.restoreState(state)
     for name, splitter in splitters.items():
         value = settings.value(f"splitters/{name}")
-        if value is not None:
+        if value is None:
+            continue
+        if isinstance(splitter, ColumnSplitter):
+            width = settings.value(f"splitters/{name}_width")
+            if width is None or int(width) > window.width():
+                continue  # made for a wider window: keep following this one
+            splitter.restoreState(value)
+            splitter.follows_window = False
+        else:
             splitter.restoreState(value)
     return geometry is not None
 
@@ -121,8 +135,16 @@ def restore_layout(
 def save_layout(
     settings: QSettings, window: QMainWindow, splitters: dict[str, QSplitter]
 ) -> None:
-    """Remember the window's geometry, toolbars/docks and splitter positions."""
+    """Remember the window's geometry, toolbars/docks and splitter positions.
+
+    Columns that still follow the window (no handle was dragged) are not saved:
+    next time they fit whatever window they are in.
+    """
     settings.setValue("window/geometry", window.saveGeometry())
     settings.setValue("window/state", window.saveState())
     for name, splitter in splitters.items():
+        if isinstance(splitter, ColumnSplitter) and splitter.follows_window:
+            settings.remove(f"splitters/{name}")
+            continue
         settings.setValue(f"splitters/{name}", splitter.saveState())
+        settings.setValue(f"splitters/{name}_width", splitter.width())

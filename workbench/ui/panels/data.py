@@ -86,6 +86,11 @@ class DataPanel(ConfigPanel):
             "The digits set ships with the program and needs no download."
         )
         self.dataset_combo.currentIndexChanged.connect(self._on_dataset_combo_changed)
+        # Long entries are elided in a narrow column instead of widening it.
+        self.dataset_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.dataset_combo.setMinimumContentsLength(16)
         self.form.addRow("Dataset", self.dataset_combo)
 
         # Only for my-digits: the dataset the drawings are prepared like and mixed with.

@@ -23,6 +23,11 @@ class DevicePanel(ConfigPanel):
         super().__init__("Device", parent)
         self.devices = devices if devices is not None else list_devices()
         self.device_combo = QComboBox(objectName="deviceCombo")
+        # Long entries are elided in a narrow column instead of widening it.
+        self.device_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.device_combo.setMinimumContentsLength(16)
         self.form.addRow("Train on", self.device_combo)
         self.reason_label = QLabel(objectName="deviceReasonLabel")
         self.reason_label.setWordWrap(True)

@@ -52,12 +52,16 @@ class FreezePanel(QWidget):
             "locked while the run trains: Pause to edit", objectName="freezeLockLabel"
         )
         self.lock_label.setStyleSheet("color: #8a5a00;")
+        # A line of its own that wraps and keeps its space while hidden: showing
+        # it on Start must not widen the column (and shrink the plots) or push
+        # the tree down.
+        self.lock_label.setWordWrap(True)
+        policy = self.lock_label.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)
+        self.lock_label.setSizePolicy(policy)
         self.lock_label.setVisible(False)
-        header_row = QHBoxLayout()
-        header_row.addWidget(title)
-        header_row.addStretch(1)
-        header_row.addWidget(self.lock_label)
-        layout.addLayout(header_row)
+        layout.addWidget(title)
+        layout.addWidget(self.lock_label)
         self.tree = QTreeWidget(objectName="freezeTree")
         self.tree.setColumnCount(3)
         self.tree.setHeaderLabels(["Module / parameter", "Shape", "Count"])
@@ -89,6 +93,7 @@ class FreezePanel(QWidget):
         buttons.addStretch(1)
         layout.addLayout(buttons)
         self.summary_label = QLabel(objectName="freezeSummaryLabel")
+        self.summary_label.setWordWrap(True)  # big models' counts must not widen it
         layout.addWidget(self.summary_label)
         self._model: nn.Module | None = None
         self._params: dict[str, nn.Parameter] = {}

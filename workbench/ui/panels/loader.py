@@ -43,6 +43,11 @@ class LoaderPanel(ConfigPanel):
             "DataLoader is the textbook per-sample pipeline with workers"
         )
         self.loader_combo.currentIndexChanged.connect(self._on_loader_combo_changed)
+        # Long entries are elided in a narrow column instead of widening it.
+        self.loader_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.loader_combo.setMinimumContentsLength(16)
         self.form.addRow("Loader", self.loader_combo)
         self.workers_spin = QSpinBox(objectName="workersSpin")
         self.workers_spin.setRange(0, 32)

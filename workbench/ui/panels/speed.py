@@ -38,6 +38,11 @@ class SpeedPanel(ConfigPanel):
         for value, label in _PRECISIONS:
             self.precision_combo.addItem(label, value)
         self.precision_combo.currentIndexChanged.connect(self._emit_changed)
+        # Long entries are elided in a narrow column instead of widening it.
+        self.precision_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.precision_combo.setMinimumContentsLength(16)
         self.form.addRow("Precision", self.precision_combo)
         self.compile_check = QCheckBox("torch.compile", objectName="compileCheck")
         self.compile_check.setToolTip(COMPILE_TIP)
@@ -56,6 +61,9 @@ class SpeedPanel(ConfigPanel):
         )
         self.form.addRow("Step time", self.step_label)
         self.compile_label = QLabel(objectName="compileTimeLabel")
+        # Measurements arrive during a run: wrap rather than widen the column.
+        for label in (self.step_label, self.compile_label):
+            label.setWordWrap(True)
         self.form.addRow("Compile", self.compile_label)
         self._device_kind = "cpu"
         # (model, device kind, precision, batch size) -> eager/compiled/compile s

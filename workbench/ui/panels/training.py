@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSpinBox,
+    QStyle,
     QWidget,
 )
 
@@ -64,6 +65,18 @@ class LearningRateSpin(QDoubleSpinBox):
         return QValidator.State.Intermediate, text, pos
 
 
+def _fit_texts(button: QPushButton, texts: tuple[str, ...]) -> None:
+    """As wide as the widest of ``texts``, whichever the run state shows.
+
+    Not the style's 80 px minimum either: four buttons then need 340 px.
+    """
+    widest = max(button.fontMetrics().horizontalAdvance(text) for text in texts)
+    margin = 2 * button.style().pixelMetric(
+        QStyle.PixelMetric.PM_ButtonMargin, None, button
+    )
+    button.setMinimumWidth(widest + margin + 8)
+
+
 class TrainingPanel(ConfigPanel):
     """Optimizer settings plus Start, Pause/Resume, Stop and progress."""
 
@@ -102,6 +115,13 @@ class TrainingPanel(ConfigPanel):
         self.epochs_spin = QSpinBox(objectName="epochsSpin")
         self.epochs_spin.setRange(0, 10_000)
         self.epochs_spin.valueChanged.connect(self._emit_changed)
+        # Wide enough for "auto (15)" of any dataset, whatever the column's width.
+        widths = []
+        for dataset in DEFAULT_EPOCHS:
+            self.set_dataset(dataset)
+            widths.append(self.epochs_spin.sizeHint().width())
+        self.epochs_spin.setMinimumWidth(max(widths))
+        self.epochs_spin.setSpecialValueText("")  # apply_config sets the dataset's
         self.max_steps_spin = QSpinBox(objectName="maxStepsSpin")
         self.max_steps_spin.setRange(0, 100_000_000)
         self.max_steps_spin.setSpecialValueText("no limit")
@@ -121,12 +141,13 @@ class TrainingPanel(ConfigPanel):
             "Forget the current run (its weights and plots) so Start begins a new one"
         )
         row = QHBoxLayout()
-        for button in (
-            self.start_button,
-            self.pause_button,
-            self.stop_button,
-            self.reset_button,
+        for button, texts in (
+            (self.start_button, ("Start", "Continue")),
+            (self.pause_button, ("Pause", "Resume")),
+            (self.stop_button, ("Stop",)),
+            (self.reset_button, ("New run",)),
         ):
+            _fit_texts(button, texts)
             row.addWidget(button)
         self.form.addRow(row)
         self.progress_bar = QProgressBar(objectName="progressBar")
