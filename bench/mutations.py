@@ -981,4 +981,35 @@ MUTATIONS: list[Mutation] = [
             "tests/ui/test_layout.py::test_columns_saved_on_a_bigger_screen_leave_the_tabs_room",
         ),
     ),
+    # --------------------------------------------------------- issue 12: stale views
+    Mutation(
+        "progress-outlives-its-model",
+        "Another model shows no progress of the last run; the run's model shows where it stands",
+        "workbench/ui/main_window.py",
+        "            else:  # another model: the run's progress is not its\n                self.training_panel.clear_progress()\n",
+        "            else:\n                pass\n",
+        (
+            "tests/ui/test_stale_views.py::test_another_model_shows_no_progress_of_the_run",
+        ),
+    ),
+    Mutation(
+        "fine-tune-card-outlives-its-model",
+        "The fine-tune card goes when its model does (New run, a new run, an opened checkpoint)",
+        "workbench/ui/main_window.py",
+        "        self.draw_panel.clear_fine_tune_report()\n",
+        "",
+        (
+            "tests/ui/test_stale_views.py::test_a_verdict_and_a_fine_tune_card_go_with_their_run",
+        ),
+    ),
+    Mutation(
+        "reproduce-verdict-stays",
+        "A reproduction's verdict goes when a new run begins",
+        "workbench/ui/main_window.py",
+        '        self.runs_panel.show_message("")\n',
+        "",
+        (
+            "tests/ui/test_stale_views.py::test_a_verdict_and_a_fine_tune_card_go_with_their_run",
+        ),
+    ),
 ]

@@ -225,6 +225,10 @@ class MainWindow(QMainWindow):
                 self.set_status(f"Freeze mask ignored: {exc}")
         if model is not self.freeze_panel.model:
             self.show_model(model)
+            if run is not None and model is run.model:  # back to the run's model
+                self.training_panel.show_position(run.global_step, run.total_steps)
+            else:  # another model: the run's progress is not its
+                self.training_panel.clear_progress()
         elif frozen is not None:
             self.freeze_panel.refresh_checks()
             self._update_counts()
@@ -376,15 +380,18 @@ class MainWindow(QMainWindow):
     def show_run(self, run: TrainingRun) -> None:
         """Show an opened run: its config, its model in the tree, its curves."""
         self._tree_key = None
+        self.clear_run_views()
         self.apply_config(run.config)  # shows run.model: same architecture
         self.run_view.run_config = run.config
         self.curves.show_history(run.history, run.steps_per_epoch)
 
     def clear_run_views(self) -> None:
-        """Empty the plots, layer health and evaluation (a new run begins)."""
+        """Empty what showed the last run (a new run or model begins)."""
         self.curves.clear()
         self.health_panel.clear()
         self.evaluation_panel.clear()
+        self.draw_panel.clear_fine_tune_report()
+        self.runs_panel.show_message("")
 
     def set_notes(self, notes: list[str]) -> None:
         """Messages about the current run, shown under the controls."""

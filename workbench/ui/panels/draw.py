@@ -555,6 +555,12 @@ class DrawPanel(QWidget):
             f"({before.base_count:,}). Training…"
         )
 
+    def clear_fine_tune_report(self) -> None:
+        """Hide the card: the model it described is gone."""
+        self.fine_tune_report = None
+        self.card.clear()
+        self.card.setVisible(False)
+
     def show_fine_tune_failed(self) -> None:
         """The fine-tune ended without a result (an error, or stopped at once)."""
         self.card.setVisible(True)

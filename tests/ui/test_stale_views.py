@@ -1,0 +1,40 @@
+"""A new run or another model starts clean: nothing of the last run lingers."""
+
+from __future__ import annotations
+
+import pytest
+
+from .helpers import FAST, run_to_end
+
+pytestmark = pytest.mark.gui
+
+
+def test_another_model_shows_no_progress_of_the_run(qtbot, window):
+    run_to_end(qtbot, window)
+    panel = window.training_panel
+    assert panel.progress_bar.value() == 4
+    window.apply_config(FAST.replace(model="small-cnn"))  # not the run's model
+    assert panel.progress_bar.value() == 0
+    assert panel.progress_bar.format() == "idle"
+    assert panel.speed_label.text() == "\u2013"
+    window.apply_config(FAST)  # back to the run's model: where it stands
+    assert panel.progress_bar.value() == 4
+    assert panel.progress_bar.format().startswith("step 4 / 4")
+
+
+def test_a_verdict_and_a_fine_tune_card_go_with_their_run(qtbot, window):
+    run_to_end(qtbot, window)
+    window.runs_panel.show_message("run-1: not reproduced: the losses differ")
+    window.draw_panel.show_fine_tune_failed()
+    card = window.draw_panel.card
+    assert card.isVisibleTo(window.draw_panel)
+    window.reset_run()  # New run
+    assert not card.isVisibleTo(window.draw_panel)
+    assert window.draw_panel.fine_tune_report is None
+    assert window.runs_panel.message_label.text() == ""
+    # And when a new run starts.
+    window.runs_panel.show_message("run-1: not reproduced")
+    window.draw_panel.show_fine_tune_failed()
+    run_to_end(qtbot, window)
+    assert not card.isVisibleTo(window.draw_panel)
+    assert window.runs_panel.message_label.text() == ""
