@@ -131,6 +131,9 @@ class TrainingCurves:
             self.plot_splitter.addWidget(plot)
         self.plot_splitter.setSizes([400, 250, 200])
         self._page = QWidget(objectName="curvesPage")
+        # The control row need not set the window's minimum: the side columns
+        # give way first, so the tabs are wide enough for it whenever shown.
+        self._page.setMinimumWidth(self.plot_splitter.minimumSizeHint().width())
         column = QVBoxLayout(self._page)
         column.setContentsMargins(0, 4, 0, 0)
         column.addLayout(row)

@@ -126,7 +126,7 @@ class MainWindow(QMainWindow):
         self.data_panel.arrays_changed.connect(self.update_actions)
 
     def _build_layout(self) -> None:
-        layout = window_layout.build_layout(self)
+        layout = window_layout.build_layout(self, self._settings)
         self.main_splitter = layout.main_splitter
         self.plot_splitter = layout.plot_splitter
         self.tabs = layout.tabs

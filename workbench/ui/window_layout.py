@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QSettings, QSize, Qt
 from PySide6.QtWidgets import (
     QLabel,
     QScrollArea,
@@ -140,11 +140,12 @@ def _scrollbar_width(area: QScrollArea) -> int:
     return area.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, area)
 
 
-def build_layout(window: Any) -> WindowLayout:
+def build_layout(window: Any, stored: QSettings | None = None) -> WindowLayout:
     """Put the window's panels and plots into columns and tabs; set the centre.
 
     ``window`` is the ``MainWindow`` (typed loosely: importing it here would
-    make a cycle), with its panels and ``curves`` already built.
+    make a cycle), with its panels and ``curves`` already built; ``stored``
+    (the window's QSettings) keeps the curves' smoothing.
     """
     settings_column = QWidget()
     column = QVBoxLayout(settings_column)
@@ -171,13 +172,10 @@ def build_layout(window: Any) -> WindowLayout:
     layout.addWidget(window.model_panel)
     layout.addWidget(window.freeze_panel, 1)
 
-    plot_splitter = QSplitter(Qt.Orientation.Vertical, objectName="plotSplitter")
-    for plot in window.curves.plots:
-        plot_splitter.addWidget(plot)
-    plot_splitter.setSizes([400, 250, 200])
+    curves_page = window.curves.build_page(stored)  # smoothing above the plots
 
     tabs = QTabWidget(objectName="mainTabs")
-    tabs.addTab(plot_splitter, "Training curves")
+    tabs.addTab(curves_page, "Training curves")
     # Pages scroll rather than force their minimum size on the whole window.
     draw_page = _scrolling(window.draw_panel, "drawPage")
     tabs.addTab(draw_page, "Draw a digit")
@@ -208,7 +206,7 @@ def build_layout(window: Any) -> WindowLayout:
     window.statusBar().addWidget(status_label, 1)
     return WindowLayout(
         main_splitter=splitter,
-        plot_splitter=plot_splitter,
+        plot_splitter=window.curves.plot_splitter,
         tabs=tabs,
         draw_page=draw_page,
         settings_scroll=settings,
