@@ -15,7 +15,12 @@ from workbench.cli import main
 from workbench.core import events as E
 from workbench.core.config import TrainConfig
 from workbench.core.engine import fit, iter_fit, prepare_run
-from workbench.core.reproduce import compare, compare_with_folder, original_config
+from workbench.core.reproduce import (
+    compare,
+    compare_with_folder,
+    original_config,
+    reproducible,
+)
 from workbench.core.runs import (
     RunFolder,
     RunRecorder,
@@ -26,6 +31,7 @@ from workbench.core.runs import (
     read_events,
     read_metrics,
     rename_run,
+    summarize,
     tag_run,
 )
 
@@ -242,6 +248,40 @@ def test_runs_that_cannot_be_repeated_from_their_config_are_refused(runs_root):
     plain.claim(cfg)  # the same settings: still repeatable
     plain.update(status="finished")
     assert original_config(plain) == cfg
+
+
+@pytest.mark.parametrize(
+    ("setup", "reason"),
+    [
+        (lambda f, cfg: f.update(status="running"), "is still training"),
+        (lambda f, cfg: f.update(status="stopped"), "did not finish (stopped)"),
+        (lambda f, cfg: f.record_change("frozen"), "changed its freeze mask"),
+        (lambda f, cfg: f.claim(cfg.replace(lr=0.5)), "resumed with other settings"),
+        (lambda f, cfg: f.update(started_from="fine-tune of x"), "started from"),
+        (lambda f, cfg: f.update(config={}), "has no config"),
+        (lambda f, cfg: f.update(config={"epochs": "many"}), "no usable config"),
+    ],
+)
+def test_one_decision_says_which_runs_can_be_reproduced(runs_root, setup, reason):
+    from workbench.core.config import ConfigError
+    from workbench.core.session import Session
+
+    cfg = TrainConfig(model="mlp", epochs=1)
+    folder = RunFolder.create(cfg, origin="test")
+    folder.update(status="finished")
+    assert reproducible(summarize(folder)) is None
+    setup(folder, cfg)
+    if folder.info()["status"] == "running" and reason != "is still training":
+        folder.update(status="finished")  # claim() marks it running again
+    why = reproducible(summarize(folder))
+    assert why is not None
+    assert reason in why
+    # The session refuses with the very words the Runs tab shows.
+    with pytest.raises(ConfigError) as refused:
+        Session(origin="test").reproduce(folder)
+    assert str(refused.value) == why
+    with pytest.raises(ConfigError):
+        original_config(folder)
 
 
 def test_the_ledger_reads_back_the_events_the_run_yielded(runs_root, tiny_arrays):
