@@ -310,3 +310,30 @@ def test_the_ledger_reads_back_the_events_the_run_yielded(runs_root, tiny_arrays
     seeded = read_metrics(again.folder)
     assert [(s.global_step, s.loss) for s in seeded["step"]] == run.history.steps
     assert seeded["epoch"] == run.history.epochs
+
+
+def test_the_run_index_rereads_only_the_runs_that_changed(runs_root, monkeypatch):
+    import shutil
+
+    from workbench.core import run_index
+
+    cfg = TrainConfig(model="mlp", epochs=1)
+    folders = [RunFolder.create(cfg.replace(seed=s), origin="test") for s in range(5)]
+    read = []
+
+    def counted(folder):
+        read.append(folder.id)
+        return summarize(folder)
+
+    monkeypatch.setattr(run_index, "summarize", counted)
+    index = run_index.RunIndex()
+    assert index.runs() == list_runs()
+    assert len(read) == 5
+    read.clear()
+    assert index.runs() == list_runs()
+    assert read == []  # nothing changed, nothing read
+    rename_run(folders[1], "renamed")
+    shutil.rmtree(folders[3].path)
+    assert index.runs() == list_runs()
+    assert read == [folders[1].id]
+    assert [r.title for r in index.runs()].count("renamed") == 1
