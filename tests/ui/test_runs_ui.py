@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QDoubleSpinBox, QScrollArea, QSlider
 
 from workbench.core.runs import list_runs, read_events
@@ -150,3 +151,11 @@ def test_every_runs_column_is_in_view_at_the_default_window_sizes(qtbot, window)
         assert table.horizontalScrollBar().maximum() == 0, size
         assert page.horizontalScrollBar().maximum() == 0, size
         assert header.sectionSize(0) >= 120, "the run's name stays readable"
+        # An unnamed run shows the start of its id (dataset and model have
+        # columns), whole: a prefix `ptcore-workbench runs show` accepts.
+        cells = [table.item(row, 0) for row in range(table.rowCount())]
+        first = next(c for c in cells if "descriptive" not in c.text())
+        run_id = first.data(Qt.ItemDataRole.UserRole)
+        assert run_id.startswith(first.text() + "-fashion-mnist-small-cnn-")
+        text_width = table.fontMetrics().horizontalAdvance(first.text())
+        assert text_width + 12 <= header.sectionSize(0)

@@ -32,7 +32,7 @@ from workbench.ui.formatting import duration
 
 # Header text, and its tooltip (the full meaning of a short header).
 HEADERS = (
-    ("Run", "The run's name, else its id (the full id in each row's tooltip)"),
+    ("Run", "The run's name, else the time its id begins with (tooltip: the id)"),
     ("Date", "When the run began (local time)"),
     ("Dataset", "The dataset it trained on"),
     ("Model", "The architecture"),
@@ -118,15 +118,16 @@ def _timestamp(iso: str) -> float:
 
 
 def short_title(run: RunSummary) -> str:
-    """The run's name, else its id without the dataset and model (they have columns).
+    """The run's name, else the start of its id: the time stamp, a usable prefix.
 
     ``20261201-120011-fashion-mnist-small-cnn-ee9c`` shows as
-    ``20261201-120011…ee9c``; the row's tooltip holds the whole id.
+    ``20261201-120011`` (dataset and model have columns of their own); the
+    row's tooltip holds the whole id.
     """
     if run.name:
         return run.name
-    middle = f"-{run.dataset}-{run.model}-"
-    return run.id.replace(middle, "…", 1)
+    stamp, middle, _suffix = run.id.partition(f"-{run.dataset}-{run.model}-")
+    return stamp if middle else run.id
 
 
 def _cells(run: RunSummary) -> list[tuple[str, Any]]:
