@@ -255,7 +255,10 @@ def test_runs_that_cannot_be_repeated_from_their_config_are_refused(runs_root):
     [
         (lambda f, cfg: f.update(status="running"), "is still training"),
         (lambda f, cfg: f.update(status="stopped"), "did not finish (stopped)"),
-        (lambda f, cfg: f.record_change("frozen"), "changed its freeze mask"),
+        (
+            lambda f, cfg: f.record_mask_change(3, ["fc.weight"]),
+            "changed its freeze mask",
+        ),
         (lambda f, cfg: f.claim(cfg.replace(lr=0.5)), "resumed with other settings"),
         (lambda f, cfg: f.update(started_from="fine-tune of x"), "started from"),
         (lambda f, cfg: f.update(config={}), "has no config"),

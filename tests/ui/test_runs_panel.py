@@ -495,7 +495,7 @@ def test_reproduce_is_disabled_with_the_reason_for_runs_it_would_refuse(
     from workbench.core.runs import summarize
 
     reproduce = panel.reproduce_button
-    runs["A"].record_change("frozen")  # the freeze mask changed while it trained
+    runs["A"].record_mask_change(2, ["fc.weight"])  # the freeze mask changed mid-run
     runs["B"].update(started_from="fine-tune of 20261201-x")
     runs["C"].update(status="running")
     panel.refresh()
