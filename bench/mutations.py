@@ -351,7 +351,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "runs-selection-highlights-one-cell",
         "Selected runs are highlighted across their whole row in the Runs table",
-        "workbench/ui/panels/runs.py",
+        "workbench/ui/panels/runs_table.py",
         "            model.select(index, model.SelectionFlag.Select | model.SelectionFlag.Rows)\n",
         "            model.select(index, model.SelectionFlag.Select)\n",
         ("tests/ui/test_runs_panel.py::test_panel_renders",),
@@ -1010,6 +1010,125 @@ MUTATIONS: list[Mutation] = [
         "",
         (
             "tests/ui/test_stale_views.py::test_a_verdict_and_a_fine_tune_card_go_with_their_run",
+        ),
+    ),
+    # --------------------------------------------------------- issue 12: the Runs tab, Open recent
+    Mutation(
+        "runs-folder-unwatched",
+        "Run folders that appear or go on disk (another process's run) are listed without Refresh",
+        "workbench/ui/panels/runs.py",
+        "        self._watcher.directoryChanged.connect(self._on_watcher_directory_changed)\n",
+        "        pass\n",
+        (
+            "tests/ui/test_runs_panel.py::test_runs_appearing_or_going_on_disk_are_listed_without_refresh",
+        ),
+    ),
+    Mutation(
+        "running-runs-unwatched",
+        "A running run's row follows its run.json (it ends: the row says finished)",
+        "workbench/ui/panels/runs.py",
+        "        wanted = {str(root)} | running\n",
+        "        wanted = {str(root)}\n",
+        (
+            "tests/ui/test_runs_panel.py::test_runs_appearing_or_going_on_disk_are_listed_without_refresh",
+        ),
+    ),
+    Mutation(
+        "runs-tab-stale-when-shown",
+        "Showing the Runs tab lists what changed on disk while it was hidden",
+        "workbench/ui/panels/runs.py",
+        "        super().showEvent(event)\n        self.refresh()\n",
+        "        super().showEvent(event)\n",
+        (
+            "tests/ui/test_runs_panel.py::test_showing_the_tab_lists_what_changed_while_it_was_hidden",
+        ),
+    ),
+    Mutation(
+        "run-index-stale",
+        "The runs list rereads a run.json that changed (and only those)",
+        "workbench/core/run_index.py",
+        "                if known and known[0] == key\n",
+        "                if known\n",
+        (
+            "tests/core/test_ledger.py::test_the_run_index_rereads_only_the_runs_that_changed",
+        ),
+    ),
+    Mutation(
+        "sort-arrow-qt-default",
+        "The Runs table's sort arrow points down when the newest run is on top",
+        "workbench/ui/panels/runs_table.py",
+        "        if element != QStyle.PrimitiveElement.PE_IndicatorHeaderArrow or not (\n",
+        "        if True or not (\n",
+        (
+            "tests/ui/test_runs_panel.py::test_the_sort_arrow_points_the_way_the_rows_run",
+        ),
+    ),
+    Mutation(
+        "dates-sort-as-text",
+        "Runs sort by the time they began, not by the text of it (time zones)",
+        "workbench/ui/panels/runs_table.py",
+        "        (local_time(run.created), _timestamp(run.created)),\n",
+        "        (local_time(run.created), run.created),\n",
+        ("tests/ui/test_runs_panel.py::test_dates_sort_as_times_not_as_text",),
+    ),
+    Mutation(
+        "runs-columns-uncapped",
+        "Every column of the runs table is in view at the default window sizes",
+        "workbench/ui/panels/runs_table.py",
+        "            if cap is not None and header.sectionSize(column) > cap:\n",
+        "            if False:\n",
+        (
+            "tests/ui/test_runs_ui.py::test_every_runs_column_is_in_view_at_the_default_window_sizes",
+        ),
+    ),
+    Mutation(
+        "reproduce-enabled-when-refused",
+        "Reproduce is disabled, with the reason, for a run the session would refuse",
+        "workbench/ui/panels/runs.py",
+        "            one is not None and why_not is None and not self._busy\n",
+        '            one is not None and one.status == "finished" and not self._busy\n',
+        (
+            "tests/ui/test_runs_panel.py::test_reproduce_is_disabled_with_the_reason_for_runs_it_would_refuse",
+        ),
+    ),
+    Mutation(
+        "reproduce-empty-config",
+        "A run without a config is not reproduced from the default settings",
+        "workbench/core/reproduce.py",
+        "    if not run.config:\n",
+        "    if False:\n",
+        (
+            "tests/core/test_ledger.py::test_one_decision_says_which_runs_can_be_reproduced",
+        ),
+    ),
+    Mutation(
+        "recent-duplicates",
+        "Open recent lists each file once, however its path was written",
+        "workbench/ui/window_files.py",
+        "        if path not in unique:\n",
+        "        if True:\n",
+        (
+            "tests/ui/test_checkpoints_ui.py::test_open_recent_lists_each_file_once_and_tells_same_names_apart",
+        ),
+    ),
+    Mutation(
+        "recent-same-names-untold",
+        "Open recent tells files of the same name apart by their folders",
+        "workbench/ui/window_files.py",
+        "        if len(same) == 1:\n",
+        "        if True:\n",
+        (
+            "tests/ui/test_checkpoints_ui.py::test_open_recent_lists_each_file_once_and_tells_same_names_apart",
+        ),
+    ),
+    Mutation(
+        "recent-not-refilled-on-open",
+        "Open recent shows a file that is gone disabled, and notices as the menu opens",
+        "workbench/ui/window_files.py",
+        "            menu.aboutToShow.connect(self._on_recent_menu_about_to_show)\n",
+        "            pass\n",
+        (
+            "tests/ui/test_checkpoints_ui.py::test_open_recent_lists_each_file_once_and_tells_same_names_apart",
         ),
     ),
 ]

@@ -15,7 +15,12 @@ from workbench.cli import main
 from workbench.core import events as E
 from workbench.core.config import TrainConfig
 from workbench.core.engine import fit, iter_fit, prepare_run
-from workbench.core.reproduce import compare, compare_with_folder, original_config
+from workbench.core.reproduce import (
+    compare,
+    compare_with_folder,
+    original_config,
+    reproducible,
+)
 from workbench.core.runs import (
     RunFolder,
     RunRecorder,
@@ -26,6 +31,7 @@ from workbench.core.runs import (
     read_events,
     read_metrics,
     rename_run,
+    summarize,
     tag_run,
 )
 
@@ -244,6 +250,43 @@ def test_runs_that_cannot_be_repeated_from_their_config_are_refused(runs_root):
     assert original_config(plain) == cfg
 
 
+@pytest.mark.parametrize(
+    ("setup", "reason"),
+    [
+        (lambda f, cfg: f.update(status="running"), "is still training"),
+        (lambda f, cfg: f.update(status="stopped"), "did not finish (stopped)"),
+        (
+            lambda f, cfg: f.record_mask_change(3, ["fc.weight"]),
+            "changed its freeze mask",
+        ),
+        (lambda f, cfg: f.claim(cfg.replace(lr=0.5)), "resumed with other settings"),
+        (lambda f, cfg: f.update(started_from="fine-tune of x"), "started from"),
+        (lambda f, cfg: f.update(config={}), "has no config"),
+        (lambda f, cfg: f.update(config={"epochs": "many"}), "no usable config"),
+    ],
+)
+def test_one_decision_says_which_runs_can_be_reproduced(runs_root, setup, reason):
+    from workbench.core.config import ConfigError
+    from workbench.core.session import Session
+
+    cfg = TrainConfig(model="mlp", epochs=1)
+    folder = RunFolder.create(cfg, origin="test")
+    folder.update(status="finished")
+    assert reproducible(summarize(folder)) is None
+    setup(folder, cfg)
+    if folder.info()["status"] == "running" and reason != "is still training":
+        folder.update(status="finished")  # claim() marks it running again
+    why = reproducible(summarize(folder))
+    assert why is not None
+    assert reason in why
+    # The session refuses with the very words the Runs tab shows.
+    with pytest.raises(ConfigError) as refused:
+        Session(origin="test").reproduce(folder)
+    assert str(refused.value) == why
+    with pytest.raises(ConfigError):
+        original_config(folder)
+
+
 def test_the_ledger_reads_back_the_events_the_run_yielded(runs_root, tiny_arrays):
     cfg = TrainConfig(model="mlp", epochs=2, batch_size=64, log_every=2)
     run = prepare_run(cfg, arrays=tiny_arrays)
@@ -270,3 +313,30 @@ def test_the_ledger_reads_back_the_events_the_run_yielded(runs_root, tiny_arrays
     seeded = read_metrics(again.folder)
     assert [(s.global_step, s.loss) for s in seeded["step"]] == run.history.steps
     assert seeded["epoch"] == run.history.epochs
+
+
+def test_the_run_index_rereads_only_the_runs_that_changed(runs_root, monkeypatch):
+    import shutil
+
+    from workbench.core import run_index
+
+    cfg = TrainConfig(model="mlp", epochs=1)
+    folders = [RunFolder.create(cfg.replace(seed=s), origin="test") for s in range(5)]
+    read = []
+
+    def counted(folder):
+        read.append(folder.id)
+        return summarize(folder)
+
+    monkeypatch.setattr(run_index, "summarize", counted)
+    index = run_index.RunIndex()
+    assert index.runs() == list_runs()
+    assert len(read) == 5
+    read.clear()
+    assert index.runs() == list_runs()
+    assert read == []  # nothing changed, nothing read
+    rename_run(folders[1], "renamed")
+    shutil.rmtree(folders[3].path)
+    assert index.runs() == list_runs()
+    assert read == [folders[1].id]
+    assert [r.title for r in index.runs()].count("renamed") == 1

@@ -226,3 +226,41 @@ def test_a_failed_open_leaves_the_current_run_untouched(
     assert window.current_run is run
     assert all(torch.equal(v, before[k]) for k, v in run.model.state_dict().items())
     assert window.freeze_panel.model is run.model
+
+
+def test_open_recent_lists_each_file_once_and_tells_same_names_apart(
+    qtbot, window, tmp_path
+):
+    import json
+
+    folders = {name: tmp_path / "runs" / name for name in ("run-a", "run-b", "gone")}
+    for folder in folders.values():
+        folder.mkdir(parents=True)
+        (folder / "checkpoint.pt").write_bytes(b"not opened here")
+    link = tmp_path / "link-to-b"
+    link.symlink_to(folders["run-b"])
+    settings = window._settings
+    for name in ("gone", "run-b", "run-a", "run-b", "run-a"):
+        window_state.add_recent_file(settings, folders[name] / "checkpoint.pt")
+    # An entry written by an older version: the same file as run-b's, unresolved.
+    paths = window_state.recent_files(settings)
+    paths.insert(1, str(tmp_path / "runs" / ".." / "link-to-b" / "checkpoint.pt"))
+    settings.setValue("recent_files", json.dumps(paths))
+    window.files.fill_recent_menu()
+
+    menu = window.commands.recent_menu
+    assert [a.text() for a in menu.actions()] == [
+        "&1 checkpoint.pt — run-a",
+        "&2 checkpoint.pt — run-b",
+        "&3 checkpoint.pt — gone",
+    ]
+    wanted = [folders[n] / "checkpoint.pt" for n in ("run-a", "run-b", "gone")]
+    assert [a.data() for a in menu.actions()] == [str(p.resolve()) for p in wanted]
+    assert menu.actions()[0].toolTip() == str(wanted[0].resolve())
+    assert all(a.isEnabled() for a in menu.actions())
+
+    wanted[2].unlink()  # deleted since: the menu says so when it opens
+    menu.aboutToShow.emit()
+    actions = menu.actions()
+    assert [a.isEnabled() for a in actions] == [True, True, False]
+    assert "no longer exists" in actions[2].statusTip()

@@ -405,3 +405,114 @@ def test_panel_renders(panel, runs, tmp_path):
         for y in range(label.height())
     ]
     assert _dark(label_pixels) > 30
+
+
+# ------------------------------------------------------------ issue 12: the Runs tab
+
+
+def _titles(panel: RunsPanel) -> list[str]:
+    return [panel.table.item(r, 0).text() for r in range(panel.table.rowCount())]
+
+
+def test_runs_appearing_or_going_on_disk_are_listed_without_refresh(
+    qtbot, panel, runs, runs_root
+):
+    # Another process (a command-line run) starts a run: it shows up, running.
+    other = RunFolder.create(BASE.replace(seed=7), origin="command line")
+    other.update(name="from the CLI")
+    qtbot.waitUntil(lambda: "from the CLI" in _titles(panel), timeout=5_000)
+    assert _cells(panel, "from the CLI")[6] == "running"
+    # ... and ends: its row says so.
+    other.update(status="finished", best_val_accuracy=0.5)
+    qtbot.waitUntil(
+        lambda: _cells(panel, "from the CLI")[6] == "finished", timeout=5_000
+    )
+    assert _cells(panel, "from the CLI")[4] == "50.00%"
+    # A run folder deleted outside the window leaves the list.
+    shutil.rmtree(runs["C"].path)
+    qtbot.waitUntil(lambda: "C" not in _titles(panel), timeout=5_000)
+    assert sorted(_titles(panel)) == ["A", "B", "from the CLI"]
+
+
+def test_showing_the_tab_lists_what_changed_while_it_was_hidden(qtbot, panel, runs):
+    panel.hide()
+    # Renamed by `ptcore-workbench runs` while the window looked elsewhere.
+    runs["A"].update(name="renamed elsewhere")
+    panel.show()
+    assert "renamed elsewhere" in _titles(panel)
+
+
+def _arrow_points_down(panel: RunsPanel, column: int) -> bool:
+    """Whether the header's sort arrow in ``column`` is wider at its top."""
+    header = panel.table.horizontalHeader()
+    image = header.grab().toImage()
+    left = header.sectionViewportPosition(column)
+    right = left + header.sectionSize(column)
+    text = header.fontMetrics().horizontalAdvance(COLUMNS[column])
+    start = left + (header.sectionSize(column) + text) // 2 + 2  # right of the text
+    widths = []
+    for y in range(image.height()):
+        dark = sum(
+            image.pixelColor(x, y).lightness() < 110 for x in range(start, right - 2)
+        )
+        if dark:
+            widths.append(dark)
+    assert len(widths) >= 3, "no sort arrow drawn"
+    assert widths[0] != widths[-1]
+    return widths[0] > widths[-1]
+
+
+def test_the_sort_arrow_points_the_way_the_rows_run(qtbot, panel, runs):
+    for name, hour in (("A", 9), ("B", 11), ("C", 10)):
+        runs[name].update(created=f"2026-12-01T{hour:02d}:00:00+00:00")
+    panel.refresh()
+    header = panel.table.horizontalHeader()
+    assert header.sortIndicatorSection() == COLUMNS.index("Date")
+    assert _titles(panel) == ["B", "C", "A"]  # newest first...
+    assert _arrow_points_down(panel, 1)  # ...so the arrow points down
+    assert "newest first" in panel.table.horizontalHeaderItem(1).toolTip()
+    centre = header.rect().center()
+    centre.setX(header.sectionViewportPosition(1) + header.sectionSize(1) // 2)
+    qtbot.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=centre)
+    assert _titles(panel) == ["A", "C", "B"]  # oldest first: the arrow points up
+    assert not _arrow_points_down(panel, 1)
+    assert "oldest first" in panel.table.horizontalHeaderItem(1).toolTip()
+
+
+def test_dates_sort_as_times_not_as_text(panel, runs):
+    # 10:00 at UTC+5 is 05:00 UTC: the oldest, though its text sorts last.
+    runs["A"].update(created="2026-12-01T10:00:00+05:00")
+    runs["B"].update(created="2026-12-01T06:00:00+00:00")
+    runs["C"].update(created="2026-12-01T05:30:00+00:00")
+    panel.refresh()
+    assert _titles(panel) == ["B", "C", "A"]
+
+
+def test_reproduce_is_disabled_with_the_reason_for_runs_it_would_refuse(
+    qtbot, panel, runs
+):
+    from workbench.core.reproduce import reproducible
+    from workbench.core.runs import summarize
+
+    reproduce = panel.reproduce_button
+    runs["A"].record_mask_change(2, ["fc.weight"])  # the freeze mask changed mid-run
+    runs["B"].update(started_from="fine-tune of 20261201-x")
+    runs["C"].update(status="running")
+    panel.refresh()
+    for name, words in (
+        ("A", "changed its freeze mask"),
+        ("B", "started from fine-tune"),
+        ("C", "still training"),
+    ):
+        panel.select_ids([runs[name].id])
+        assert not reproduce.isEnabled(), name
+        reason = reproducible(summarize(runs[name]))
+        assert reproduce.toolTip() == f"Cannot reproduce: {reason}"
+        assert words in reproduce.toolTip()
+        with qtbot.assertNotEmitted(panel.reproduce_requested):
+            reproduce.click()
+    runs["C"].update(status="finished")
+    panel.refresh()
+    panel.select_ids([runs["C"].id])
+    assert reproduce.isEnabled()
+    assert not reproduce.toolTip().startswith("Cannot")

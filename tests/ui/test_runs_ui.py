@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6.QtWidgets import QDoubleSpinBox, QSlider
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QDoubleSpinBox, QScrollArea, QSlider
 
 from workbench.core.runs import list_runs, read_events
 
@@ -115,3 +116,46 @@ def test_the_smoothing_control_resmooths_the_live_and_the_overlaid_curves(
         if i.name() == overlaid
     ]
     np.testing.assert_allclose(item.getData()[1], expected, rtol=1e-9)
+
+
+def test_every_runs_column_is_in_view_at_the_default_window_sizes(qtbot, window):
+    from workbench.core.config import TrainConfig
+    from workbench.core.runs import RunFolder
+
+    cfg = TrainConfig(dataset="fashion-mnist", model="small-cnn")
+    for i in range(12):
+        folder = RunFolder.create(cfg.replace(seed=i), origin="test")
+        folder.update(
+            status="finished",
+            best_val_accuracy=0.9 + i / 1000,
+            seconds=4000.0 + i,
+            tags=["lr-sweep", "cpu", "baseline"] if i % 3 == 0 else [],
+            name="a run with a long descriptive name" if i == 2 else "",
+        )
+    page = window.findChild(QScrollArea, "runsPage")
+    window.tabs.setCurrentWidget(page)
+    window.runs_tab.refresh()
+    table = window.runs_panel.table
+    header = table.horizontalHeader()
+    for size in ((1500, 920), (1600, 1000)):
+        window.resize(*size)
+        qtbot.waitUntil(lambda size=size: window.size().toTuple() == size)
+        QApplication.processEvents()
+        assert table.rowCount() == 12
+        width = table.viewport().width()
+        for column in range(header.count()):
+            left = header.sectionViewportPosition(column)
+            name = table.horizontalHeaderItem(column).text()
+            assert left >= 0, (size, name)
+            assert left + header.sectionSize(column) <= width, (size, name)
+        assert table.horizontalScrollBar().maximum() == 0, size
+        assert page.horizontalScrollBar().maximum() == 0, size
+        assert header.sectionSize(0) >= 120, "the run's name stays readable"
+        # An unnamed run shows the start of its id (dataset and model have
+        # columns), whole: a prefix `ptcore-workbench runs show` accepts.
+        cells = [table.item(row, 0) for row in range(table.rowCount())]
+        first = next(c for c in cells if "descriptive" not in c.text())
+        run_id = first.data(Qt.ItemDataRole.UserRole)
+        assert run_id.startswith(first.text() + "-fashion-mnist-small-cnn-")
+        text_width = table.fontMetrics().horizontalAdvance(first.text())
+        assert text_width + 12 <= header.sectionSize(0)

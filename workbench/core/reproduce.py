@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.events import StepMetrics
-from workbench.core.runs import RunFolder, read_metrics
+from workbench.core.runs import RUN_FILE, RunFolder, RunSummary, read_metrics, summarize
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,40 +49,72 @@ class Reproduction:
         )
 
 
+def reproducible(run: RunSummary) -> str | None:
+    """Why ``run`` cannot be reproduced, or None when it can.
+
+    The one decision behind :func:`original_config` (so ``Session.reproduce``)
+    and the Runs tab's Reproduce button: what one refuses, the other disables.
+
+    Parameters
+    ----------
+    run : RunSummary
+        A line of :func:`~workbench.core.runs.list_runs`.
+
+    Returns
+    -------
+    str or None
+        A sentence for the user, e.g. "run X is still training...".
+    """
+    if run.started_from:
+        return (
+            f"run {run.id} started from {run.started_from}, not from its seed: "
+            "its config alone cannot repeat it"
+        )
+    if "frozen" in run.changed:
+        return (
+            f"run {run.id} changed its freeze mask while it trained: its starting "
+            "config would train other layers, so it cannot repeat it"
+        )
+    if run.changed:
+        return (
+            f"run {run.id} was resumed with other settings "
+            f"({', '.join(run.changed)}): no single config repeats it"
+        )
+    if run.status == "running":
+        return (
+            f"run {run.id} is still training (or was interrupted): only a finished "
+            "run can be reproduced step for step"
+        )
+    if run.status != "finished":
+        return (
+            f"run {run.id} did not finish ({run.status}): only a finished run can "
+            "be reproduced step for step"
+        )
+    if not run.config:
+        return f"run {run.id} has no config in its {RUN_FILE}"
+    try:
+        TrainConfig.from_dict(run.config)
+    except (ConfigError, KeyError, TypeError, ValueError) as exc:
+        return f"run {run.id} has no usable config: {exc}"
+    return None
+
+
 def original_config(folder: RunFolder) -> TrainConfig:
     """The config of a finished run, ready to run again.
 
     Raises
     ------
     ConfigError
-        When the run did not finish (its length is unknown) or has no config.
+        With :func:`reproducible`'s reason when the run cannot be repeated
+        (it did not finish, changed settings midway, has no config...).
     """
-    info = folder.info()
-    if info.get("started_from"):
-        raise ConfigError(
-            f"run {folder.id} started from {info['started_from']}, not from its "
-            "seed: its config alone cannot repeat it"
-        )
-    changed = info.get("changed_on_resume") or []
-    if "frozen" in changed:
-        raise ConfigError(
-            f"run {folder.id} changed its freeze mask while it trained: its "
-            "starting config would train other layers, so it cannot repeat it"
-        )
-    if changed:
-        raise ConfigError(
-            f"run {folder.id} was resumed with other settings "
-            f"({', '.join(changed)}): no single config repeats it"
-        )
-    if info.get("status") != "finished":
-        raise ConfigError(
-            f"run {folder.id} did not finish ({info.get('status', 'unknown')}): only "
-            "a finished run can be reproduced step for step"
-        )
-    try:
-        return TrainConfig.from_dict(info["config"])
-    except (KeyError, TypeError) as exc:
-        raise ConfigError(f"run {folder.id} has no usable config: {exc}") from exc
+    run = summarize(folder)
+    if run is None:
+        raise ConfigError(f"run {folder.id} has no readable {RUN_FILE}")
+    reason = reproducible(run)
+    if reason is not None:
+        raise ConfigError(reason)
+    return TrainConfig.from_dict(run.config)
 
 
 def compare(

@@ -462,11 +462,38 @@ class RunSummary:
     seconds: float
     global_step: int
     config: dict[str, Any]
+    started_from: str | None = None  # not the seed's weights (a fine-tune)
+    changed: tuple[str, ...] = ()  # settings changed after it began
 
     @property
     def title(self) -> str:
         """The name the user gave, else the id."""
         return self.name or self.id
+
+
+def summarize(folder: RunFolder) -> RunSummary | None:
+    """The runs-list line of ``folder``; None without a readable ``run.json``."""
+    info = folder.info()
+    if not info:
+        return None
+    cfg = info.get("config")
+    cfg = cfg if isinstance(cfg, dict) else {}
+    return RunSummary(
+        folder=folder,
+        id=str(info.get("id", folder.path.name)),
+        name=str(info.get("name") or ""),
+        tags=tuple(str(t) for t in info.get("tags") or ()),
+        created=str(info.get("created", "")),
+        dataset=str(cfg.get("dataset", "?")),
+        model=str(cfg.get("model", "?")),
+        status=str(info.get("status", "?")),
+        best_val_accuracy=info.get("best_val_accuracy"),
+        seconds=float(info.get("seconds") or 0.0),
+        global_step=int(info.get("global_step") or 0),
+        config=cfg,
+        started_from=info.get("started_from") or None,
+        changed=tuple(str(c) for c in info.get("changed_on_resume") or ()),
+    )
 
 
 def list_runs(root: Path | None = None) -> list[RunSummary]:
@@ -476,30 +503,7 @@ def list_runs(root: Path | None = None) -> list[RunSummary]:
         paths = sorted((p for p in root.iterdir() if p.is_dir()), reverse=True)
     except OSError:
         return []
-    summaries = []
-    for path in paths:
-        folder = RunFolder(path)
-        info = folder.info()
-        if not info:
-            continue
-        cfg = info.get("config") or {}
-        summaries.append(
-            RunSummary(
-                folder=folder,
-                id=str(info.get("id", path.name)),
-                name=str(info.get("name") or ""),
-                tags=tuple(str(t) for t in info.get("tags") or ()),
-                created=str(info.get("created", "")),
-                dataset=str(cfg.get("dataset", "?")),
-                model=str(cfg.get("model", "?")),
-                status=str(info.get("status", "?")),
-                best_val_accuracy=info.get("best_val_accuracy"),
-                seconds=float(info.get("seconds") or 0.0),
-                global_step=int(info.get("global_step") or 0),
-                config=cfg,
-            )
-        )
-    return summaries
+    return [s for s in map(summarize, map(RunFolder, paths)) if s is not None]
 
 
 def find_run(key: str, root: Path | None = None) -> RunFolder:

@@ -335,7 +335,8 @@ class Session:
         Raises
         ------
         ConfigError
-            When the run's config cannot be read.
+            With :func:`~workbench.core.reproduce.reproducible`'s reason (the
+            Runs tab disables Reproduce for the same runs).
         """
         cfg = original_config(folder)
         self.reset()

@@ -8,6 +8,7 @@ in the window.
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,36 @@ WEIGHTS_FILTER = "Checkpoints and state_dicts (*.pt *.pth *.ckpt);;All files (*)
 CONFIG_FILTER = "Run configs (*.json *.toml);;All files (*)"
 
 
+def recent_entries(paths: list[str]) -> list[tuple[str, str]]:
+    """``(label, path)`` per distinct file of ``paths``, in their order.
+
+    The same file reached by two paths (a symlink, ``..``) is listed once, at
+    its first place. A label is the file name, followed when several files share
+    that name by as many of its folders as tell them apart:
+    ``checkpoint.pt — 20261201-120011-digits-mlp-ee9c``.
+    """
+    unique: list[Path] = []
+    for text in paths:
+        path = Path(os.path.realpath(Path(text).expanduser()))
+        if path not in unique:
+            unique.append(path)
+    labels = {}
+    for name in {p.name for p in unique}:
+        same = [p for p in unique if p.name == name]
+        if len(same) == 1:
+            labels[same[0]] = name
+            continue
+        depth = 1
+        while depth < max(len(p.parent.parts) for p in same):
+            wheres = [Path(*p.parent.parts[-depth:]) for p in same]
+            if len(set(wheres)) == len(same):
+                break
+            depth += 1
+        for p in same:
+            labels[p] = f"{name} — {Path(*p.parent.parts[-depth:])}"
+    return [(labels[p], str(p)) for p in unique]
+
+
 class FileActions(QObject):
     """Open, save, load weights, configs, recent files and the resume offer.
 
@@ -42,6 +73,7 @@ class FileActions(QObject):
         self.controller = controller
         self.settings = settings
         self.start_after_open = False  # the resume offer continues the run at once
+        self._recent_menu_hooked = False
         controller.opened.connect(self._on_controller_opened)
         controller.open_failed.connect(self._on_controller_open_failed)
         controller.state_changed.connect(self._on_controller_state_changed)
@@ -296,18 +328,33 @@ class FileActions(QObject):
     # ================================================================== recent files
 
     def fill_recent_menu(self, paths: list[str] | None = None) -> None:
-        """The Open recent submenu: one entry per file, newest first."""
+        """The Open recent submenu: each file once, newest first, told apart.
+
+        Files with the same name (every run's ``checkpoint.pt``) show as much
+        of their folders as tells them apart; a file that is gone is listed
+        disabled. Filled again each time the menu opens (files come and go).
+        """
         if paths is None:
             paths = window_state.recent_files(self.settings)
         menu = self.window.commands.recent_menu
+        if not self._recent_menu_hooked:
+            menu.aboutToShow.connect(self._on_recent_menu_about_to_show)
+            self._recent_menu_hooked = True
         menu.clear()
-        for i, path in enumerate(paths):
-            action = menu.addAction(f"&{i + 1} {Path(path).name}")
-            action.setToolTip(path)
-            action.setStatusTip(path)
+        for i, (label, path) in enumerate(recent_entries(paths)):
+            action = menu.addAction(f"&{i + 1} {label}")
+            exists = Path(path).is_file()
+            tip = path if exists else f"{path} no longer exists"
+            action.setToolTip(tip)
+            action.setStatusTip(tip)
             action.setData(path)
+            action.setEnabled(exists)
             action.triggered.connect(self._on_recent_action_triggered)
         menu.setEnabled(bool(paths) and self._idle)
+
+    @Slot()
+    def _on_recent_menu_about_to_show(self) -> None:
+        self.fill_recent_menu()
 
     @Slot()
     def _on_recent_action_triggered(self) -> None:

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from datetime import datetime
+from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal, Slot
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtCore import QEvent, QFileSystemWatcher, QObject, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QKeyEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -31,40 +31,25 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.core.reproduce import reproducible
+from workbench.core.run_index import RunIndex
 from workbench.core.runs import (
     RunSummary,
     config_differences,
     delete_run,
-    list_runs,
     rename_run,
     runs_dir,
     tag_run,
 )
 from workbench.ui import dialogs
 from workbench.ui.formatting import duration
+from workbench.ui.panels.runs_table import COLUMNS, RunsTable, local_time
 
-COLUMNS = ("Run", "Date", "Dataset", "Model", "Best val", "Duration", "Status", "Tags")
-_ID_ROLE = Qt.ItemDataRole.UserRole
-_SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+__all__ = ["COLUMNS", "RunsPanel", "duration", "local_time"]
 
-
-class _SortableItem(QTableWidgetItem):
-    """A cell that sorts by a hidden key (numbers), not by its text ("98.7%")."""
-
-    def __lt__(self, other: QTableWidgetItem) -> bool:
-        mine, theirs = self.data(_SORT_ROLE), other.data(_SORT_ROLE)
-        if mine is None or theirs is None:
-            return super().__lt__(other)
-        return mine < theirs
-
-
-def local_time(iso: str) -> str:
-    """An ISO time as local ``YYYY-MM-DD HH:MM`` (the text itself if unparsable)."""
-    try:
-        when = datetime.fromisoformat(iso)
-    except ValueError:
-        return iso
-    return when.astimezone().strftime("%Y-%m-%d %H:%M")
+# Changes on disk come in bursts (a new run writes several files): list once.
+REFRESH_DELAY_MS = 250
+REPRODUCE_TIP = "Train the selected finished run again with its config and compare"
 
 
 def _value_text(value: Any) -> str:
@@ -87,27 +72,22 @@ class RunsPanel(QWidget):
         super().__init__(parent)
         self.setObjectName("runsPanel")
         self._runs: dict[str, RunSummary] = {}
+        self._index = RunIndex()
         self._current_id: str | None = None
         self._busy = False
         self._emitted: list[RunSummary] = []
         self._filling = False
+        # Folders appearing or going (another process's run, a deletion) and
+        # the run.json of running runs: the list follows without Refresh.
+        self._watcher = QFileSystemWatcher(self)
+        self._watcher.directoryChanged.connect(self._on_watcher_directory_changed)
+        self._refresh_timer = QTimer(self, singleShot=True, interval=REFRESH_DELAY_MS)
+        self._refresh_timer.timeout.connect(self._on_refresh_timer_timeout)
         self._build()
         self.refresh()
 
     def _build(self) -> None:
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setObjectName("runsTable")
-        self.table.setHorizontalHeaderLabels(COLUMNS)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setSortingEnabled(True)
-        self.table.sortByColumn(1, Qt.SortOrder.DescendingOrder)  # newest first
-        self.table.verticalHeader().setVisible(False)
-        self.table.setWordWrap(False)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)  # Tags: free text, takes the rest
+        self.table = RunsTable()
         self.table.itemSelectionChanged.connect(self._on_table_selection_changed)
         self.table.itemDoubleClicked.connect(self._on_table_double_clicked)
         self.table.installEventFilter(self)
@@ -119,9 +99,7 @@ class RunsPanel(QWidget):
         self.delete_button = self._button("Delete…", "deleteRunButton")
         self.delete_button.clicked.connect(self._on_delete_clicked)
         self.reproduce_button = self._button("Reproduce", "reproduceRunButton")
-        self.reproduce_button.setToolTip(
-            "Train the selected finished run again with its config and compare"
-        )
+        self.reproduce_button.setToolTip(REPRODUCE_TIP)
         self.reproduce_button.clicked.connect(self._on_reproduce_clicked)
         self.open_button = self._button("Open checkpoint", "openRunButton")
         self.open_button.clicked.connect(self._on_open_clicked)
@@ -198,17 +176,24 @@ class RunsPanel(QWidget):
 
     @Slot()
     def refresh(self) -> None:
-        """Read the runs folder again, keeping the selection (by id)."""
-        selected = [r.id for r in self.selected_runs()]
-        runs = list_runs()
+        """Read the runs folder again, keeping the selection (by id).
+
+        Only the ``run.json`` files that changed since the last look are read,
+        and the table is rebuilt only when a run changed.
+        """
+        self._refresh_timer.stop()
+        root = runs_dir()
+        runs = self._index.runs(root)
         self._runs = {r.id: r for r in runs}
+        selected = self.table.selected_ids()
         self._filling = True
         try:
-            self._fill(runs)
-            self._select(selected)
+            if self.table.show_runs(runs):
+                self.table.select_ids(selected)
         finally:
             self._filling = False
-        self.table.setToolTip(f"Runs in {runs_dir()}")
+        self.table.setToolTip(f"Runs in {root}")
+        self._watch(root, runs)
         self._selection_changed()
 
     def selected_runs(self) -> list[RunSummary]:
@@ -219,14 +204,8 @@ class RunsPanel(QWidget):
         list[RunSummary]
             Empty when nothing is selected.
         """
-        rows = sorted({index.row() for index in self.table.selectedIndexes()})
-        runs = []
-        for row in rows:
-            item = self.table.item(row, 0)
-            run = self._runs.get(item.data(_ID_ROLE)) if item else None
-            if run is not None:
-                runs.append(run)
-        return runs
+        found = (self._runs.get(i) for i in self.table.selected_ids())
+        return [run for run in found if run is not None]
 
     def select_ids(self, ids: Iterable[str]) -> None:
         """Select the runs with these ids (others are deselected).
@@ -238,7 +217,7 @@ class RunsPanel(QWidget):
         """
         self._filling = True
         try:
-            self._select(list(ids))
+            self.table.select_ids(ids)
         finally:
             self._filling = False
         self._selection_changed()
@@ -252,7 +231,7 @@ class RunsPanel(QWidget):
             The live run's id.
         """
         self._current_id = run_id
-        self._mark_current()
+        self.table.mark_current(run_id)
         self._update_buttons()
 
     def set_tensorboard(self, on: bool) -> None:
@@ -285,66 +264,16 @@ class RunsPanel(QWidget):
 
     # ------------------------------------------------------------------ table
 
-    def _fill(self, runs: list[RunSummary]) -> None:
-        # Sorting while inserting would move rows under the loop's feet.
-        self.table.setSortingEnabled(False)
-        self.table.clearSelection()
-        self.table.setRowCount(len(runs))
-        for row, run in enumerate(runs):
-            best = run.best_val_accuracy
-            cells: list[tuple[str, Any]] = [
-                (run.title, run.title.lower()),
-                (local_time(run.created), run.created),
-                (run.dataset, None),
-                (run.model, None),
-                (
-                    f"{100 * best:.2f}%" if best is not None else "—",
-                    best if best is not None else -1.0,
-                ),
-                (duration(run.seconds), run.seconds),
-                (run.status, None),
-                (", ".join(run.tags), None),
-            ]
-            for column, (text, key) in enumerate(cells):
-                item = _SortableItem(text)
-                if key is not None:
-                    item.setData(_SORT_ROLE, key)
-                if column in (4, 5):
-                    item.setTextAlignment(
-                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-                    )
-                self.table.setItem(row, column, item)
-            first = self.table.item(row, 0)
-            first.setData(_ID_ROLE, run.id)
-            first.setToolTip(f"{run.id}\n{run.folder.path}")
-        self.table.setSortingEnabled(True)
-        self._mark_current()
-
-    def _select(self, ids: list[str]) -> None:
-        wanted = set(ids)
-        self.table.clearSelection()
-        model = self.table.selectionModel()
-        current = False
-        for row in range(self.table.rowCount()):
-            item = self.table.item(row, 0)
-            if item is None or item.data(_ID_ROLE) not in wanted:
-                continue
-            index = self.table.model().index(row, 0)
-            model.select(index, model.SelectionFlag.Select | model.SelectionFlag.Rows)
-            if not current:  # the focus frame and Shift+click start here
-                model.setCurrentIndex(index, model.SelectionFlag.NoUpdate)
-                current = True
-
-    def _mark_current(self) -> None:
-        for row in range(self.table.rowCount()):
-            first = self.table.item(row, 0)
-            live = first is not None and first.data(_ID_ROLE) == self._current_id
-            for column in range(self.table.columnCount()):
-                item = self.table.item(row, column)
-                if item is not None and item.font().bold() != live:
-                    font = item.font()
-                    font.setBold(live)
-                    item.setFont(font)
+    def _watch(self, root: Path, runs: list[RunSummary]) -> None:
+        """Watch the runs folder and the folders of runs still running."""
+        running = {str(r.folder.path) for r in runs if r.status == "running"}
+        wanted = {str(root)} | running
+        watched = set(self._watcher.directories())
+        if watched - wanted:
+            self._watcher.removePaths(sorted(watched - wanted))
+        new = [p for p in sorted(wanted - watched) if Path(p).is_dir()]
+        if new:
+            self._watcher.addPaths(new)
 
     def _selection_changed(self) -> None:
         runs = self.selected_runs()
@@ -362,8 +291,12 @@ class RunsPanel(QWidget):
         self.rename_button.setEnabled(one is not None and not live)
         self.tag_button.setEnabled(bool(runs) and not live)
         self.delete_button.setEnabled(bool(runs) and not self._busy)
+        why_not = reproducible(one) if one is not None else None
         self.reproduce_button.setEnabled(
-            one is not None and one.status == "finished" and not self._busy
+            one is not None and why_not is None and not self._busy
+        )
+        self.reproduce_button.setToolTip(
+            f"Cannot reproduce: {why_not}" if why_not else REPRODUCE_TIP
         )
         self.open_button.setEnabled(
             one is not None and one.folder.checkpoint_path.is_file() and not self._busy
@@ -395,6 +328,20 @@ class RunsPanel(QWidget):
                 table.setItem(row, column, QTableWidgetItem(_value_text(value)))
 
     # ------------------------------------------------------------------ handlers
+
+    @Slot(str)
+    def _on_watcher_directory_changed(self, _path: str) -> None:
+        self._refresh_timer.start()
+
+    @Slot()
+    def _on_refresh_timer_timeout(self) -> None:
+        if self.isVisible():  # a hidden tab catches up when it is shown
+            self.refresh()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """The tab comes into view: list what is on disk now (a run.json changed)."""
+        super().showEvent(event)
+        self.refresh()
 
     @Slot()
     def _on_table_selection_changed(self) -> None:
@@ -490,7 +437,7 @@ class RunsPanel(QWidget):
     @Slot()
     def _on_reproduce_clicked(self) -> None:
         runs = self.selected_runs()
-        if len(runs) == 1 and runs[0].status == "finished" and not self._busy:
+        if len(runs) == 1 and reproducible(runs[0]) is None and not self._busy:
             self.reproduce_requested.emit(runs[0])
 
     @Slot()
