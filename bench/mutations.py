@@ -1131,4 +1131,14 @@ MUTATIONS: list[Mutation] = [
             "tests/ui/test_checkpoints_ui.py::test_open_recent_lists_each_file_once_and_tells_same_names_apart",
         ),
     ),
+    Mutation(
+        "edit-silently-starts-anew",
+        "An edit that turns Continue into a new run says so (status line and Start's tooltip)",
+        "workbench/ui/main_window.py",
+        '                self.set_status(f"Start begins a new run: {plan.why_new}")\n',
+        "                pass\n",
+        (
+            "tests/ui/test_stale_views.py::test_an_edit_that_turns_continue_into_a_new_run_says_so",
+        ),
+    ),
 ]

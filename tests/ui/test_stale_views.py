@@ -38,3 +38,20 @@ def test_a_verdict_and_a_fine_tune_card_go_with_their_run(qtbot, window):
     run_to_end(qtbot, window)
     assert not card.isVisibleTo(window.draw_panel)
     assert window.runs_panel.message_label.text() == ""
+
+
+def test_an_edit_that_turns_continue_into_a_new_run_says_so(qtbot, window):
+    from tests.ui.test_window import start_long_run
+
+    start_long_run(qtbot, window)
+    with qtbot.waitSignal(window.controller.run_finished, timeout=30_000):
+        window.stop()
+    button = window.training_panel.start_button
+    assert button.text() == "Continue"
+    window.training_panel.lr_spin.setValue(0.0123)  # the user edits the lr
+    assert button.text() == "Start"
+    status = window.status_label.text()
+    assert status.startswith("Start begins a new run: lr changed")
+    assert "lr changed" in button.toolTip()
+    window.training_panel.lr_spin.setValue(FAST.lr)  # back: it continues again
+    assert button.text() == "Continue"

@@ -75,6 +75,7 @@ class MainWindow(QMainWindow):
         self._base_config = TrainConfig()
         self._tree_key: tuple[str, int] | None = None
         self._notes: list[str] = []
+        self._why_new = ""  # why Start begins a new run though one exists
         self.controller = RunController(self)
         self._build_panels()
         self.curves = TrainingCurves()
@@ -351,22 +352,25 @@ class MainWindow(QMainWindow):
     def update_actions(self) -> None:
         """Buttons and menu entries for the run state and the current run."""
         state, run = self.state, self.current_run
-        continue_from = None
+        continue_from, why_new = None, ""
         if state is RunState.IDLE and run is not None:
             try:
-                if (
-                    self.controller.plan(self.current_config()).kind
-                    is not StartKind.NEW
-                ):
-                    continue_from = run.global_step
+                plan = self.controller.plan(self.current_config())
             except ConfigError:
-                pass
-        panel = self.training_panel
-        panel.set_run_state(
+                plan = None
+            if plan is not None and plan.kind is not StartKind.NEW:
+                continue_from = run.global_step
+            elif plan is not None and plan.why_new != self._why_new:
+                # Say it once, when an edit turns Continue into a new run.
+                self.set_status(f"Start begins a new run: {plan.why_new}")
+            why_new = plan.why_new if plan is not None else ""
+        self._why_new = why_new
+        self.training_panel.set_run_state(
             state.value,
             continue_from=continue_from,
             has_run=run is not None,
             stop_requested=self.controller.stop_requested,
+            new_because=why_new,
         )
         a = self.commands
         idle = state is RunState.IDLE

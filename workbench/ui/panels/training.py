@@ -254,11 +254,13 @@ class TrainingPanel(ConfigPanel):
         continue_from: int | None = None,
         has_run: bool = False,
         stop_requested: bool = False,
+        new_because: str = "",
     ) -> None:
         """Buttons (and their actions), texts and the settings' lock for the state.
 
         ``continue_from``: the step Start continues from (None: Start begins a
-        new run); ``has_run``: New run has a run to forget.
+        new run); ``has_run``: New run has a run to forget; ``new_because``:
+        why Start begins a new run although one exists (an edited setting).
         """
         previous, self._state = self._state, state
         idle = state == "idle"
@@ -278,11 +280,14 @@ class TrainingPanel(ConfigPanel):
         self.set_settings_enabled(idle)
         fresh = continue_from is None
         self.start_button.setText("Start" if fresh else "Continue")
-        self.start_button.setToolTip(
+        tip = (
             START_TIP.format(keys=self.start_keys)
             if fresh
             else CONTINUE_TIP.format(step=continue_from, keys=self.start_keys)
         )
+        if fresh and new_because:
+            tip += f": {new_because}. New run forgets the current one."
+        self.start_button.setToolTip(tip)
         if self._actions:
             self._actions[self.start_button].setText("&Start" if fresh else "&Continue")
             self._actions[self.pause_button].setText("&Resume" if held else "&Pause")
