@@ -1141,4 +1141,12 @@ MUTATIONS: list[Mutation] = [
             "tests/ui/test_stale_views.py::test_an_edit_that_turns_continue_into_a_new_run_says_so",
         ),
     ),
+    Mutation(
+        "wrapped-draw-texts-cut",
+        "The Draw tab's wrapped texts are as tall as their lines, never cut (1024x700)",
+        "workbench/ui/draw_widgets.py",
+        "        if needed > 0 and needed != self.minimumHeight():\n",
+        "        if False:\n",
+        ("tests/ui/test_layout.py::test_the_draw_tab_fits_a_1024x700_window",),
+    ),
 ]

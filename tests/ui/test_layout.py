@@ -9,6 +9,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, QPoint, QRect, QRectF
 from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QScrollArea, QWidget
 
 from workbench.core.events import StepMetrics
+from workbench.ui.draw_widgets import WrappingLabel
 from workbench.ui.main_window import MainWindow
 
 from .helpers import BACK_TO_IDLE, FAST, event_signal
@@ -105,6 +106,11 @@ def test_the_draw_tab_fits_a_1024x700_window(qtbot, window):
         assert bars.rect().contains(rect), (x, rect, bars.rect())
     # The tabs got their room first: the side columns gave it up.
     assert window.tabs.width() >= window.draw_panel.minimumSizeHint().width()
+    # No wrapped text of the tab is cut: each label is as tall as its lines.
+    for label in window.draw_panel.findChildren(WrappingLabel):
+        if label.isVisible() and label.text():
+            needed = label.heightForWidth(label.width())
+            assert label.height() >= needed, (label.objectName(), label.text())
 
 
 def scrolling_content(widget: QWidget) -> bool:

@@ -9,6 +9,7 @@ the canvas into a model input and predicting is someone else's job
 
 from __future__ import annotations
 
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QLabel
 
 from workbench.ui.digit_canvas import CANVAS_SIDE, DigitCanvas
@@ -38,3 +39,18 @@ class WrappingLabel(QLabel):
     def hasHeightForWidth(self) -> bool:
         """Never: see the class docstring."""
         return False
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """Ask for the height the text needs at this width, so no line is cut."""
+        super().resizeEvent(event)
+        self._fit_height()
+
+    def setText(self, text: str) -> None:
+        """Show ``text``, as tall as it wraps at the current width."""
+        super().setText(text)
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        needed = self.heightForWidth(self.width()) if self.text() else 0
+        if needed > 0 and needed != self.minimumHeight():
+            self.setMinimumHeight(needed)
