@@ -1149,4 +1149,14 @@ MUTATIONS: list[Mutation] = [
         "        if False:\n",
         ("tests/ui/test_layout.py::test_the_draw_tab_fits_a_1024x700_window",),
     ),
+    Mutation(
+        "model-column-stays-folded",
+        "View > Model and freeze tree unfolds the column that folds on narrow windows",
+        "workbench/ui/window_layout.py",
+        "            model = _min_width(self.widget(1))\n",
+        "            model = 0\n",
+        (
+            "tests/ui/test_layout.py::test_the_view_menu_unfolds_and_folds_the_model_column",
+        ),
+    ),
 ]

@@ -216,3 +216,23 @@ def test_columns_saved_on_a_bigger_screen_leave_the_tabs_room(qtbot):
     qtbot.waitUntil(lambda: not fresh.data_panel.is_busy(), timeout=30_000)
     again.close()
     fresh.close()
+
+
+def test_the_view_menu_unfolds_and_folds_the_model_column(qtbot, window):
+    window.resize(1024, 700)
+    settle()
+    splitter = window.main_splitter
+    assert splitter.sizes()[1] == 0  # folded: the tabs keep their room
+    action = window.commands.model_column
+    view_menu = action.associatedObjects()[-1]
+    view_menu.aboutToShow.emit()
+    assert not action.isChecked()
+    action.trigger()
+    settle()
+    assert splitter.sizes()[1] >= window.freeze_panel.minimumSizeHint().width()
+    assert window.freeze_panel.isVisible()
+    view_menu.aboutToShow.emit()
+    assert action.isChecked()
+    action.trigger()
+    settle()
+    assert splitter.sizes()[1] == 0

@@ -52,6 +52,7 @@ class WindowActions:
     stop: QAction
     reset: QAction
     tabs: tuple[QAction, ...]
+    model_column: QAction
 
 
 def _action(
@@ -125,7 +126,17 @@ def build_actions(window: MainWindow) -> WindowActions:
             )
             for index, (text, name) in enumerate(TABS)
         ),
+        model_column=_action(
+            window,
+            "&Model and freeze tree",
+            "showModelColumnAction",
+            lambda checked=False: window.main_splitter.show_model_column(checked),
+            (QKeySequence("Ctrl+M"),),
+            "Show or fold the model and freeze tree column (it folds on narrow "
+            "windows so the tabs keep their room)",
+        ),
     )
+    actions.model_column.setCheckable(True)
     file_menu = window.menuBar().addMenu("&File")
     file_menu.addAction(actions.open)
     file_menu.addMenu(actions.recent_menu)
@@ -144,6 +155,14 @@ def build_actions(window: MainWindow) -> WindowActions:
     view_menu = window.menuBar().addMenu("&View")
     for action in actions.tabs:
         view_menu.addAction(action)
+    view_menu.addSeparator()
+    view_menu.addAction(actions.model_column)
+    # The column also folds by itself and by its handle: show what it is now.
+    view_menu.aboutToShow.connect(
+        lambda: actions.model_column.setChecked(
+            window.main_splitter.model_column_shown()
+        )
+    )
 
     panel = window.training_panel
     panel.start_keys = keys_text(START_KEYS)

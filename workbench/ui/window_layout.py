@@ -116,6 +116,21 @@ class ColumnSplitter(QSplitter):
     def _on_splitter_moved(self, _pos: int, _index: int) -> None:
         self.follows_window = False
 
+    def model_column_shown(self) -> bool:
+        """False while the model and freeze tree column is folded away."""
+        return self.sizes()[1] > 0
+
+    def show_model_column(self, show: bool) -> None:
+        """Unfold the model column (its minimum width, from the tabs) or fold it."""
+        settings, model, tabs = self.sizes()
+        if show == (model > 0):
+            return
+        if show:
+            model = _min_width(self.widget(1))
+            self.setSizes([settings, model, max(tabs - model, 0)])
+        else:
+            self.setSizes([settings, 0, tabs + model])
+
 
 @dataclass(frozen=True)
 class WindowLayout:
