@@ -1159,4 +1159,14 @@ MUTATIONS: list[Mutation] = [
             "tests/ui/test_layout.py::test_the_view_menu_unfolds_and_folds_the_model_column",
         ),
     ),
+    Mutation(
+        "press-start-while-preparing",
+        "While a run gets ready the empty loss plot says its first loss comes, not 'Press Start'",
+        "workbench/ui/main_window.py",
+        "        self.curves.set_run_active(state.training)\n",
+        "",
+        (
+            "tests/ui/test_stale_views.py::test_the_empty_loss_plot_says_the_run_is_coming_not_press_start",
+        ),
+    ),
 ]

@@ -55,3 +55,14 @@ def test_an_edit_that_turns_continue_into_a_new_run_says_so(qtbot, window):
     assert "lr changed" in button.toolTip()
     window.training_panel.lr_spin.setValue(FAST.lr)  # back: it continues again
     assert button.text() == "Continue"
+
+
+def test_the_empty_loss_plot_says_the_run_is_coming_not_press_start(qtbot, window):
+    plot = window.loss_plot
+    assert plot.empty_hint().startswith("Press Start")
+    with qtbot.waitSignal(window.controller.run_finished, timeout=30_000):
+        window.start()
+        assert plot.empty_hint().startswith("Getting the run ready")
+    assert plot.empty_hint() == ""  # it has its points
+    window.reset_run()
+    assert plot.empty_hint().startswith("Press Start")

@@ -52,10 +52,7 @@ class TrainingCurves:
         self.loss_plot.setObjectName("lossPlot")
         self.loss_plot.add_series("loss", (120, 170, 220), width=1)
         self.loss_plot.add_series("smoothed", (20, 70, 160), width=2.5)
-        self.loss_plot.set_empty_hint(
-            f"Press Start ({keys_text(START_KEYS)}) to train;\n"
-            "the loss of every step appears here."
-        )
+        self.set_run_active(False)
         self.accuracy_plot = LivePlot(
             "Accuracy per epoch",
             "epoch",
@@ -85,6 +82,15 @@ class TrainingCurves:
         self.plot_splitter: QSplitter | None = None
         self.smoothing_slider: QSlider | None = None
         self.smoothing_spin: QDoubleSpinBox | None = None
+
+    def set_run_active(self, active: bool) -> None:
+        """The empty loss plot's hint: how to start, or that the first step comes."""
+        self.loss_plot.set_empty_hint(
+            "Getting the run ready;\nits first step's loss appears here."
+            if active
+            else f"Press Start ({keys_text(START_KEYS)}) to train;\n"
+            "the loss of every step appears here."
+        )
 
     def build_page(self, settings: QSettings | None = None) -> QWidget:
         """The "Training curves" tab: the smoothing control above the plots.

@@ -337,6 +337,7 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _on_controller_state_changed(self, state: RunState) -> None:
         busy = state is not RunState.IDLE
+        self.curves.set_run_active(state.training)
         for panel in (self.model_panel, self.device_panel, self.loader_panel):
             panel.setEnabled(not busy)
         self.speed_panel.setEnabled(not busy)
