@@ -1135,8 +1135,8 @@ MUTATIONS: list[Mutation] = [
         "edit-silently-starts-anew",
         "An edit that turns Continue into a new run says so (status line and Start's tooltip)",
         "workbench/ui/main_window.py",
-        '                self.set_status(f"Start begins a new run: {plan.why_new}")\n',
-        "                pass\n",
+        '            self.set_status(f"Start begins a new run: {self._why_new}")\n',
+        "            pass\n",
         (
             "tests/ui/test_stale_views.py::test_an_edit_that_turns_continue_into_a_new_run_says_so",
         ),

@@ -194,7 +194,11 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _on_panel_changed(self) -> None:
+        why_before = self._why_new
         self._after_config_change()
+        if self._why_new and self._why_new != why_before:
+            # Said once, when an edit turns Continue into a new run.
+            self.set_status(f"Start begins a new run: {self._why_new}")
 
     def chosen_model_key(self) -> tuple[str, int]:
         """(architecture, classes) the panels choose."""
@@ -361,9 +365,6 @@ class MainWindow(QMainWindow):
                 plan = None
             if plan is not None and plan.kind is not StartKind.NEW:
                 continue_from = run.global_step
-            elif plan is not None and plan.why_new != self._why_new:
-                # Say it once, when an edit turns Continue into a new run.
-                self.set_status(f"Start begins a new run: {plan.why_new}")
             why_new = plan.why_new if plan is not None else ""
         self._why_new = why_new
         self.training_panel.set_run_state(
