@@ -1169,4 +1169,24 @@ MUTATIONS: list[Mutation] = [
             "tests/ui/test_stale_views.py::test_the_empty_loss_plot_says_the_run_is_coming_not_press_start",
         ),
     ),
+    # --------------------------------------------------------- issue 12: first hour
+    Mutation(
+        "bar-lags-at-a-pause",
+        "At a pause the progress bar shows the step the run paused at",
+        "workbench/ui/run_view.py",
+        '            self.window.training_panel.show_position(step, run.total_steps, "paused")\n',
+        "            pass\n",
+        (
+            "tests/ui/test_first_hour.py::test_a_paused_run_shows_where_it_paused_on_the_bar",
+            "tests/ui/test_first_hour.py::test_the_first_hour",
+        ),
+    ),
+    Mutation(
+        "one-drawings",
+        "One drawing is counted in the singular",
+        "workbench/ui/panels/my_digits_box.py",
+        "plural(len(samples), 'drawing')",
+        "str(len(samples)) + ' drawings'",
+        ("tests/ui/test_first_hour.py::test_one_drawing_is_counted_in_the_singular",),
+    ),
 ]

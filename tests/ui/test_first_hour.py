@@ -8,8 +8,8 @@ Each step clicks the buttons, presses the keys and triggers the menu actions a
 user would, and checks what the user sees: texts, plots, the gallery, the
 canvas's reading, the card, the runs table.
 
-Defects the walk ran into have a test of their own after it (``# DEFECT:``),
-expected to fail until the product is fixed.
+Two defects the walk ran into (the bar lagging at a pause, "1 drawings") have
+a test of their own after it.
 """
 
 from __future__ import annotations
@@ -108,10 +108,8 @@ def test_the_first_hour(qtbot, window, tmp_path, monkeypatch):
     assert training.pause_button.text() == "Resume"
     assert status.text().startswith(f"Paused at step {paused_at}: ")
     assert "the freeze tree is editable" in status.text()
-    # DEFECT: the bar may still show an earlier step (and an ETA) than the one
-    # it paused at; see test_a_paused_run_shows_where_it_paused_on_the_bar.
-    assert bar.text().startswith("step ")
-    assert 1 <= bar.value() <= paused_at
+    assert bar.text() == f"step {paused_at} / {STEPS} · paused"  # where it paused
+    assert bar.value() == paused_at
     assert not freeze.lock_label.isVisibleTo(window)
     assert freeze.head_button.isEnabled()
     items = freeze.parameter_items()
@@ -200,9 +198,7 @@ def test_the_first_hour(qtbot, window, tmp_path, monkeypatch):
     press(Qt.Key.Key_Return)
     assert [sample.label for sample in MyDigits().samples()] == [true]
     assert draw_panel.sample_list.count() == 1
-    # DEFECT: it reads "1 drawings (...)"; see
-    # test_one_drawing_is_counted_in_the_singular.
-    assert draw_panel.counts_label.text().startswith("1 drawing")
+    assert draw_panel.counts_label.text().startswith("1 drawing (")
     assert canvas.is_empty()
     assert draw_panel.prediction_label.text() == NO_READING
     assert not opened.isVisibleTo(window)
@@ -334,12 +330,8 @@ def test_the_first_hour(qtbot, window, tmp_path, monkeypatch):
     assert all(torch.equal(model[k], v) for k, v in saved.items())
 
 
-# DEFECT: at a pause the progress bar keeps the last step it drew (it redraws
-# at most every PROGRESS_INTERVAL_S while running) and its ETA, while the
-# status says "Paused at step N". RunView._on_controller_pause_reached
-# (workbench/ui/run_view.py) sets only the status; it could also call
-# training_panel.show_position(run.global_step, run.total_steps, "paused").
-@pytest.mark.xfail(strict=True, reason="DEFECT: the bar lags at a pause")
+# The bar redraws at most every PROGRESS_INTERVAL_S while running; at a pause
+# it catches up with the step the status names.
 def test_a_paused_run_shows_where_it_paused_on_the_bar(qtbot, window, monkeypatch):
     # Make the lag certain: the bar draws the first step, then no other.
     monkeypatch.setattr(training_module, "PROGRESS_INTERVAL_S", 3600.0)
@@ -366,11 +358,6 @@ def test_a_paused_run_shows_where_it_paused_on_the_bar(qtbot, window, monkeypatc
             training.stop_button.click()
 
 
-# DEFECT: one drawing is counted "1 drawings (0: 0 ...)": MyDigitsBox.
-# refresh_samples (workbench/ui/panels/my_digits_box.py) writes
-# f"{len(samples)} drawings ..."; formatting.plural(len(samples), "drawing")
-# says "1 drawing".
-@pytest.mark.xfail(strict=True, reason="DEFECT: '1 drawings'")
 def test_one_drawing_is_counted_in_the_singular(qtbot):
     box = MyDigitsBox()
     qtbot.addWidget(box)

@@ -210,6 +210,8 @@ class RunView(QObject):
         self.window.draw_tab.refresh_reader()
         run = self.window.current_run
         step = run.global_step if run is not None else 0
+        if run is not None:  # the bar redraws at most 4 times a second: catch up
+            self.window.training_panel.show_position(step, run.total_steps, "paused")
         self.window.set_status(
             f"Paused at step {step:,}: the freeze tree is editable; "
             "changes apply on Resume"

@@ -28,7 +28,7 @@ from workbench.core.data import DataError
 from workbench.core.data.my_digits import MyDigits
 from workbench.ui import dialogs
 from workbench.ui.draw_widgets import WrappingLabel
-from workbench.ui.formatting import gray_pixmap
+from workbench.ui.formatting import gray_pixmap, plural
 
 THUMB_SCALE = 2
 
@@ -160,7 +160,9 @@ class MyDigitsBox(QGroupBox):
         if samples:
             # No break inside "7: 1": a wrapped line never parts a digit and count.
             per_digit = "  ".join(f"{d}:\u00a0{n}" for d, n in enumerate(counts))
-            self.counts_label.setText(f"{len(samples)} drawings ({per_digit})")
+            self.counts_label.setText(
+                f"{plural(len(samples), 'drawing')} ({per_digit})"
+            )
         else:
             self.counts_label.setText(
                 "No drawings yet: draw a digit, choose its label, press Add."
