@@ -1,0 +1,134 @@
+"""Real key presses and mouse strokes in a real X window (Xvfb + xdotool).
+
+Offscreen, Qt delivers no key press to a window that is not active, so the
+tests drive actions with ``trigger()``. This script checks what those tests
+cannot: that the Draw tab's keys work from the real keyboard, after Ctrl+2,
+wherever the focus is, and are dead while another tab is shown. Run it as::
+
+    xvfb-run -a .venv/bin/python scripts/xvfb_key_check.py [--shots DIR]
+
+(Debian: ``apt install xvfb xdotool`` and the xcb libraries the README lists.)
+It prints one line per check and exits 1 if any fails. With no window
+manager, ``xdotool windowfocus`` (not ``windowactivate``) gives the focus.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from PySide6.QtCore import QPoint, QTimer
+from PySide6.QtWidgets import QApplication
+
+from workbench.ui import window_state
+
+STEP_MS = 400  # between actions: X events reach Qt, Qt repaints
+
+
+def xdotool(*args: str) -> None:
+    subprocess.run(["xdotool", *args], check=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--shots", help="save a screenshot after each check here")
+    args = ap.parse_args()
+    if not os.environ.get("DISPLAY") or shutil.which("xdotool") is None:
+        print("needs an X display (xvfb-run) and xdotool", file=sys.stderr)
+        return 2
+    os.environ["QT_QPA_PLATFORM"] = "xcb"
+    window_state.use_settings_file(Path(tempfile.mkdtemp()) / "settings.ini")
+    app = QApplication([])
+    from workbench.ui.main_window import MainWindow
+
+    window = MainWindow()
+    window.resize(1500, 920)
+    window.show()
+    panel = window.draw_panel
+    wid = str(int(window.winId()))
+    results: list[tuple[str, bool]] = []
+    shots = Path(args.shots) if args.shots else None
+
+    def check(name: str, ok: bool) -> None:
+        results.append((name, ok))
+        print(f"{'ok  ' if ok else 'FAIL'} {name}", flush=True)
+        if shots is not None:
+            shots.mkdir(parents=True, exist_ok=True)
+            window.grab().save(str(shots / f"{len(results):02d}.png"))
+
+    def stroke_on_canvas() -> None:
+        canvas = panel.canvas
+        top_left = canvas.mapToGlobal(QPoint(0, 0))
+        w, h = canvas.width(), canvas.height()
+        points = [(0.5, 0.15), (0.5, 0.5), (0.5, 0.85)]
+        x, y = (
+            top_left.x() + int(w * points[0][0]),
+            top_left.y() + int(h * points[0][1]),
+        )
+        xdotool("mousemove", str(x), str(y), "mousedown", "1")
+        for fx, fy in points[1:]:
+            xdotool(
+                "mousemove",
+                str(top_left.x() + int(w * fx)),
+                str(top_left.y() + int(h * fy)),
+            )
+        xdotool("mouseup", "1")
+
+    def steps() -> Iterator[Callable[[], None] | None]:
+        xdotool("windowfocus", "--sync", wid)
+        yield None
+        window.training_panel.lr_spin.setFocus()  # focus far from the canvas
+        yield None
+        xdotool("key", "ctrl+2")
+        yield None
+        check(
+            "Ctrl+2 shows the Draw tab", window.tabs.currentWidget() is window.draw_page
+        )
+        check("the canvas takes the focus", panel.canvas.hasFocus())
+        xdotool("key", "7")
+        yield None
+        check(
+            "key 7 sets the label", panel.add_button.text() == "Add to my digits as 7"
+        )
+        stroke_on_canvas()
+        yield None
+        check("a mouse stroke is read", panel.reading is not None)
+        xdotool("key", "Escape")
+        yield None
+        check("Esc clears the canvas", panel.canvas.is_empty())
+        xdotool("key", "ctrl+1")
+        yield None
+        xdotool("key", "3")
+        yield None
+        check(
+            "digits are dead while another tab is shown",
+            panel.add_button.text() == "Add to my digits as 7",
+        )
+        app.quit()
+
+    walk = steps()
+
+    def advance() -> None:
+        try:
+            next(walk)
+        except StopIteration:
+            return
+        QTimer.singleShot(STEP_MS, advance)
+
+    QTimer.singleShot(1500, advance)  # the window is mapped and painted first
+    QTimer.singleShot(60_000, app.quit)  # never hang
+    app.exec()
+    window.close()
+    failed = [name for name, ok in results if not ok]
+    print(f"{len(results) - len(failed)} of {len(results)} checks passed")
+    return 1 if failed or not results else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
