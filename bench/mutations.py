@@ -655,11 +655,12 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "overlay-smoothed-differently",
         "An overlaid past run is smoothed like the live curve, so the two compare",
-        "workbench/ui/overlay.py",
-        "        smoothing: float = LOSS_SMOOTHING,\n",
-        "        smoothing: float = 0.9,\n",
+        "workbench/ui/curves.py",
+        "        self.overlay.set_smoothing(beta)\n",
+        "        pass\n",
         (
             "tests/ui/test_runs_ui.py::test_an_overlaid_run_is_smoothed_like_the_live_curve",
+            "tests/ui/test_runs_ui.py::test_the_smoothing_control_resmooths_the_live_and_the_overlaid_curves",
         ),
     ),
     # --------------------------------------------------------- issue 12: lead
