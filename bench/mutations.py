@@ -1190,4 +1190,32 @@ MUTATIONS: list[Mutation] = [
         "str(len(samples)) + ' drawings'",
         ("tests/ui/test_first_hour.py::test_one_drawing_is_counted_in_the_singular",),
     ),
+    # --------------------------------------------------------- issue 13: check-data
+    Mutation(
+        "check-data-errors-ignored",
+        "check-data exits 1 when the data cannot train (a missing folder, one class, an empty class)",
+        "workbench/core/data/folder_check.py",
+        '        return not any(f.severity == "error" for f in self.findings)\n',
+        "        return True\n",
+        (
+            "tests/core/test_folder_check.py::test_data_that_cannot_train_is_an_error",
+            "tests/core/test_folder_check.py::test_the_command_exits_0_when_it_can_train_and_1_when_not",
+        ),
+    ),
+    Mutation(
+        "check-data-misses-leaks",
+        "check-data names an image that is in both train and val",
+        "workbench/core/data/folder_check.py",
+        '        for digest in hashes["train"].keys() & hashes["val"].keys():\n',
+        "        for digest in ():\n",
+        ("tests/core/test_folder_check.py::test_every_defect_is_named_with_its_file",),
+    ),
+    Mutation(
+        "check-data-misses-truncation",
+        "check-data decodes every pixel, so a truncated image is found before a run",
+        "workbench/core/data/folder_check.py",
+        "            opened.load()  # decodes every pixel: a truncated file raises here\n",
+        "            pass\n",
+        ("tests/core/test_folder_check.py::test_every_defect_is_named_with_its_file",),
+    ),
 ]

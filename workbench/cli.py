@@ -159,7 +159,29 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="classes of that model (default: the checkpoint's dataset, else 10)",
     )
+    check = sub.add_parser(
+        "check-data",
+        help="check a folder of labelled images (DIR/<class>/<image>) before training",
+    )
+    check.add_argument("path", metavar="DIR")
+    check.add_argument(
+        "--image-size",
+        type=int,
+        default=64,
+        metavar="N",
+        help="the size images are trained at, to flag far smaller ones (default 64)",
+    )
     return parser
+
+
+def cmd_check_data(args: argparse.Namespace) -> int:
+    """Report images per class and every defect; 0 if the data can train, else 1."""
+    from workbench.core.data.folder_check import check_folder
+
+    report = check_folder(args.path, image_size=args.image_size)
+    for line in report.lines():
+        say(line)
+    return 0 if report.can_train else 1
 
 
 def config_from_args(args: argparse.Namespace, base: C.TrainConfig) -> C.TrainConfig:
@@ -532,6 +554,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "predict": cmd_predict,
         "devices": cmd_devices,
         "inspect": cmd_inspect,
+        "check-data": cmd_check_data,
         "runs": cmd_runs,
     }
     from workbench.core.errors import USER_ERRORS

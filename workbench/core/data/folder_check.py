@@ -1,0 +1,214 @@
+"""Check a folder of labelled images before training on it.
+
+The layout is torchvision's ``ImageFolder``: ``DIR/<class>/<image>``, or
+``DIR/train/<class>/...`` beside ``DIR/val/`` (or ``DIR/test/``). The check
+decodes every image once with Pillow (torchvision 0.29 deprecates its own
+decoders for TorchCodec) and reports, with file paths: images per class, unreadable or
+truncated files, zero-byte files, classes without images, fewer than two
+classes, the same image in train and val, images far smaller than the training
+size and strong class imbalance. Errors mean the data cannot train; warnings
+(files a run skips, leaks, small images) do not stop a run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from PIL import Image, UnidentifiedImageError
+
+IMAGE_SUFFIXES = frozenset(
+    {".png", ".jpg", ".jpeg", ".bmp", ".webp", ".gif", ".tif", ".tiff"}
+)
+VAL_FOLDERS = ("val", "test")
+# An image whose shorter side is below this share of the training size is
+# upscaled so far that it mostly shows interpolation.
+SMALL_SHARE = 0.5
+# The largest class holding this many times the smallest's images is imbalanced.
+IMBALANCE_RATIO = 10.0
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing the check found: ``error`` stops training, ``warning`` does not."""
+
+    severity: str  # "error" or "warning"
+    message: str
+    path: Path | None = None
+
+    def line(self) -> str:
+        """``error: ...`` or ``warning: ...``, with the file when there is one."""
+        where = f": {self.path}" if self.path is not None else ""
+        return f"{self.severity}: {self.message}{where}"
+
+
+@dataclass
+class DataReport:
+    """What :func:`check_folder` found in ``root``.
+
+    ``counts[split][class]`` holds readable images; ``unreadable`` the files a
+    run skips; ``ignored`` the files that are no images at all.
+    """
+
+    root: Path
+    classes: tuple[str, ...] = ()
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    unreadable: list[Path] = field(default_factory=list)
+    ignored: list[Path] = field(default_factory=list)
+
+    @property
+    def can_train(self) -> bool:
+        """True when no finding is an error (warnings allowed)."""
+        return not any(f.severity == "error" for f in self.findings)
+
+    def images_per_class(self) -> dict[str, int]:
+        """Readable images of each class, all splits together."""
+        total: Counter[str] = Counter()
+        for per_class in self.counts.values():
+            total.update(per_class)
+        return {name: total[name] for name in self.classes}
+
+    def lines(self) -> list[str]:
+        """The report as text: counts per class, then every finding."""
+        splits = " + ".join(self.counts) or "no images"
+        out = [f"{self.root}: {len(self.classes)} classes ({splits})"]
+        for name, count in self.images_per_class().items():
+            per_split = ", ".join(
+                f"{split} {per[name]:,}" for split, per in self.counts.items()
+            )
+            out.append(f"  {name}: {count:,} images ({per_split})")
+        if self.ignored:
+            out.append(f"ignored {len(self.ignored)} files that are no images")
+        out += [f.line() for f in self.findings]
+        verdict = "can train" if self.can_train else "cannot train"
+        out.append(f"{verdict}: {self._summary()}")
+        return out
+
+    def _summary(self) -> str:
+        errors = sum(f.severity == "error" for f in self.findings)
+        warnings = len(self.findings) - errors
+        return f"{errors} errors, {warnings} warnings"
+
+
+def split_folders(root: Path) -> dict[str, Path]:
+    """``{"train": DIR/train, "val": DIR/val}`` when split, else ``{"all": DIR}``."""
+    train = root / "train"
+    if train.is_dir():
+        for name in VAL_FOLDERS:
+            if (root / name).is_dir():
+                return {"train": train, "val": root / name}
+    return {"all": root}
+
+
+def image_size_of(path: Path) -> tuple[int, int]:
+    """(height, width) of the image in ``path``, decoding it all (catches truncation).
+
+    Raises
+    ------
+    ValueError
+        When the file is empty, truncated or not an image Pillow reads.
+    """
+    data = path.read_bytes()
+    if not data:
+        raise ValueError("the file is empty (0 bytes)")
+    try:
+        with Image.open(path) as opened:
+            opened.load()  # decodes every pixel: a truncated file raises here
+            return opened.height, opened.width
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+        raise ValueError(f"not a readable image ({exc})") from None
+
+
+def _files(folder: Path) -> Iterator[Path]:
+    yield from sorted(p for p in folder.rglob("*") if p.is_file())
+
+
+def check_folder(root: str | Path, image_size: int = 64) -> DataReport:
+    """Decode every image under ``root`` once and report what would go wrong."""
+    root = Path(root).expanduser()
+    report = DataReport(root)
+    if not root.is_dir():
+        report.findings.append(
+            Finding("error", "no such folder: give a folder of class folders", root)
+        )
+        return report
+    splits = split_folders(root)
+    names = sorted(
+        {p.name for folder in splits.values() for p in folder.iterdir() if p.is_dir()}
+    )
+    report.classes = tuple(names)
+    if not names:
+        report.findings.append(
+            Finding("error", "no class folders: put the images in DIR/<class>/", root)
+        )
+        return report
+    if len(names) < 2:
+        report.findings.append(
+            Finding("error", f"only one class ({names[0]}): a classifier needs two")
+        )
+    hashes: dict[str, dict[str, Path]] = {}
+    for split, folder in splits.items():
+        per_class = report.counts.setdefault(split, {})
+        seen = hashes.setdefault(split, {})
+        for name in names:
+            per_class[name] = 0
+            for path in _files(folder / name) if (folder / name).is_dir() else ():
+                if path.suffix.lower() not in IMAGE_SUFFIXES:
+                    report.ignored.append(path)
+                    continue
+                try:
+                    height, width = image_size_of(path)
+                except (ValueError, OSError) as exc:
+                    report.unreadable.append(path)
+                    report.findings.append(Finding("warning", f"skipped, {exc}", path))
+                    continue
+                per_class[name] += 1
+                seen[hashlib.sha256(path.read_bytes()).hexdigest()] = path
+                if min(height, width) < SMALL_SHARE * image_size:
+                    report.findings.append(
+                        Finding(
+                            "warning",
+                            f"{width}x{height} is far smaller than the training "
+                            f"size {image_size}",
+                            path,
+                        )
+                    )
+    _check_classes(report)
+    if "val" in hashes:
+        for digest in hashes["train"].keys() & hashes["val"].keys():
+            report.findings.append(
+                Finding(
+                    "warning",
+                    f"the same image is in train and val ({hashes['train'][digest]})",
+                    hashes["val"][digest],
+                )
+            )
+    return report
+
+
+def _check_classes(report: DataReport) -> None:
+    totals = report.images_per_class()
+    for name, count in totals.items():
+        if count == 0:
+            report.findings.append(
+                Finding(
+                    "error",
+                    f"class {name!r} has no readable images: add some or remove "
+                    "its folder",
+                )
+            )
+    present = [c for c in totals.values() if c]
+    if len(present) >= 2 and max(present) >= IMBALANCE_RATIO * min(present):
+        largest = max(totals, key=totals.__getitem__)
+        smallest = min((n for n in totals if totals[n]), key=totals.__getitem__)
+        report.findings.append(
+            Finding(
+                "warning",
+                f"strong class imbalance: {largest} has {totals[largest]:,} images, "
+                f"{smallest} {totals[smallest]:,}",
+            )
+        )
