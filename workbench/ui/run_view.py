@@ -26,8 +26,6 @@ from workbench.ui.run_controller import RunController, RunState
 
 log = logging.getLogger(__name__)
 
-FIRST_STEP = "the first step"
-
 
 class RunView(QObject):
     """Shows the run's events in ``window`` (a MainWindow, typed Any: it imports this).
@@ -45,7 +43,7 @@ class RunView(QObject):
         self.borrowed_from: TrainConfig | None = None
         self._status_at = 0.0
         self._compile_started_at: float | None = None
-        self._compiling = ""  # what torch.compile traces now
+        self._compiling = E.CompileStarted()  # what torch.compile traces now
         self._compile_timer = QTimer(self)
         self._compile_timer.setInterval(250)
         self._compile_timer.timeout.connect(self._on_compile_timer_timeout)
@@ -126,11 +124,7 @@ class RunView(QObject):
 
     def _on_compile_started(self, ev: E.CompileStarted) -> None:
         self._compile_started_at = time.monotonic()
-        self._compiling = (
-            FIRST_STEP
-            if ev.first
-            else f"again for a batch of {ev.batch_size:,} (the epoch's last)"
-        )
+        self._compiling = ev
         self._compile_timer.start()
         self._on_compile_timer_timeout()
 
@@ -139,10 +133,11 @@ class RunView(QObject):
         if self._compile_started_at is None:
             return
         elapsed = time.monotonic() - self._compile_started_at
+        traced = _traced(self._compiling)
         self.window.set_status(
-            f"compiling… {elapsed:.0f} s (torch.compile traces {self._compiling})"
+            f"compiling… {elapsed:.0f} s (torch.compile traces {traced})"
         )
-        if self._compiling == FIRST_STEP:  # the speed panel reports the first only
+        if self._compiling.first:  # the speed panel reports the first only
             self.window.speed_panel.show_compiling(elapsed)
 
     def _on_compile_finished(self, ev: E.CompileFinished) -> None:
@@ -248,3 +243,10 @@ class RunView(QObject):
         self.window.draw_tab.refresh_reader()
         self.window.runs_tab.after_run(finished)
         self.window.draw_tab.after_run(self.controller.result)
+
+
+def _traced(ev: E.CompileStarted) -> str:
+    """What a compile traces, for the status line."""
+    if ev.first:
+        return "the first step"
+    return f"again for a batch of {ev.batch_size:,} (the epoch's last)"
