@@ -56,7 +56,7 @@ def record_training_batches(run) -> list[torch.Tensor]:
     def hook(module, args):
         if module.training:  # validation passes are not training batches
             pixel = args[0][:, 0, 0, 0].detach().float().cpu()
-            batches.append(((pixel * info.std + info.mean) * 255).round().long())
+            batches.append(((pixel * info.std[0] + info.mean[0]) * 255).round().long())
 
     run.model.register_forward_pre_hook(hook)
     return batches
@@ -204,8 +204,8 @@ def test_validation_runs_in_eval_mode(tiny_arrays, model):
     reference = run.model
     reference.eval()
     with torch.no_grad():
-        x = (tiny_arrays.test_images.float() / 255 - run.loaders.info.mean) / (
-            run.loaders.info.std
+        x = (tiny_arrays.test_images.float() / 255 - run.loaders.info.mean[0]) / (
+            run.loaders.info.std[0]
         )
         logits = reference(x[:, None].contiguous(memory_format=torch.channels_last))
     run.model.train()

@@ -18,7 +18,21 @@ log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
 
-DATASETS = ("digits", "mnist", "fashion-mnist", "kmnist", "my-digits")
+DATASETS = (
+    "digits",
+    "mnist",
+    "fashion-mnist",
+    "kmnist",
+    "my-digits",
+    "cifar10",
+    "folder",
+)
+# Datasets whose images are resized to ``image_size`` (the MNIST family stays 28x28).
+RESIZABLE_DATASETS = ("cifar10", "folder")
+# The side images are brought to when the config names none.
+DEFAULT_IMAGE_SIZE = {"cifar10": 32, "folder": 64}
+IMAGE_SIZE_RANGE = (8, 512)
+AUGMENTATIONS = ("crop", "flip", "rotate", "jitter")
 # Datasets my own drawings can be prepared like (and mixed with): digit datasets.
 MY_DIGITS_BASES = ("mnist", "digits")
 MODELS = ("small-cnn", "cnn", "lazy-cnn", "mlp")
@@ -36,6 +50,8 @@ DEFAULT_EPOCHS = {
     "fashion-mnist": 3,
     "kmnist": 3,
     "my-digits": 20,
+    "cifar10": 5,
+    "folder": 10,
 }
 
 
@@ -58,6 +74,12 @@ class TrainConfig:
 
     ``autosave_every``: the run's folder gets its checkpoint every this many
     epochs and when the run ends (0: never).
+
+    ``image_size``: the side images of ``cifar10`` and ``folder`` are brought to
+    (resize, then centre crop); None is the dataset's own (``DEFAULT_IMAGE_SIZE``).
+    ``val_fraction``: the share of each class of a folder without ``train/`` and
+    ``val/`` that is held out for validation (a seeded, stratified split).
+    ``augment``: random changes to each training image (``AUGMENTATIONS``).
 
     ``log_every``: steps between two logged losses; None (the default) is
     automatic: every step of a run of up to 5,000 steps, about 5,000 points of a
@@ -88,17 +110,29 @@ class TrainConfig:
     base_dataset: str = "mnist"
     replay: int = 0
     autosave_every: int = 1
+    image_size: int | None = None
+    val_fraction: float = 0.2
+    augment: tuple[str, ...] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
         # Lists arrive from JSON and argparse; a tuple keeps the dataclass hashable.
-        if not isinstance(self.frozen, tuple):
-            object.__setattr__(self, "frozen", tuple(self.frozen))
+        for name in ("frozen", "augment"):
+            value = getattr(self, name)
+            if isinstance(value, list):
+                object.__setattr__(self, name, tuple(value))
         validate(self)
 
     @property
     def resolved_epochs(self) -> int:
         """The number of epochs this run trains for at most."""
         return self.epochs if self.epochs is not None else DEFAULT_EPOCHS[self.dataset]
+
+    @property
+    def resolved_image_size(self) -> int:
+        """The side of the square images this run trains on."""
+        if self.image_size is not None:
+            return self.image_size
+        return DEFAULT_IMAGE_SIZE.get(self.dataset, 28)
 
     @property
     def style_dataset(self) -> str:
@@ -113,6 +147,7 @@ class TrainConfig:
         """Plain builtins only, so the dict is JSON-, TOML- and checkpoint-safe."""
         data = dataclasses.asdict(self)
         data["frozen"] = list(self.frozen)
+        data["augment"] = list(self.augment)
         return {"schema_version": SCHEMA_VERSION, **data}
 
     @classmethod
@@ -190,12 +225,44 @@ def validate(cfg: TrainConfig) -> None:
             raise ConfigError(f"{name}: must be true or false")
     if cfg.data_dir is not None and not isinstance(cfg.data_dir, str):
         raise ConfigError("data_dir: must be a folder path")
+    _validate_images(cfg)
     if not all(isinstance(p, str) and p for p in cfg.frozen):
         raise ConfigError("frozen: must be a list of parameter names or glob patterns")
     if cfg.workers > 0 and cfg.loader == "fast":
         raise ConfigError(
             "workers: the fast in-memory loader has no worker processes; "
             "use loader 'dataloader' to study num_workers"
+        )
+
+
+def _validate_images(cfg: TrainConfig) -> None:
+    """The image size, validation share and augmentation of a run."""
+    low, high = IMAGE_SIZE_RANGE
+    if cfg.image_size is not None:
+        _check_int("image_size", cfg.image_size, low)
+        if cfg.image_size > high:
+            raise ConfigError(f"image_size: {cfg.image_size} is above {high} pixels")
+        if cfg.dataset not in RESIZABLE_DATASETS and cfg.image_size != 28:
+            raise ConfigError(
+                f"image_size: {cfg.dataset} images are 28x28; image_size applies "
+                f"to {' and '.join(RESIZABLE_DATASETS)}"
+            )
+    value = cfg.val_fraction
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise ConfigError(f"val_fraction: {value!r} must be a number")
+    if not 0 < value <= 0.5:
+        raise ConfigError(f"val_fraction: {value!r} must be above 0 and at most 0.5")
+    if not isinstance(cfg.augment, tuple) or not all(
+        a in AUGMENTATIONS for a in cfg.augment
+    ):
+        raise ConfigError(
+            f"augment: {list(cfg.augment)!r} may only name {', '.join(AUGMENTATIONS)}"
+        )
+    if len(set(cfg.augment)) != len(cfg.augment):
+        raise ConfigError("augment: each choice once")
+    if cfg.dataset == "folder" and not cfg.data_dir:
+        raise ConfigError(
+            "data_dir: dataset folder needs the folder of class folders (--data-dir)"
         )
 
 

@@ -146,7 +146,7 @@ def accuracy(
     try:
         for start in range(0, len(labels), batch_size):
             x = images[start : start + batch_size].to(device, torch.float32)
-            x = ((x / 255.0 - info.mean) / info.std).unsqueeze(1)
+            x = info.normalise((x / 255.0).unsqueeze(1))
             y = labels[start : start + batch_size].to(device)
             correct += int((model(x).argmax(1) == y).sum())
     finally:

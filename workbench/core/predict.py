@@ -85,7 +85,7 @@ def to_model_input(image28: np.ndarray, dataset: str) -> torch.Tensor:
     """A (1, 1, 28, 28) tensor normalised with ``dataset``'s statistics."""
     info = DATASET_INFO[dataset]
     tensor = torch.as_tensor(image28, dtype=torch.float32)
-    return ((tensor - info.mean) / info.std)[None, None]
+    return info.normalise(tensor[None, None])
 
 
 def stored_input(image: np.ndarray, dataset: str) -> torch.Tensor:
@@ -96,7 +96,7 @@ def stored_input(image: np.ndarray, dataset: str) -> torch.Tensor:
     """
     info = DATASET_INFO[dataset]
     x = torch.as_tensor(np.ascontiguousarray(image)).to(torch.float32)
-    return x.div(255).sub(info.mean).div(info.std)[None, None]
+    return info.normalise(x.div(255)[None, None])
 
 
 def preprocess(image: np.ndarray, dataset: str) -> torch.Tensor:

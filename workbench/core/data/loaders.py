@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -105,7 +105,7 @@ class _EpochOrder:
 class FastLoader(_EpochOrder):
     """Batches sliced from one pre-normalised tensor; the default, fast path.
 
-    The images are converted once to float32 ``(N, 1, H, W)`` as
+    The images are converted once to float32 ``(N, C, H, W)`` as
     ``(x / 255 - mean) / std`` and kept on ``device`` when they fit (on CUDA: in at
     most half the free memory), else in host memory and copied per batch through
     pinned memory.
@@ -113,7 +113,7 @@ class FastLoader(_EpochOrder):
     Parameters
     ----------
     images : torch.Tensor
-        uint8 ``(N, H, W)``.
+        uint8 ``(N, H, W)`` (one channel) or ``(N, C, H, W)``.
     labels : torch.Tensor
         int64 ``(N,)``.
     batch_size : int
@@ -124,8 +124,8 @@ class FastLoader(_EpochOrder):
         With the epoch number, fixes the order (see :meth:`set_epoch`).
     device : torch.device or str
         Where batches are delivered.
-    mean, std : float
-        Normalisation constants on the 0..1 scale.
+    mean, std : float or sequence of float
+        Normalisation constants on the 0..1 scale, one per channel.
     data_on_device : bool, optional
         Force (True) or forbid (False) keeping the data on ``device``; None decides
         by free memory.
@@ -140,12 +140,14 @@ class FastLoader(_EpochOrder):
         shuffle: bool,
         seed: int,
         device: torch.device | str,
-        mean: float,
-        std: float,
+        mean: float | Sequence[float],
+        std: float | Sequence[float],
         data_on_device: bool | None = None,
     ) -> None:
-        if images.dim() != 3 or images.dtype != torch.uint8:
-            raise ValueError("images must be a uint8 tensor of shape (N, H, W)")
+        if images.dim() not in (3, 4) or images.dtype != torch.uint8:
+            raise ValueError(
+                "images must be a uint8 tensor of shape (N, H, W) or (N, C, H, W)"
+            )
         if labels.shape != images.shape[:1]:
             raise ValueError("labels must have one entry per image")
         if batch_size < 1:
@@ -234,17 +236,32 @@ def _fits_on_device(nbytes: int, device: torch.device) -> bool:
     return nbytes <= free // 2
 
 
-def _normalise(images: torch.Tensor, mean: float, std: float) -> torch.Tensor:
-    """uint8 (N, H, W) -> float32 (N, 1, H, W), ``(x / 255 - mean) / std``."""
+def _per_channel(value: float | Sequence[float]) -> torch.Tensor:
+    values = [value] if isinstance(value, int | float) else list(value)
+    return torch.tensor(values, dtype=torch.float32).view(-1, 1, 1)
+
+
+def _normalise(
+    images: torch.Tensor, mean: float | Sequence[float], std: float | Sequence[float]
+) -> torch.Tensor:
+    """uint8 (N, H, W) or (N, C, H, W) -> float32 (N, C, H, W), ``(x/255-mean)/std``."""
     # Same operations, in the same order, as ToTensor + Normalize, so both loaders
     # deliver the same numbers.
-    x = images.to(torch.float32).unsqueeze(1)
-    return x.div_(255).sub_(mean).div_(std)
+    x = images.to(torch.float32)
+    if x.dim() == 3:
+        x = x.unsqueeze(1)
+    mean_t = _per_channel(mean).to(x.device)
+    std_t = _per_channel(std).to(x.device)
+    return x.div_(255).sub_(mean_t).div_(std_t)
 
 
-def standard_transform(mean: float, std: float) -> transforms.Compose:
+def standard_transform(
+    mean: float | Sequence[float], std: float | Sequence[float]
+) -> transforms.Compose:
+    means = (mean,) if isinstance(mean, int | float) else tuple(mean)
+    stds = (std,) if isinstance(std, int | float) else tuple(std)
     return transforms.Compose(
-        [transforms.ToTensor(), transforms.Normalize((mean,), (std,))]
+        [transforms.ToTensor(), transforms.Normalize(means, stds)]
     )
 
 
@@ -257,7 +274,7 @@ class ArrayDataset(Dataset[tuple[Any, int]]):
     Parameters
     ----------
     images : numpy.ndarray
-        uint8 ``(N, H, W)``.
+        uint8 ``(N, H, W)``, or ``(N, C, H, W)`` with 1 or 3 channels.
     labels : numpy.ndarray
         Integer ``(N,)``.
     transform : callable, optional
@@ -280,7 +297,10 @@ class ArrayDataset(Dataset[tuple[Any, int]]):
     def __getitem__(self, index: int) -> tuple[Any, int]:
         # No mode="L": a 2-D uint8 array is "L" already, and Pillow 11.3-12 warns
         # about the argument.
-        image: Any = Image.fromarray(self.images[index])
+        pixels = self.images[index]
+        if pixels.ndim == 3:  # (C, H, W) -> what Pillow reads: (H, W) or (H, W, 3)
+            pixels = pixels[0] if pixels.shape[0] == 1 else pixels.transpose(1, 2, 0)
+        image: Any = Image.fromarray(np.ascontiguousarray(pixels))
         if self.transform is not None:
             image = self.transform(image)
         return image, int(self.labels[index])

@@ -6,6 +6,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 import torch
@@ -41,8 +42,9 @@ class DatasetInfo:
         Number of labels.
     class_names : tuple of str
         Display name of each label, indexed by label.
-    mean, std : float
-        Pixel statistics (on the 0..1 scale) used to normalise inputs.
+    mean, std : tuple of float
+        Pixel statistics (on the 0..1 scale) of each channel, used to normalise
+        inputs.
     offline : bool
         True when the data ships with the program and never needs a download.
     image_shape : tuple of int
@@ -53,10 +55,61 @@ class DatasetInfo:
     title: str
     num_classes: int
     class_names: tuple[str, ...]
-    mean: float
-    std: float
+    mean: tuple[float, ...]
+    std: tuple[float, ...]
     offline: bool
     image_shape: tuple[int, int, int] = (1, _IMAGE_SIDE, _IMAGE_SIDE)
+
+    @property
+    def channels(self) -> int:
+        """Colour channels of one input: 1 (grayscale) or 3 (RGB)."""
+        return self.image_shape[0]
+
+    def normalise(self, x: torch.Tensor) -> torch.Tensor:
+        """``(x - mean) / std`` per channel of ``x``: float 0..1, (..., C, H, W).
+
+        The loaders' operations in their order, so every path gives the same numbers.
+        """
+        mean = torch.tensor(self.mean, dtype=x.dtype, device=x.device).view(-1, 1, 1)
+        std = torch.tensor(self.std, dtype=x.dtype, device=x.device).view(-1, 1, 1)
+        return x.sub(mean).div(std)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain builtins: what a checkpoint keeps to be read without the data."""
+        return {
+            "name": self.name,
+            "title": self.title,
+            "class_names": list(self.class_names),
+            "mean": list(self.mean),
+            "std": list(self.std),
+            "image_shape": list(self.image_shape),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DatasetInfo:
+        """The inverse of :meth:`to_dict`; :class:`DataError` when it is malformed."""
+        try:
+            names = tuple(str(n) for n in data["class_names"])
+            shape = tuple(int(v) for v in data["image_shape"])
+            mean = tuple(float(v) for v in data["mean"])
+            std = tuple(float(v) for v in data["std"])
+            info = cls(
+                name=str(data["name"]),
+                title=str(data.get("title", data["name"])),
+                num_classes=len(names),
+                class_names=names,
+                mean=mean,
+                std=std,
+                offline=True,
+                image_shape=(shape[0], shape[1], shape[2]),
+            )
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            raise DataError(f"malformed dataset description: {exc}") from None
+        if len(mean) != info.channels or len(std) != info.channels:
+            raise DataError(
+                "malformed dataset description: one mean and std per channel"
+            )
+        return info
 
 
 _DIGIT_NAMES = tuple(str(d) for d in range(10))
@@ -70,8 +123,8 @@ DATASET_INFO: dict[str, DatasetInfo] = {
         # Measured: mean and population std of (train_images / 255) after the
         # 28x28 conversion below, over the 1,437-image training split
         # (tests/core/test_data.py recomputes them).
-        mean=0.1558,
-        std=0.2774,
+        mean=(0.1558,),
+        std=(0.2774,),
         offline=True,
     ),
     "mnist": DatasetInfo(
@@ -79,8 +132,8 @@ DATASET_INFO: dict[str, DatasetInfo] = {
         title="MNIST",
         num_classes=10,
         class_names=_DIGIT_NAMES,
-        mean=0.1307,
-        std=0.3081,
+        mean=(0.1307,),
+        std=(0.3081,),
         offline=False,
     ),
     "fashion-mnist": DatasetInfo(
@@ -88,8 +141,8 @@ DATASET_INFO: dict[str, DatasetInfo] = {
         title="Fashion-MNIST",
         num_classes=10,
         class_names=tuple(datasets.FashionMNIST.classes),
-        mean=0.2860,
-        std=0.3530,
+        mean=(0.2860,),
+        std=(0.3530,),
         offline=False,
     ),
     "kmnist": DatasetInfo(
@@ -97,8 +150,8 @@ DATASET_INFO: dict[str, DatasetInfo] = {
         title="Kuzushiji-MNIST (KMNIST)",
         num_classes=10,
         class_names=tuple(datasets.KMNIST.classes),
-        mean=0.1918,
-        std=0.3483,
+        mean=(0.1918,),
+        std=(0.3483,),
         offline=False,
     ),
     "my-digits": DatasetInfo(
@@ -108,11 +161,37 @@ DATASET_INFO: dict[str, DatasetInfo] = {
         class_names=_DIGIT_NAMES,
         # Drawings are prepared like MNIST by default (config base_dataset);
         # build_loaders normalises with the base dataset's statistics.
-        mean=0.1307,
-        std=0.3081,
+        mean=(0.1307,),
+        std=(0.3081,),
         offline=True,
     ),
+    "cifar10": DatasetInfo(
+        name="cifar10",
+        title="CIFAR-10 (32x32 colour photos)",
+        num_classes=10,
+        class_names=(
+            "airplane",
+            "automobile",
+            "bird",
+            "cat",
+            "deer",
+            "dog",
+            "frog",
+            "horse",
+            "ship",
+            "truck",
+        ),
+        # Per-channel mean and population std of the 50,000 training images.
+        mean=(0.4914, 0.4822, 0.4465),
+        std=(0.2470, 0.2435, 0.2616),
+        offline=False,
+        image_shape=(3, 32, 32),
+    ),
 }
+
+# Images from the user's own folder: what they hold is only known once scanned
+# (``workbench.core.data.folder.folder_info``).
+FOLDER = "folder"
 
 TORCHVISION_CLASSES: dict[str, type[datasets.MNIST]] = {
     "mnist": datasets.MNIST,
@@ -125,7 +204,8 @@ TORCHVISION_CLASSES: dict[str, type[datasets.MNIST]] = {
 class ImageArrays:
     """A dataset's train and test splits as raw tensors.
 
-    Images are uint8 ``(N, 28, 28)``, white ink on black like MNIST; labels are
+    Images are uint8, ``(N, H, W)`` for grayscale (the MNIST family: 28x28,
+    white ink on black) or ``(N, C, H, W)`` for any channel count; labels are
     int64 ``(N,)``.
     """
 
@@ -138,9 +218,9 @@ class ImageArrays:
         for split in ("train", "test"):
             images = getattr(self, f"{split}_images")
             labels = getattr(self, f"{split}_labels")
-            if images.dtype != torch.uint8 or images.dim() != 3:
+            if images.dtype != torch.uint8 or images.dim() not in (3, 4):
                 raise DataError(
-                    f"{split} images must be uint8 (N, H, W), got "
+                    f"{split} images must be uint8 (N, H, W) or (N, C, H, W), got "
                     f"{images.dtype} {tuple(images.shape)}"
                 )
             if labels.dtype != torch.int64 or labels.shape != images.shape[:1]:
@@ -148,6 +228,14 @@ class ImageArrays:
                     f"{split} labels must be int64 ({images.shape[0]},), got "
                     f"{labels.dtype} {tuple(labels.shape)}"
                 )
+
+    @property
+    def image_shape(self) -> tuple[int, int, int]:
+        """``(channels, height, width)`` of one image."""
+        shape = tuple(self.train_images.shape[1:])
+        if len(shape) == 2:
+            return (1, shape[0], shape[1])
+        return (shape[0], shape[1], shape[2])
 
 
 @dataclass(frozen=True, slots=True)

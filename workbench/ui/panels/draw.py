@@ -352,7 +352,7 @@ class DrawPanel(QWidget):
             recipe = "MNIST recipe (20x20 box, centred by mass)"
         self.preview_caption.setText(
             f"What the model sees: 28x28, {recipe}, then normalised with mean "
-            f"{info.mean:.4f} and std {info.std:.4f}."
+            f"{info.mean[0]:.4f} and std {info.std[0]:.4f}."
         )
 
     def set_weights(self, state: dict[str, torch.Tensor], source: str) -> None:
@@ -443,7 +443,7 @@ class DrawPanel(QWidget):
         info = DATASET_INFO[self._reader_key[1]] if self._reader_key else None
         shown = reading.input[0, 0].numpy()
         if info is not None:
-            shown = shown * info.std + info.mean
+            shown = shown * info.std[0] + info.mean[0]
         self.preview.set_image(np.clip(shown, 0.0, 1.0), reading.saliency)
         self._show_opened(reading)
 
