@@ -271,6 +271,25 @@ def test_an_archive_without_a_batch_file_is_named(tmp_path, monkeypatch):
         load_arrays("cifar10", tmp_path, download=False)
 
 
+def test_an_archive_member_that_is_a_link_is_not_followed(tmp_path, monkeypatch):
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for name, body in BIN_FILES.items():
+            info = tarfile.TarInfo(f"{cifar.FOLDER}/{name}")
+            if name == "data_batch_2.bin":
+                info.type = tarfile.SYMTYPE
+                info.linkname = "/etc/passwd"
+            else:
+                info.size = len(body)
+            tar.addfile(info, None if info.issym() else io.BytesIO(body))
+    body = buffer.getvalue()
+    monkeypatch.setattr(cifar, "ARCHIVE_MD5", hashlib.md5(body).hexdigest())
+    (tmp_path / cifar.ARCHIVE_NAME).write_bytes(body)
+    with pytest.raises(DataError, match=r"lacks data_batch_2\.bin"):
+        load_arrays("cifar10", tmp_path, download=False)
+    assert not (tmp_path / cifar.FOLDER / "data_batch_2.bin").exists()
+
+
 @pytest.mark.parametrize(
     "damage",
     [lambda body: body[:-1], lambda body: body + b"\0", lambda body: b""],
