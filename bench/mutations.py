@@ -820,8 +820,8 @@ MUTATIONS: list[Mutation] = [
         "stored-input-not-the-loaders",
         "An opened validation image is normalised with the loaders' own operations, bit for bit",
         "workbench/core/predict.py",
-        "    return x.div(255).sub(info.mean).div(info.std)[None, None]\n",
-        "    return ((x / 255 - info.mean) * (1 / info.std))[None, None]\n",
+        "    return info.normalise(x.div(255)[None, None])\n",
+        "    return ((x / 255 - info.mean[0]) * (1 / info.std[0]))[None, None]\n",
         (
             "tests/ui/test_evaluation_ui.py::test_an_opened_image_reads_as_the_gallery_scored_it_until_drawn_on",
         ),

@@ -18,8 +18,9 @@ from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QMainWindow, QWidget
 from torch import nn
 
-from workbench.core.config import ConfigError, TrainConfig
-from workbench.core.data import DATASET_INFO
+from workbench.core.config import DEFAULT_IMAGE_SIZE, ConfigError, TrainConfig
+from workbench.core.data import DataError
+from workbench.core.data.describe import InputSpec, input_spec
 from workbench.core.doctor import load_exact
 from workbench.core.engine import TrainingRun
 from workbench.core.freezing import (
@@ -28,9 +29,8 @@ from workbench.core.freezing import (
     frozen_names,
     set_frozen,
 )
-from workbench.core.models import build_model
 from workbench.core.runs import RunFolder
-from workbench.core.session import Plan, StartKind, model_key
+from workbench.core.session import ModelKey, Plan, StartKind, build_keyed, model_key
 from workbench.ui import dialogs, window_layout, window_state
 from workbench.ui.curves import TrainingCurves
 from workbench.ui.panels.data import DataPanel
@@ -200,12 +200,16 @@ class MainWindow(QMainWindow):
             # Said once, when an edit turns Continue into a new run.
             self.set_status(f"Start begins a new run: {self._why_new}")
 
-    def chosen_model_key(self) -> tuple[str, int]:
-        """(architecture, classes) the panels choose."""
-        return (
-            self.model_panel.model(),
-            DATASET_INFO[self.data_panel.dataset()].num_classes,
-        )
+    def chosen_model_key(self) -> ModelKey:
+        """(architecture, classes, input shape) the panels choose."""
+        values = self.data_panel.config_values()
+        dataset = values["dataset"]
+        size = values.get("image_size") or DEFAULT_IMAGE_SIZE.get(dataset, 28)
+        try:
+            spec = input_spec(dataset, values.get("data_dir"), size)
+        except DataError:  # no folder chosen yet, or unreadable: preview 2 classes
+            spec = InputSpec(("?", "?"), (3, size, size))
+        return (self.model_panel.model(), spec.num_classes, spec.image_shape)
 
     def _sync_tree_model(self, frozen: tuple[str, ...] | None = None) -> None:
         """Show the run's model if it has the chosen architecture, else a preview.
@@ -219,7 +223,7 @@ class MainWindow(QMainWindow):
         elif self._tree_key == key and self.freeze_panel.model is not None:
             model = self.freeze_panel.model
         else:
-            model = build_model(key[0], key[1], seed=self.training_panel.seed())
+            model = build_keyed(key, seed=self.training_panel.seed())
             loaded = self.controller.session.initial_weights
             if run is None and loaded is not None and loaded.model_key == key:
                 load_exact(model, loaded.state)  # the next run starts from these

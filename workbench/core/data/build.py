@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import torch
 from torch.utils.data import Dataset
+from torchvision.transforms.v2 import functional as F
 
 from workbench.core.data.folder_loading import folder_loaders
 from workbench.core.data.loader_set import VAL_MIN_BATCH_SIZE, Loaders
@@ -70,7 +72,7 @@ def build_loaders(
     device = torch.device(device)
     if cfg.dataset == FOLDER:
         return folder_loaders(cfg, device, progress=progress, cancel=cancel)
-    info = dataset_info(cfg.dataset)
+    info = sized_info(dataset_info(cfg.dataset), cfg.resolved_image_size)
     # Pixel statistics of the data the inputs are prepared like (my-digits: base).
     stats = dataset_info(cfg.style_dataset)
     notices: list[str] = []
@@ -88,6 +90,7 @@ def build_loaders(
     if cfg.loader == "fast":
         if arrays is None:
             arrays = load_run_arrays(cfg, progress=progress, cancel=cancel)
+        arrays = resized(arrays, info.image_shape[1])
         train, val = _fast_loaders(cfg, device, arrays, stats, val_batch_size)
         notices.extend(_fast_loader_notices(train, pin_memory))
         val_images = arrays.test_images
@@ -114,6 +117,29 @@ def build_loaders(
         info=info,
         notices=tuple(notices),
         val_images=val_images,
+    )
+
+
+def sized_info(info: DatasetInfo, size: int) -> DatasetInfo:
+    """``info`` for images brought to ``size`` x ``size`` (CIFAR-10 at 64, say)."""
+    shape = (info.channels, size, size)
+    return info if info.image_shape == shape else replace(info, image_shape=shape)
+
+
+def resized(arrays: ImageArrays, size: int) -> ImageArrays:
+    """``arrays`` brought to ``size`` x ``size``: resize, then centre crop."""
+    if arrays.image_shape[1:] == (size, size):
+        return arrays
+
+    def fit(images: torch.Tensor) -> torch.Tensor:
+        x = images if images.dim() == 4 else images.unsqueeze(1)
+        return F.center_crop(F.resize(x, size, antialias=True), [size, size])
+
+    return ImageArrays(
+        fit(arrays.train_images),
+        arrays.train_labels,
+        fit(arrays.test_images),
+        arrays.test_labels,
     )
 
 
@@ -193,6 +219,7 @@ def _per_sample_datasets(
         )
     if arrays is None:
         arrays = load_run_arrays(cfg, progress=progress, cancel=cancel)
+    arrays = resized(arrays, cfg.resolved_image_size)
     return (
         ArrayDataset(
             arrays.train_images.numpy(), arrays.train_labels.numpy(), transform
