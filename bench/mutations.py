@@ -677,7 +677,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "no-switch-to-saved-architecture",
         "Weights saved from another architecture offer to switch the model to it",
-        "workbench/core/session.py",
+        "workbench/core/model_offer.py",
         "        return self.saved_from\n",
         "        return None\n",
         (
