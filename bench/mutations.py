@@ -1218,4 +1218,33 @@ MUTATIONS: list[Mutation] = [
         "            pass\n",
         ("tests/core/test_folder_check.py::test_every_defect_is_named_with_its_file",),
     ),
+    # --------------------------------------------------------- issue 13: cifar10
+    Mutation(
+        "cifar-channels-interleaved",
+        "CIFAR-10 pixels come out as the file stores them: red, green, blue planes, each row-major",
+        "workbench/core/data/cifar.py",
+        "records[:, 1:].reshape(-1, CHANNELS, SIDE, SIDE)",
+        "records[:, 1:].reshape(-1, SIDE, SIDE, CHANNELS).transpose(0, 3, 1, 2)",
+        (
+            "tests/core/test_cifar.py::test_channels_are_red_green_blue_planes_in_row_major_order",
+        ),
+    ),
+    Mutation(
+        "cifar-truncation-unchecked",
+        "A CIFAR-10 batch file that is not whole records is a DataError naming it",
+        "workbench/core/data/cifar.py",
+        "    if not raw or len(raw) % RECORD_BYTES:\n",
+        "    if not raw:\n",
+        (
+            "tests/core/test_cifar.py::test_a_truncated_batch_file_is_a_data_error_naming_it",
+        ),
+    ),
+    Mutation(
+        "cifar-reader-unpickles",
+        "CIFAR-10 loads without pickle (a tampered pickle runs code)",
+        "workbench/core/data/cifar.py",
+        "        raw = path.read_bytes()\n",
+        '        raw = __import__("pickle").loads(__import__("pickle").dumps(path.read_bytes()))\n',
+        ("tests/core/test_cifar.py::test_loading_never_unpickles",),
+    ),
 ]

@@ -45,7 +45,33 @@ def _add_train_flags(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="with my-digits: mix N base-dataset training images into each epoch",
     )
-    add("--data-dir", metavar="DIR", help="torchvision root holding e.g. MNIST/raw/")
+    add(
+        "--data-dir",
+        metavar="DIR",
+        help="torchvision root holding e.g. MNIST/raw/; with --dataset folder, the "
+        "folder of class folders (DIR/<class>/<image>, or DIR/train + DIR/val)",
+    )
+    add(
+        "--image-size",
+        type=int,
+        metavar="N",
+        help="cifar10 and folder: bring images to NxN by resize and centre crop "
+        f"(default: cifar10 {C.DEFAULT_IMAGE_SIZE['cifar10']}, folder "
+        f"{C.DEFAULT_IMAGE_SIZE['folder']})",
+    )
+    add(
+        "--val-fraction",
+        type=float,
+        metavar="F",
+        help="folder without train/ and val/: the share of each class held out "
+        "for validation, a seeded stratified split (default 0.2)",
+    )
+    add(
+        "--augment",
+        nargs="+",
+        choices=C.AUGMENTATIONS,
+        help="random changes to each training image, applied per batch",
+    )
     add(
         "--download",
         action=argparse.BooleanOptionalAction,
@@ -191,7 +217,7 @@ def config_from_args(args: argparse.Namespace, base: C.TrainConfig) -> C.TrainCo
     for name in names:
         value = getattr(args, "freeze" if name == "frozen" else name, None)
         if value is not None:
-            changes[name] = tuple(value) if name == "frozen" else value
+            changes[name] = tuple(value) if isinstance(value, list) else value
     return base.replace(**changes)
 
 
@@ -331,17 +357,19 @@ class _DownloadBars:
     def __init__(self, quiet: bool) -> None:
         self.quiet = quiet
         self.bar: Any = None
+        self.file_name = ""  # a disabled tqdm keeps no desc of its own
 
     def __call__(self, p: Any) -> None:
         from tqdm import tqdm
 
-        if self.bar is None or self.bar.desc != p.file_name:
+        if self.bar is None or self.file_name != p.file_name:
             self.close()
+            self.file_name = p.file_name
             self.bar = tqdm(
                 total=p.bytes_total,
                 desc=p.file_name,
-                unit="B",
-                unit_scale=True,
+                unit=p.unit,
+                unit_scale=p.unit == "B",
                 disable=self.quiet,
                 leave=False,
             )
@@ -499,20 +527,34 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 def cmd_predict(args: argparse.Namespace) -> int:
     """Print each image's predicted class and top probabilities."""
-    from workbench.core.checkpoints import config_of, load_checkpoint, load_model_state
-    from workbench.core.data import DATASET_INFO
+    from workbench.core.checkpoints import (
+        config_of,
+        info_of,
+        load_checkpoint,
+        load_model_state,
+    )
     from workbench.core.models import build_model
-    from workbench.core.predict import PredictError, load_image, predict, preprocess
+    from workbench.core.predict import (
+        PHOTO_DATASETS,
+        PredictError,
+        load_image,
+        photo_input,
+        predict,
+        preprocess,
+    )
 
     payload = load_checkpoint(args.checkpoint)
     cfg = config_of(payload)
-    info = DATASET_INFO[cfg.dataset]
-    model = build_model(cfg.model, info.num_classes)
+    info = info_of(payload)
+    model = build_model(cfg.model, info.num_classes, input_shape=info.image_shape)
     load_model_state(model, payload["model_state"])
     failures = 0
     for path in args.images:
         try:
-            batch = preprocess(load_image(path), cfg.style_dataset)
+            if cfg.dataset in PHOTO_DATASETS:
+                batch = photo_input(path, info)
+            else:
+                batch = preprocess(load_image(path), cfg.style_dataset)
         except PredictError as exc:
             sys.stderr.write(f"{path}: {exc}\n")
             failures += 1

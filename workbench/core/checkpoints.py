@@ -21,6 +21,7 @@ from torch import nn
 import workbench
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.data import DownloadProgress, ImageArrays
+from workbench.core.data.registry import DataError, DatasetInfo, dataset_info
 from workbench.core.doctor import (
     WeightsMismatch,
     load_exact,
@@ -113,6 +114,9 @@ def checkpoint_dict(run: TrainingRun) -> dict[str, Any]:
         "batch_in_epoch": run.batch_in_epoch,
         "global_step": run.global_step,
         "config": _config_with_current_mask(run).to_dict(),
+        # Class names, input shape and statistics: predicting from the file
+        # needs no dataset (an image folder may be gone).
+        "dataset_info": run.loaders.info.to_dict(),
         "frozen": frozen_names(run.model),
         "history": run.history.to_dict(),
         # The order of the epoch in progress (or about to start): resuming draws
@@ -357,6 +361,25 @@ def config_of(payload: dict[str, Any]) -> TrainConfig:
         return TrainConfig.from_dict(payload["config"])
     except (ConfigError, TypeError) as exc:
         raise CheckpointError(f"the checkpoint's config is not usable: {exc}") from exc
+
+
+def info_of(payload: dict[str, Any]) -> DatasetInfo:
+    """What the checkpoint's model reads: class names, input shape, statistics.
+
+    Checkpoints from before image folders hold no description: theirs is the
+    built-in dataset's.
+    """
+    stored = payload.get("dataset_info")
+    if stored is not None:
+        try:
+            return DatasetInfo.from_dict(stored)
+        except DataError as exc:
+            raise CheckpointError(f"the checkpoint's {exc}") from exc
+    cfg = config_of(payload)
+    try:
+        return dataset_info(cfg.dataset)
+    except DataError as exc:
+        raise CheckpointError(f"the checkpoint names {exc}") from exc
 
 
 def restore_run(

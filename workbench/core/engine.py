@@ -247,7 +247,12 @@ def prepare_run(
     loaders = build_loaders(
         cfg, device, arrays=arrays, progress=progress, cancel=cancel
     )
-    model = build_model(cfg.model, loaders.info.num_classes, seed=cfg.seed)
+    model = build_model(
+        cfg.model,
+        loaders.info.num_classes,
+        seed=cfg.seed,
+        input_shape=loaders.info.image_shape,
+    )
     # channels_last: oneDNN's convolutions run ~1.3x faster on it on this CPU.
     model = model.to(device, memory_format=torch.channels_last)
     set_frozen(model, cfg.frozen)

@@ -1,7 +1,8 @@
 """The built-in networks, and materialising lazy ones.
 
 Each model names its classifier layer in ``head_module`` so "freeze all but the head"
-works for every architecture.
+works for every architecture. Each adapts to its input ``(channels, height,
+width)`` and class count; at MNIST's (1, 28, 28) they are the classic networks.
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ from torch import nn
 from torch.nn.parameter import is_lazy
 
 from workbench.core.config import MODELS, ConfigError
+
+InputShape = tuple[int, int, int]
+MNIST_SHAPE: InputShape = (1, 28, 28)
 
 MODEL_TITLES = {
     "small-cnn": "Small CNN (4 conv + BatchNorm; fast, the default)",
@@ -31,8 +35,9 @@ class SmallCNN(nn.Module):
 
     head_module = "head"
 
-    def __init__(self, num_classes: int) -> None:
+    def __init__(self, num_classes: int, input_shape: InputShape = MNIST_SHAPE) -> None:
         super().__init__()
+        channels, height, width = input_shape
 
         def block(cin: int, cout: int, pool: bool) -> nn.Sequential:
             # Pooling straight after the conv lets BatchNorm and ReLU work on a
@@ -44,11 +49,11 @@ class SmallCNN(nn.Module):
                 nn.ReLU(inplace=True),
             )
 
-        self.block1 = block(1, 16, pool=True)  # 28 -> 14
+        self.block1 = block(channels, 16, pool=True)  # 28 -> 14
         self.block2 = block(16, 32, pool=False)
         self.block3 = block(32, 32, pool=True)  # 14 -> 7
         self.block4 = block(32, 64, pool=True)  # 7 -> 3
-        self.head = nn.Linear(64 * 3 * 3, num_classes)
+        self.head = nn.Linear(64 * (height // 8) * (width // 8), num_classes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.block4(self.block3(self.block2(self.block1(x))))
@@ -60,13 +65,15 @@ class ClassicCNN(nn.Module):
 
     head_module = "fc2"
 
-    def __init__(self, num_classes: int) -> None:
+    def __init__(self, num_classes: int, input_shape: InputShape = MNIST_SHAPE) -> None:
         super().__init__()
-        self.conv1 = nn.Conv2d(1, 32, 3, 1)
+        channels, height, width = input_shape
+        self.conv1 = nn.Conv2d(channels, 32, 3, 1)
         self.conv2 = nn.Conv2d(32, 64, 3, 1)
         self.dropout1 = nn.Dropout(0.25)
         self.dropout2 = nn.Dropout(0.5)
-        self.fc1 = nn.Linear(9216, 128)
+        # Two 3x3 convs take 4 pixels, the pooling halves: 9216 at 28x28.
+        self.fc1 = nn.Linear(64 * ((height - 4) // 2) * ((width - 4) // 2), 128)
         self.fc2 = nn.Linear(128, num_classes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -82,7 +89,7 @@ class LazyCNN(nn.Module):
 
     head_module = "fc2"
 
-    def __init__(self, num_classes: int) -> None:
+    def __init__(self, num_classes: int, input_shape: InputShape = MNIST_SHAPE) -> None:
         super().__init__()
         self.conv1 = nn.LazyConv2d(32, 3)
         self.conv2 = nn.LazyConv2d(64, 3)
@@ -101,11 +108,12 @@ class MLP(nn.Module):
 
     head_module = "head"
 
-    def __init__(self, num_classes: int) -> None:
+    def __init__(self, num_classes: int, input_shape: InputShape = MNIST_SHAPE) -> None:
         super().__init__()
+        channels, height, width = input_shape
         self.hidden = nn.Sequential(
             nn.Flatten(),
-            nn.Linear(28 * 28, 256),
+            nn.Linear(channels * height * width, 256),
             nn.ReLU(inplace=True),
             nn.Linear(256, 128),
             nn.ReLU(inplace=True),
@@ -148,21 +156,42 @@ def materialize(model: nn.Module, input_shape: tuple[int, ...] = (1, 28, 28)) ->
 
 
 def build_model(
-    name: str, num_classes: int = 10, *, seed: int | None = None
+    name: str,
+    num_classes: int = 10,
+    *,
+    seed: int | None = None,
+    input_shape: InputShape = MNIST_SHAPE,
 ) -> nn.Module:
-    """A fresh, fully materialised model; ``seed`` makes its initial weights fixed."""
-    if name not in _BUILDERS:
-        raise ConfigError(f"model: {name!r} is not one of {', '.join(MODELS)}")
+    """A fresh, fully materialised model for ``input_shape`` (C, H, W) inputs.
+
+    ``seed`` makes its initial weights fixed.
+    """
+    _check_buildable(name, input_shape)
     if seed is None:
-        model = _BUILDERS[name](num_classes)
-        materialize(model)
+        model = _BUILDERS[name](num_classes, input_shape)
+        materialize(model, input_shape)
         return model
     # fork_rng keeps the caller's global stream untouched by our initialisation.
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = _BUILDERS[name](num_classes)
-        materialize(model)
+        model = _BUILDERS[name](num_classes, input_shape)
+        materialize(model, input_shape)
     return model
+
+
+# The smallest side each network's convolutions and poolings can take.
+_MIN_SIDE = {"small-cnn": 8, "cnn": 6, "lazy-cnn": 10, "mlp": 1}
+
+
+def _check_buildable(name: str, input_shape: InputShape) -> None:
+    if name not in _BUILDERS:
+        raise ConfigError(f"model: {name!r} is not one of {', '.join(MODELS)}")
+    smallest = min(input_shape[1:])
+    if smallest < _MIN_SIDE[name]:
+        raise ConfigError(
+            f"model: {name} needs images of at least {_MIN_SIDE[name]} pixels a "
+            f"side, these are {input_shape[1]}x{input_shape[2]}"
+        )
 
 
 def head_name(model: nn.Module) -> str:
@@ -190,7 +219,9 @@ def snapshot_state(model: nn.Module) -> dict[str, torch.Tensor]:
     }
 
 
-def build_unseeded(name: str, num_classes: int = 10) -> nn.Module:
+def build_unseeded(
+    name: str, num_classes: int = 10, input_shape: InputShape = MNIST_SHAPE
+) -> nn.Module:
     """The architecture with zeroed weights, built without drawing random numbers.
 
     Building on the ``meta`` device skips initialisation, so nothing touches
@@ -198,11 +229,10 @@ def build_unseeded(name: str, num_classes: int = 10) -> nn.Module:
     may be drawing from (dropout). For a model that gets its weights loaded
     right away (the Draw tab's reader).
     """
-    if name not in _BUILDERS:
-        raise ConfigError(f"model: {name!r} is not one of {', '.join(MODELS)}")
+    _check_buildable(name, input_shape)
     with torch.device("meta"):
-        model = _BUILDERS[name](num_classes)
-        materialize(model)
+        model = _BUILDERS[name](num_classes, input_shape)
+        materialize(model, input_shape)
     model = model.to_empty(device="cpu")
     with torch.no_grad():
         for tensor in (*model.parameters(), *model.buffers()):

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from workbench.core.data import DATASET_INFO
+from workbench.core.data import DATASET_INFO, DatasetInfo
 from workbench.core.preprocess import (
     PredictError,
     digits_style,
@@ -97,6 +97,33 @@ def stored_input(image: np.ndarray, dataset: str) -> torch.Tensor:
     info = DATASET_INFO[dataset]
     x = torch.as_tensor(np.ascontiguousarray(image)).to(torch.float32)
     return info.normalise(x.div(255)[None, None])
+
+
+# Datasets of photos: an image file is brought to size, not given a digit recipe.
+PHOTO_DATASETS = ("cifar10", "folder")
+
+
+def photo_input(path: str | Path, info: DatasetInfo) -> torch.Tensor:
+    """An image file as a photo run's loaders feed it: (1, C, S, S), normalised.
+
+    Resized and centre-cropped to the run's size, with the run's channels.
+    """
+    from workbench.core.data.folder_images import (
+        UnreadableImage,
+        as_channels,
+        read_square,
+    )
+
+    path = Path(path)
+    if not path.is_file():
+        raise PredictError(f"no image at {path}")
+    try:
+        decoded = read_square(path, info.image_shape[1])
+    except UnreadableImage as exc:
+        raise PredictError(f"{path}: {exc}") from None
+    pixels = as_channels(decoded.pixels, info.channels)
+    x = torch.from_numpy(np.ascontiguousarray(pixels)).to(torch.float32)
+    return info.normalise(x.div(255)[None])
 
 
 def preprocess(image: np.ndarray, dataset: str) -> torch.Tensor:

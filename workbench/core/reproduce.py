@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from workbench.core.config import ConfigError, TrainConfig
+from workbench.core.data_record import data_change
 from workbench.core.events import StepMetrics
 from workbench.core.runs import RUN_FILE, RunFolder, RunSummary, read_metrics, summarize
 
@@ -106,7 +107,8 @@ def original_config(folder: RunFolder) -> TrainConfig:
     ------
     ConfigError
         With :func:`reproducible`'s reason when the run cannot be repeated
-        (it did not finish, changed settings midway, has no config...).
+        (it did not finish, changed settings midway, has no config...), or
+        naming the difference when its image folder changed since.
     """
     run = summarize(folder)
     if run is None:
@@ -114,7 +116,11 @@ def original_config(folder: RunFolder) -> TrainConfig:
     reason = reproducible(run)
     if reason is not None:
         raise ConfigError(reason)
-    return TrainConfig.from_dict(run.config)
+    cfg = TrainConfig.from_dict(run.config)
+    changed = data_change(folder, cfg)
+    if changed is not None:
+        raise ConfigError(changed)
+    return cfg
 
 
 def compare(

@@ -41,12 +41,14 @@ from workbench.core.checkpoints import (
 )
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.data import (
-    DATASET_INFO,
     DownloadProgress,
     ImageArrays,
     load_run_arrays,
 )
 from workbench.core.data.cache import ArraysCache
+from workbench.core.data.describe import input_spec
+from workbench.core.data.registry import FOLDER
+from workbench.core.data_record import record_data
 from workbench.core.devices import DeviceError, resolve_device
 from workbench.core.doctor import StateDiff, compare_state, load_exact, load_partial
 from workbench.core.engine import (
@@ -85,6 +87,9 @@ RESUME_SAFE = frozenset(
     }
 )
 
+# (architecture, classes, input shape): what decides a model's shapes.
+ModelKey = tuple[str, int, tuple[int, int, int]]
+
 
 class StartKind(StrEnum):
     """What Start does with the current run."""
@@ -98,7 +103,7 @@ class StartKind(StrEnum):
 class InitialWeights:
     """Weights the next new run of this architecture starts from ("Load weights")."""
 
-    model_key: tuple[str, int]  # (architecture, number of classes)
+    model_key: ModelKey  # (architecture, classes, input shape)
     state: dict[str, torch.Tensor]
     source: str  # the file's name
     summary: str  # what was loaded, e.g. "all 8 tensors loaded"
@@ -152,7 +157,7 @@ class WeightsOffer:
     model: nn.Module
     state: dict[str, torch.Tensor]
     diff: StateDiff
-    model_key: tuple[str, int]
+    model_key: ModelKey
     saved_from: str | None = None  # the architecture a checkpoint names
 
     @property
@@ -176,9 +181,21 @@ class Finished:
     reproduction: Reproduction | None = None  # None: it stopped before the end
 
 
-def model_key(cfg: TrainConfig) -> tuple[str, int]:
-    """(architecture, number of classes): what decides a model's shapes."""
-    return (cfg.model, DATASET_INFO[cfg.dataset].num_classes)
+def model_key(cfg: TrainConfig) -> ModelKey:
+    """(architecture, classes, input shape): what decides a model's shapes.
+
+    Raises
+    ------
+    DataError
+        When ``cfg`` names an image folder that cannot be read.
+    """
+    spec = input_spec(cfg.dataset, cfg.data_dir, cfg.resolved_image_size)
+    return (cfg.model, spec.num_classes, spec.image_shape)
+
+
+def build_keyed(key: ModelKey, seed: int | None = None) -> nn.Module:
+    """A fresh model of ``key``'s architecture, classes and input shape."""
+    return build_model(key[0], key[1], seed=seed, input_shape=key[2])
 
 
 def changed_settings(before: TrainConfig, after: TrainConfig) -> set[str]:
@@ -244,7 +261,7 @@ def offer_weights(
     if state is None:
         state, payload = load_weights_file(path)
     key = model_key(cfg)
-    model = build_model(key[0], key[1], seed=cfg.seed)
+    model = build_keyed(key, seed=cfg.seed)
     diff = compare_state(model, state)
     return WeightsOffer(path, model, state, diff, key, _saved_architecture(payload))
 
@@ -389,6 +406,16 @@ class Session:
         )
         return []
 
+    def _record_data(self, run: TrainingRun) -> str | None:
+        """Keep the data fingerprint in the run's folder; a message if it failed."""
+        if self.folder is None or run.loaders.fingerprint is None:
+            return None
+        try:
+            record_data(self.folder, run.loaders.fingerprint)
+        except OSError as exc:
+            return f"The run's data fingerprint was not saved: {exc}"
+        return None
+
     def train(
         self,
         plan: Plan,
@@ -410,6 +437,9 @@ class Session:
             control.notify_mask_changed()  # the mask may have changed since
         run = self._prepare(plan, progress, cancel)
         self.run = run
+        problem = self._record_data(run)
+        if problem is not None:
+            yield E.Notice(problem)
         yield RunPrepared(run, self.fine_tune)
         recorder = self.recorder
         if control.stop_requested:
@@ -468,12 +498,15 @@ class Session:
 
     def load_arrays(
         self, cfg: TrainConfig, progress: ProgressFn | None, cancel: CancelFn | None
-    ) -> ImageArrays:
+    ) -> ImageArrays | None:
         """``cfg``'s data, from memory when loaded before.
 
         My digits change with every drawing: they are read afresh each time and
-        only their base dataset is kept.
+        only their base dataset is kept. An image folder: None, its loaders read
+        it (from the disk cache of decoded images when its files are unchanged).
         """
+        if cfg.dataset == FOLDER:
+            return None
         if cfg.dataset == "my-digits":
             base = self.arrays.get(cfg.base_dataset, cfg.data_dir)
             return load_run_arrays(

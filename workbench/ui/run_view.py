@@ -102,6 +102,11 @@ class RunView(QObject):
         self.window.draw_tab.refresh_reader()
 
     def _on_download_progress(self, p: DownloadProgress) -> None:
+        if p.unit == "images":
+            self.window.set_status(
+                f"Decoding {p.file_name}: {p.bytes_done:,} of {p.bytes_total:,} images"
+            )
+            return
         done = f"{p.bytes_done / 1e6:.1f}"
         total = f" of {p.bytes_total / 1e6:.1f}" if p.bytes_total else ""
         self.window.set_status(

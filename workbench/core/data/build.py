@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import torch
 from torch.utils.data import Dataset
 
+from workbench.core.data.folder_loading import folder_loaders
+from workbench.core.data.loader_set import VAL_MIN_BATCH_SIZE, Loaders
 from workbench.core.data.loaders import (
     ArrayDataset,
     DataLoaderBatches,
@@ -17,6 +18,7 @@ from workbench.core.data.loaders import (
     standard_transform,
 )
 from workbench.core.data.registry import (
+    FOLDER,
     TORCHVISION_CLASSES,
     CancelCallback,
     DatasetInfo,
@@ -30,38 +32,6 @@ if TYPE_CHECKING:
     from workbench.core.config import TrainConfig
 
 log = logging.getLogger(__name__)
-
-VAL_MIN_BATCH_SIZE = 1024
-
-
-@dataclass(frozen=True, slots=True)
-class Loaders:
-    """The train and validation loaders of one run.
-
-    Attributes
-    ----------
-    train, val : FastLoader or DataLoaderBatches
-        Training batches (shuffled) and test-split batches (natural order).
-    info : DatasetInfo
-        The dataset they read.
-    notices : tuple of str
-        Messages to show the user once, e.g. a setting that was switched off.
-    val_images : torch.Tensor or None
-        The validation images as stored, uint8 (N, H, W) in ``val``'s order: what
-        the evaluation view shows for a confusion-matrix cell.
-    """
-
-    train: FastLoader | DataLoaderBatches
-    val: FastLoader | DataLoaderBatches
-    info: DatasetInfo
-    notices: tuple[str, ...]
-    val_images: torch.Tensor | None = None
-
-    def release_workers(self) -> None:
-        """Stop any DataLoader worker processes (a run that stopped or ended)."""
-        for loader in (self.train, self.val):
-            if isinstance(loader, DataLoaderBatches):
-                loader.release_workers()
 
 
 def build_loaders(
@@ -98,6 +68,8 @@ def build_loaders(
         As :func:`load_arrays`.
     """
     device = torch.device(device)
+    if cfg.dataset == FOLDER:
+        return folder_loaders(cfg, device, progress=progress, cancel=cancel)
     info = dataset_info(cfg.dataset)
     # Pixel statistics of the data the inputs are prepared like (my-digits: base).
     stats = dataset_info(cfg.style_dataset)

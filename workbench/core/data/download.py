@@ -1,4 +1,4 @@
-"""Downloading the MNIST family with progress, Cancel and mirrors."""
+"""Downloading the MNIST family and CIFAR-10 with progress, Cancel and mirrors."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from typing import BinaryIO, Literal
 from torchvision import datasets
 from torchvision.datasets.utils import USER_AGENT, check_integrity, extract_archive
 
+from workbench.core.data import cifar
 from workbench.core.data.registry import (
     TORCHVISION_CLASSES,
     CancelCallback,
@@ -95,28 +96,33 @@ def download_dataset(
     cancel: CancelCallback | None = None,
     mirrors: Sequence[str] | None = None,
 ) -> None:
-    """Download and unpack a torchvision dataset's files into ``root/<Class>/raw/``.
+    """Download and unpack a dataset's files into ``root``.
 
-    Uses the file names and MD5 sums of torchvision's own ``resources`` so the result
-    is exactly what ``torchvision.datasets.<Class>(root, download=True)`` produces,
-    but reports byte progress and can be cancelled. Files already present (unpacked,
+    The MNIST family goes to ``root/<Class>/raw/``, with the file names and MD5
+    sums of torchvision's own ``resources``, so the result is exactly what
+    ``torchvision.datasets.<Class>(root, download=True)`` produces. CIFAR-10 goes
+    to ``root/cifar-10-batches-bin/`` from the official *binary* archive (kept in
+    ``root``; see :mod:`workbench.core.data.cifar`). Either way byte progress is
+    reported and the download can be cancelled. Files already present (unpacked,
     or a valid archive) are not downloaded again.
 
     Parameters
     ----------
     name : str
-        ``"mnist"``, ``"fashion-mnist"`` or ``"kmnist"`` (``"digits"`` is a no-op).
+        ``"mnist"``, ``"fashion-mnist"``, ``"kmnist"`` or ``"cifar10"``
+        (``"digits"`` is a no-op).
     root : str or Path
-        torchvision root folder (created when missing).
+        Data folder (created when missing); for CIFAR-10 also
+        ``cifar-10-batches-bin`` itself.
     progress : callable, optional
         Called with a :class:`DownloadProgress` when a file starts and per 64 KiB.
     cancel : callable, optional
         Polled per chunk; returning True stops with :class:`DownloadCancelled`.
     mirrors : sequence of str, optional
         Base URLs tried in order. Default: ``$PTCORE_DATA_MIRROR`` when set, else
-        torchvision's mirrors. ``{folder}`` in a base URL becomes the torchvision
-        folder name (``MNIST``, ``FashionMNIST``, ``KMNIST``), so one
-        ``$PTCORE_DATA_MIRROR`` can serve every dataset.
+        the dataset's official mirrors. ``{folder}`` in a base URL becomes the
+        torchvision class name (``MNIST``, ``FashionMNIST``, ``KMNIST``,
+        ``CIFAR10``), so one ``$PTCORE_DATA_MIRROR`` can serve every dataset.
 
     Raises
     ------
@@ -128,6 +134,9 @@ def download_dataset(
     info = dataset_info(name)
     if info.offline:
         return
+    if name == "cifar10":
+        _download_cifar10(info, root, progress, cancel, mirrors)
+        return
     dataset_cls = TORCHVISION_CLASSES[name]
     raw_dir = raw_dir_of(Path(root).expanduser(), dataset_cls)
     try:
@@ -136,10 +145,11 @@ def download_dataset(
         raise DataError(f"cannot create data folder {raw_dir}: {exc}") from exc
     downloader = _Downloader(
         info,
-        _mirror_bases(dataset_cls, mirrors),
+        _mirror_bases(dataset_cls.__name__, dataset_cls.mirrors, mirrors),
         len(dataset_cls.resources),
         progress,
         cancel,
+        f"{dataset_cls.__name__}/raw/",
     )
     for index, (file_name, md5) in enumerate(dataset_cls.resources, start=1):
         if (raw_dir / _unpacked_name(file_name)).is_file():
@@ -151,8 +161,32 @@ def download_dataset(
     log.info("%s is ready in %s", info.title, raw_dir)
 
 
+def _download_cifar10(
+    info: DatasetInfo,
+    root: str | Path,
+    progress: ProgressCallback | None,
+    cancel: CancelCallback | None,
+    mirrors: Sequence[str] | None,
+) -> None:
+    """The CIFAR-10 binary archive into ``root``, unpacked to its batches folder."""
+    root = cifar.cifar_root(root)
+    if not cifar.missing_files(root):
+        return
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DataError(f"cannot create data folder {root}: {exc}") from exc
+    archive = root / cifar.ARCHIVE_NAME
+    if not check_integrity(archive, cifar.ARCHIVE_MD5):
+        bases = _mirror_bases(cifar.MIRROR_FOLDER, cifar.MIRRORS, mirrors)
+        downloader = _Downloader(info, bases, 1, progress, cancel, f"{cifar.FOLDER}/")
+        downloader.fetch(cifar.ARCHIVE_NAME, cifar.ARCHIVE_MD5, 1, archive)
+    cifar.unpack_archive(archive, root)
+    log.info("%s is ready in %s", info.title, root / cifar.FOLDER)
+
+
 def _mirror_bases(
-    dataset_cls: type[datasets.MNIST], mirrors: Sequence[str] | None
+    folder: str, default_mirrors: Sequence[str], mirrors: Sequence[str] | None
 ) -> list[str]:
     env_mirror = os.environ.get(MIRROR_ENV)
     if mirrors is not None:
@@ -160,12 +194,9 @@ def _mirror_bases(
     elif env_mirror:
         bases = [env_mirror]
     else:
-        bases = list(dataset_cls.mirrors)
+        bases = list(default_mirrors)
     # torchvision joins base and file name by plain concatenation.
-    return [
-        base.replace("{folder}", dataset_cls.__name__).rstrip("/") + "/"
-        for base in bases
-    ]
+    return [base.replace("{folder}", folder).rstrip("/") + "/" for base in bases]
 
 
 @dataclass(slots=True)
@@ -177,6 +208,8 @@ class _Downloader:
     file_count: int
     progress: ProgressCallback | None
     cancel: CancelCallback | None
+    # What a data folder copied by hand must hold, e.g. "MNIST/raw/".
+    layout: str
 
     def fetch(self, file_name: str, md5: str, index: int, archive: Path) -> None:
         """Download ``file_name`` to ``archive``, verified; raise if no mirror can."""
@@ -191,7 +224,9 @@ class _Downloader:
             except _MirrorFailed as failure:
                 log.warning("download failed: %s", failure)
                 failures.append(failure)
-        raise DataError(_download_failed_message(self.info, archive, failures))
+        raise DataError(
+            _download_failed_message(self.info, archive, self.layout, failures)
+        )
 
     def _check_cancel(self) -> None:
         if self.cancel is not None and self.cancel():
@@ -262,12 +297,11 @@ def _write_chunk(out: BinaryIO, chunk: bytes, out_path: Path) -> None:
 
 
 def _download_failed_message(
-    info: DatasetInfo, archive: Path, failures: list[_MirrorFailed]
+    info: DatasetInfo, archive: Path, layout: str, failures: list[_MirrorFailed]
 ) -> str:
-    folder = archive.parent.parent.name
     alternatives = (
         " Alternatives: use the bundled offline dataset with `--dataset digits`, or "
-        f"point `--data-dir` at a folder that holds {folder}/raw/ "
+        f"point `--data-dir` at a folder that holds {layout} "
         "(copied from a machine with network)."
     )
     if not failures:

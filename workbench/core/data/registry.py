@@ -256,6 +256,9 @@ class DownloadProgress:
         Bytes of this file received so far.
     bytes_total : int or None
         Size of this file, or None when the server does not say.
+    unit : str
+        What ``bytes_done`` counts: ``"B"`` (a download) or ``"images"``
+        (decoding an image folder).
     """
 
     dataset: str
@@ -264,6 +267,7 @@ class DownloadProgress:
     file_count: int
     bytes_done: int
     bytes_total: int | None
+    unit: str = "B"
 
 
 ProgressCallback = Callable[[DownloadProgress], None]

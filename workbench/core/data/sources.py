@@ -1,4 +1,4 @@
-"""Reading datasets into memory: bundled digits, the MNIST family, my digits."""
+"""Reading datasets into memory: bundled digits, MNIST family, CIFAR-10, my digits."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torchvision import datasets
+from torchvision.datasets.utils import check_integrity
 
+from workbench.core.data import cifar
 from workbench.core.data.download import (
     download_dataset,
     missing_raw_files,
@@ -21,9 +23,11 @@ from workbench.core.data.download import (
     resolve_root,
     unpack_present_archives,
 )
+from workbench.core.data.folder import images_progress, load_folder
 from workbench.core.data.my_digits import MyDigits
 from workbench.core.data.registry import (
     DATASET_INFO,
+    FOLDER,
     TORCHVISION_CLASSES,
     CancelCallback,
     DataError,
@@ -62,8 +66,9 @@ def load_arrays(
         One of :data:`DATASET_INFO`.
     data_dir : str or Path, optional
         torchvision root holding ``MNIST/raw/`` (or ``FashionMNIST``, ``KMNIST``);
-        the class folder itself or its ``raw`` folder are accepted too. None means
-        :func:`default_data_dir`. Ignored for ``digits``.
+        the class folder itself or its ``raw`` folder are accepted too. For
+        ``cifar10`` the folder holding ``cifar-10-batches-bin/`` (or that folder
+        itself). None means :func:`default_data_dir`. Ignored for ``digits``.
     download : bool
         Download missing files; when False, missing files raise :class:`DataError`.
     progress, cancel, mirrors
@@ -85,6 +90,8 @@ def load_arrays(
         return _load_digits()
     if name == "my-digits":
         return MyDigits().arrays("mnist")
+    if name == "cifar10":
+        return _load_cifar10(data_dir, download, progress, cancel, mirrors)
     train, test = load_torchvision_splits(
         name,
         data_dir,
@@ -94,6 +101,41 @@ def load_arrays(
         mirrors=mirrors,
     )
     return ImageArrays(train.data, train.targets.long(), test.data, test.targets.long())
+
+
+def _load_cifar10(
+    data_dir: str | Path | None,
+    download: bool,
+    progress: ProgressCallback | None,
+    cancel: CancelCallback | None,
+    mirrors: Sequence[str] | None,
+) -> ImageArrays:
+    """CIFAR-10 from its binary batches (never the pickled python version)."""
+    root = cifar.cifar_root(data_dir)
+    archive = root / cifar.ARCHIVE_NAME
+    missing = cifar.missing_files(root)
+    if missing and check_integrity(archive, cifar.ARCHIVE_MD5):
+        # An archive already on disk (copied by hand) unpacks without any network.
+        cifar.unpack_archive(archive, root)
+        missing = cifar.missing_files(root)
+    if missing and not download:
+        message = (
+            f"{DATASET_INFO['cifar10'].title} files are missing: looked for "
+            f"{', '.join(missing)} in {root / cifar.FOLDER}, and for a valid "
+            f"{cifar.ARCHIVE_NAME} in {root}. Allow downloading, or point the data "
+            f"folder at one that holds {cifar.FOLDER}/ or {cifar.ARCHIVE_NAME}."
+        )
+        if archive.is_file():
+            message += (
+                f" {archive.name} is there but did not pass the MD5 check (damaged,"
+                " or another version such as the python one)."
+            )
+        raise DataMissing(message)
+    if missing:
+        download_dataset(
+            "cifar10", root, progress=progress, cancel=cancel, mirrors=mirrors
+        )
+    return cifar.read_arrays(root)
 
 
 # The digits in their 28x28 layout, kept after the first load: reading them through
@@ -261,6 +303,15 @@ def load_run_arrays(
     base_arrays : ImageArrays, optional
         The base dataset, already loaded (saves loading it for the replay).
     """
+    if cfg.dataset == FOLDER:
+        return load_folder(
+            cfg.data_dir or "",
+            image_size=cfg.resolved_image_size,
+            val_fraction=cfg.val_fraction,
+            seed=cfg.seed,
+            progress=images_progress(progress, Path(cfg.data_dir or "").name),
+            cancel=cancel,
+        ).arrays
     if cfg.dataset != "my-digits":
         return load_arrays(
             cfg.dataset,

@@ -1,0 +1,113 @@
+"""Reading one image file of the user's into a uint8 square, whatever its format.
+
+Pillow decodes (torchvision 0.29 deprecates its own decoders for TorchCodec);
+torchvision's resize and centre crop bring every image to one size. Handled:
+grayscale and colour, palettes and alpha, CMYK JPEGs, 16-bit PNGs, and images
+far larger than the training size (JPEGs decode at a reduced scale).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, UnidentifiedImageError
+from torchvision.transforms.v2 import functional as F
+
+GRAY_MODES = frozenset({"1", "L", "LA", "I", "I;16", "I;16B", "I;16L", "F"})
+# Pillow refuses images above twice this many pixels as a decompression bomb;
+# we accept up to this (a 10,000 x 10,000 photo is the user's own choice).
+MAX_PIXELS = 200_000_000
+
+
+class UnreadableImage(ValueError):
+    """A file that is no image this program reads; the text says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class DecodedImage:
+    """One file brought to ``size`` x ``size``: uint8 (H, W) gray or (H, W, 3)."""
+
+    pixels: np.ndarray
+    digest: str  # SHA-256 of the file's bytes
+
+    @property
+    def is_gray(self) -> bool:
+        return self.pixels.ndim == 2
+
+
+def file_digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def read_square(path: Path, size: int) -> DecodedImage:
+    """Decode ``path``, resize its shorter side to ``size`` and centre-crop it.
+
+    Raises
+    ------
+    UnreadableImage
+        Empty, truncated, too large or not an image.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UnreadableImage(f"cannot read the file ({exc.strerror or exc})") from None
+    if not data:
+        raise UnreadableImage("the file is empty (0 bytes)")
+    try:
+        image = _decode(data, size)
+    except Image.DecompressionBombError:
+        raise UnreadableImage(
+            f"more than {MAX_PIXELS:,} pixels: too large to decode safely"
+        ) from None
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+        raise UnreadableImage(f"not a readable image ({exc})") from None
+    image = F.center_crop(F.resize(image, size), [size, size])
+    return DecodedImage(np.asarray(image, dtype=np.uint8).copy(), file_digest(data))
+
+
+def _decode(data: bytes, size: int) -> Image.Image:
+    with warnings.catch_warnings():
+        # Our limit, not Pillow's default (about 89 million pixels).
+        warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+        previous = Image.MAX_IMAGE_PIXELS
+        Image.MAX_IMAGE_PIXELS = MAX_PIXELS // 2  # Pillow raises above twice this
+        try:
+            image = Image.open(io.BytesIO(data))
+            # A JPEG decodes at 1/2, 1/4 or 1/8 scale when that still covers
+            # ``size``: a 10,000-pixel photo costs a fraction of a full decode.
+            image.draft(None, (size, size))
+            image.load()  # every pixel: a truncated file raises here
+        finally:
+            Image.MAX_IMAGE_PIXELS = previous
+    return _to_gray_or_rgb(image)
+
+
+def _to_gray_or_rgb(image: Image.Image) -> Image.Image:
+    if image.mode in ("I", "I;16", "I;16B", "I;16L"):
+        # 16-bit: Pillow's convert("L") clips at 255 (a white image); scale instead.
+        wide = np.asarray(image, dtype=np.float64)
+        return Image.fromarray(np.clip(wide / 257.0, 0, 255).round().astype(np.uint8))
+    if image.mode == "F":
+        values = np.asarray(image, dtype=np.float64)
+        top = values.max() if values.size and values.max() > 1.0 else 1.0
+        return Image.fromarray(np.clip(values / top * 255, 0, 255).astype(np.uint8))
+    if image.mode in GRAY_MODES:
+        return image.convert("L")
+    if image.mode == "P" and "transparency" in image.info:
+        image = image.convert("RGBA")
+    return image.convert("RGB")  # CMYK, YCbCr, RGBA, P, ...
+
+
+def as_channels(pixels: np.ndarray, channels: int) -> np.ndarray:
+    """uint8 (C, H, W) with ``channels`` channels from (H, W) or (H, W, 3)."""
+    if pixels.ndim == 2:
+        return np.repeat(pixels[None], channels, axis=0)
+    if channels == 1:  # a photo given to a grayscale model: Pillow's luminance
+        gray = Image.fromarray(np.ascontiguousarray(pixels)).convert("L")
+        return np.asarray(gray, dtype=np.uint8)[None]
+    return pixels.transpose(2, 0, 1)

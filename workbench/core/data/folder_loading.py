@@ -1,0 +1,140 @@
+"""The loaders of an image-folder run: decoded once in memory, or read per batch."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+
+from workbench.core.data.folder import (
+    fingerprint_folder,
+    images_progress,
+    load_folder,
+    memory_budget,
+    over_budget,
+    scan_folder,
+)
+from workbench.core.data.folder_stream import FolderDataset, streamed_splits
+from workbench.core.data.loader_set import VAL_MIN_BATCH_SIZE, Loaders
+from workbench.core.data.loaders import DataLoaderBatches, FastLoader, can_pin
+from workbench.core.data.registry import CancelCallback, ProgressCallback
+
+if TYPE_CHECKING:
+    from workbench.core.config import TrainConfig
+
+_SKIPPED_SHOWN = 3
+
+
+def folder_loaders(
+    cfg: TrainConfig,
+    device: torch.device,
+    *,
+    progress: ProgressCallback | None = None,
+    cancel: CancelCallback | None = None,
+) -> Loaders:
+    """Scan ``cfg.data_dir``, decode it (or plan to read it per batch), build loaders.
+
+    The in-memory path is taken when ``cfg.loader`` is ``"fast"`` and the decoded
+    images fit :func:`memory_budget`; otherwise a ``DataLoader`` decodes files
+    per batch. ``Loaders.path`` says which and why.
+    """
+    assert cfg.data_dir is not None  # validated by TrainConfig
+    size = cfg.resolved_image_size
+    listing = scan_folder(cfg.data_dir)
+    decoding = images_progress(progress, listing.root.name)
+    over = over_budget(listing, size)
+    notices: list[str] = []
+    val_batch_size = max(cfg.batch_size, VAL_MIN_BATCH_SIZE)
+    if cfg.loader == "fast" and over is None:
+        data = load_folder(
+            listing.root,
+            image_size=size,
+            val_fraction=cfg.val_fraction,
+            seed=cfg.seed,
+            progress=decoding,
+            cancel=cancel,
+        )
+        common = {
+            "seed": cfg.seed,
+            "device": device,
+            "mean": data.info.mean,
+            "std": data.info.std,
+        }
+        arrays = data.arrays
+        train: FastLoader | DataLoaderBatches = FastLoader(
+            arrays.train_images,
+            arrays.train_labels,
+            batch_size=cfg.batch_size,
+            shuffle=True,
+            **common,
+        )
+        val: FastLoader | DataLoaderBatches = FastLoader(
+            arrays.test_images,
+            arrays.test_labels,
+            batch_size=val_batch_size,
+            shuffle=False,
+            **common,
+        )
+        megabytes = (arrays.train_images.numel() + arrays.test_images.numel()) / 1024**2
+        source = "read from the disk cache" if data.from_cache else "decoded once"
+        path = (
+            f"In memory: {len(arrays.train_labels) + len(arrays.test_labels):,} "
+            f"images {source}, {megabytes:,.0f} MB of the "
+            f"{memory_budget() / 1024**2:,.0f} MB budget."
+        )
+        info, skipped, fingerprint = data.info, data.skipped, data.fingerprint
+        val_images: torch.Tensor | None = arrays.test_images
+    else:
+        train_pairs, val_pairs, info, skipped_list = streamed_splits(
+            listing,
+            image_size=size,
+            val_fraction=cfg.val_fraction,
+            seed=cfg.seed,
+            progress=decoding,
+            cancel=cancel,
+        )
+        skipped = tuple(skipped_list)
+        fingerprint = fingerprint_folder(listing, cancel)
+        pin_memory = cfg.pin_memory and can_pin(device)
+        options = {
+            "seed": cfg.seed,
+            "device": device,
+            "num_workers": cfg.workers,
+            "pin_memory": pin_memory,
+        }
+        train = DataLoaderBatches(
+            FolderDataset(train_pairs, size, info),
+            batch_size=cfg.batch_size,
+            shuffle=True,
+            **options,
+        )
+        val = DataLoaderBatches(
+            FolderDataset(val_pairs, size, info),
+            batch_size=val_batch_size,
+            shuffle=False,
+            **options,
+        )
+        why = over if over is not None else "the DataLoader loader was chosen"
+        path = (
+            f"From disk through a DataLoader ({cfg.workers} workers), each file "
+            f"decoded per batch: {why}."
+        )
+        val_images = None
+    if skipped:
+        shown = "; ".join(skipped[:_SKIPPED_SHOWN])
+        more = f" and {len(skipped) - _SKIPPED_SHOWN} more" if len(skipped) > 3 else ""
+        notices.append(
+            f"Skipped {len(skipped)} file{'s' if len(skipped) != 1 else ''} that "
+            f"do not decode: {shown}{more}."
+        )
+    notices.append(path)
+    return Loaders(
+        train=train,
+        val=val,
+        info=info,
+        notices=tuple(notices),
+        val_images=val_images,
+        fingerprint=fingerprint,
+        skipped=skipped,
+        path=path,
+    )

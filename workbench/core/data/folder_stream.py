@@ -1,0 +1,136 @@
+"""An image folder read file by file: the path when its decoded images do not fit.
+
+Like torchvision's ``ImageFolder`` (one file decoded per sample, in the
+``DataLoader``'s workers), with our reader: any format Pillow reads, brought to
+one size, files that do not decode left out before the run starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch.utils.data import Dataset
+
+from workbench.core.data.folder import (
+    CancelCheck,
+    FolderListing,
+    FolderProgress,
+    channel_stats,
+    split_pairs,
+)
+from workbench.core.data.folder_images import UnreadableImage, as_channels, read_square
+from workbench.core.data.registry import DataError, DatasetInfo, DownloadCancelled
+
+# Training images decoded to estimate the pixel statistics.
+STATS_SAMPLE = 512
+
+
+class FolderDataset(Dataset[tuple[torch.Tensor, int]]):
+    """Files decoded per access into normalised float32 (C, S, S) tensors.
+
+    Holds only paths and numbers, so it pickles to ``spawn`` workers.
+    """
+
+    def __init__(
+        self,
+        pairs: list[tuple[Path, int]],
+        size: int,
+        info: DatasetInfo,
+        augment: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    ) -> None:
+        self.pairs = pairs
+        self.size = size
+        self.channels = info.channels
+        self.info = info
+        self.augment = augment
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def image(self, index: int) -> np.ndarray:
+        """The uint8 (C, S, S) image ``index`` as stored on disk, brought to size."""
+        path, _label = self.pairs[index]
+        try:
+            pixels = read_square(path, self.size).pixels
+        except UnreadableImage as exc:  # it decoded when the run began
+            raise DataError(f"{path} stopped being readable: {exc}") from None
+        return as_channels(pixels, self.channels)
+
+    def __getitem__(self, index: int) -> tuple[torch.Tensor, int]:
+        x = torch.from_numpy(np.ascontiguousarray(self.image(index)))
+        x = x.to(torch.float32).div_(255)
+        if self.augment is not None:
+            x = self.augment(x)
+        return self.info.normalise(x), self.pairs[index][1]
+
+
+def readable_pairs(
+    listing: FolderListing,
+    pairs: list[tuple[Path, int]],
+    size: int,
+    progress: FolderProgress | None = None,
+    cancel: CancelCheck | None = None,
+) -> tuple[list[tuple[Path, int]], list[str], bool]:
+    """Pairs whose files decode, the skipped ones (with why), whether all are gray."""
+    kept: list[tuple[Path, int]] = []
+    skipped: list[str] = []
+    gray = True
+    for done, (path, label) in enumerate(pairs):
+        if cancel is not None and cancel():
+            raise DownloadCancelled("reading the image folder was cancelled")
+        try:
+            gray = read_square(path, size).is_gray and gray
+        except UnreadableImage as exc:
+            skipped.append(f"{listing.relative(path)}: {exc}")
+        else:
+            kept.append((path, label))
+        if progress is not None and (done % 64 == 0 or done == len(pairs) - 1):
+            progress(done + 1, len(pairs))
+    return kept, skipped, gray
+
+
+def streamed_splits(
+    listing: FolderListing,
+    *,
+    image_size: int,
+    val_fraction: float,
+    seed: int,
+    progress: FolderProgress | None = None,
+    cancel: CancelCheck | None = None,
+) -> tuple[list[tuple[Path, int]], list[tuple[Path, int]], DatasetInfo, list[str]]:
+    """Readable (train, val) pairs, the dataset description and the skipped files."""
+    train, val = split_pairs(listing, val_fraction, seed)
+    kept, skipped, gray = readable_pairs(
+        listing, train + val, image_size, progress, cancel
+    )
+    readable = set(kept)
+    train = [p for p in train if p in readable]
+    val = [p for p in val if p in readable]
+    if not train or not val:
+        raise DataError(
+            f"{listing.root} leaves no readable images for training or validation"
+        )
+    channels = 1 if gray else 3
+    generator = torch.Generator().manual_seed(seed)
+    sample = torch.randperm(len(train), generator=generator)[:STATS_SAMPLE].tolist()
+    images = np.stack(
+        [
+            as_channels(read_square(train[i][0], image_size).pixels, channels)
+            for i in sample
+        ]
+    )
+    mean, std = channel_stats(torch.from_numpy(images))
+    info = DatasetInfo(
+        name="folder",
+        title=f"Image folder {listing.root.name}",
+        num_classes=len(listing.classes),
+        class_names=listing.classes,
+        mean=mean,
+        std=std,
+        offline=True,
+        image_shape=(channels, image_size, image_size),
+    )
+    return train, val, info, skipped
