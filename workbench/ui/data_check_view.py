@@ -161,7 +161,10 @@ class ClassCountChart(pg.PlotWidget):
         widest = max(fm.horizontalAdvance(t) for t in shown) + fm.averageCharWidth()
         pitch = self.getPlotItem().getViewBox().width() / (len(names) + 0.2)
         step = max(1, int(np.ceil(widest / max(pitch, 1.0))))
-        self._ticks = [(i, shown[i]) for i in range(0, len(names), step)]
+        # Thinned names start half a step in: the axis drops a first label that
+        # would stick out past its left end.
+        first = step // 2
+        self._ticks = [(i, shown[i]) for i in range(first, len(names), step)]
         self.getPlotItem().getAxis("bottom").setTicks([self._ticks])
 
     @Slot(object)
@@ -230,7 +233,8 @@ class DataCheckView(QWidget):
         )
         self.verdict_label.setStyleSheet(f"color: {color}")
         splits = " + ".join(report.counts) or "no images"
-        ignored = f" · {len(report.ignored)} files ignored (no images)"
+        n = len(report.ignored)
+        ignored = f" · {n} file{'s' * (n != 1)} ignored (no images)"
         self.folder_label.setText(
             f"{report.root} ({splits}){ignored if report.ignored else ''}"
         )

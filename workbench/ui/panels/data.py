@@ -53,7 +53,7 @@ log = logging.getLogger(__name__)
 
 STRIP_COLUMNS = 10
 STRIP_ROWS = 2
-FOLDER_TITLE = "Image folder (your own images)"
+FOLDER_TITLE = "Image folder (your own)"
 
 
 def dataset_title(name: str) -> str:
