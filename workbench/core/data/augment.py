@@ -44,6 +44,8 @@ _CROP_ATTEMPTS = 10  # as torchvision's RandomResizedCrop
 # Mixed into each batch's seed so augmentation never shares a stream with the
 # epoch order (which hashes [seed, epoch]).
 _STREAM = 0xA06
+# ITU-R 601-2 luma, as torchvision's rgb_to_grayscale.
+_GRAY_WEIGHTS = torch.tensor([0.2989, 0.587, 0.114])
 _TITLES = {
     "crop": "Random resized crop",
     "flip": "Horizontal flip",
@@ -277,22 +279,24 @@ class BatchAugment:
         factors = factors.to(device=x.device, dtype=x.dtype).view(3, n, 1, 1, 1)
         brightness, contrast, saturation = factors
         mean, std = self._stats(x)
-        pixels = (x * std + mean).clamp_(0, 1)
         # torchvision's adjust_brightness / _contrast / _saturation (v2.functional)
-        # with one factor per image: blends clamped to the 0..1 pixel range.
-        pixels = pixels.mul(brightness).clamp_(0, 1)
-        gray = TF.rgb_to_grayscale(pixels) if c == 3 else pixels
-        level = gray.mean(dim=(-3, -2, -1), keepdim=True)
-        pixels = _blend(pixels, level, contrast)
+        # with one factor per image: blends clamped to the 0..1 pixel range. In
+        # place, as each full-batch pass counts on the CPU.
+        pixels = torch.addcmul(mean, x, std)
+        pixels.mul_(brightness).clamp_(0, 1)
+        # The mean of the grey image is the weighted mean of the channel means.
+        level = pixels.mean(dim=(-2, -1))
+        if c == 3:
+            level = level @ _GRAY_WEIGHTS.to(device=x.device, dtype=x.dtype)
+        _blend_(pixels, level.view(n, 1, 1, 1), contrast)
         if c == 3:  # a grey image has no saturation (as PIL and torchvision)
-            pixels = _blend(pixels, TF.rgb_to_grayscale(pixels), saturation)
-        return (pixels - mean) / std
+            _blend_(pixels, TF.rgb_to_grayscale(pixels), saturation)
+        return pixels.sub_(mean).div_(std)
 
 
-def _blend(
-    image: torch.Tensor, other: torch.Tensor, ratio: torch.Tensor
-) -> torch.Tensor:
-    return (image * ratio + other * (1 - ratio)).clamp_(0, 1)
+def _blend_(image: torch.Tensor, other: torch.Tensor, ratio: torch.Tensor) -> None:
+    # torchvision's _blend, in place: image * ratio + other * (1 - ratio), clamped.
+    image.mul_(ratio).addcmul_(other, 1 - ratio).clamp_(0, 1)
 
 
 def crop_boxes(
