@@ -223,7 +223,9 @@ class BatchAugment:
         Returns
         -------
         torch.Tensor
-            ``(B, C, H, W)``; bilinear, black (in pixel terms) outside the image.
+            ``(B, C, H, W)``, bilinear. With any angle, what comes in from outside
+            the image is black (in pixel terms, as ``RandomRotation(fill=0)``);
+            without, the edge pixels repeat (as ``resized_crop`` clamps).
         """
         n, _c, h, w = x.shape
         boxes = boxes.to(torch.float64)
@@ -246,6 +248,11 @@ class BatchAugment:
         grid = F.affine_grid(
             theta.to(device=x.device, dtype=x.dtype), list(x.shape), align_corners=False
         )
+        if not bool(torch.any(angles != 0)):
+            # A crop's edge samples reach half a pixel past the image: repeat it.
+            return F.grid_sample(
+                x, grid, mode="bilinear", padding_mode="border", align_corners=False
+            )
         # grid_sample pads with 0, which is the mean colour once normalised: shift
         # so that pixel value 0 (black) is what comes in from outside.
         fill = self._normalised_black(x)
