@@ -254,7 +254,8 @@ def test_fast_loader_without_augment_is_bit_identical_to_plain_batches():
 
 def test_fast_loader_refuses_statistics_of_another_channel_count():
     with pytest.raises(ValueError, match="channels"):
-        _loader(BatchAugment(["flip"], *GRAY))
+        _loader(BatchAugment(["flip"], (0.5, 0.5), (0.25, 0.25)))
+    _loader(BatchAugment(["flip"], *GRAY))  # one value for every channel is fine
 
 
 # ------------------------------------------------------ per-sample path

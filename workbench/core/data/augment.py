@@ -175,7 +175,7 @@ class BatchAugment:
         """
         if x.dim() != 4 or not x.is_floating_point():
             raise ValueError("x must be a float tensor of shape (B, C, H, W)")
-        if x.shape[1] != len(self.mean):
+        if len(self.mean) not in (1, x.shape[1]):
             raise ValueError(
                 f"x has {x.shape[1]} channels, the statistics {len(self.mean)}"
             )

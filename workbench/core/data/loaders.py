@@ -170,7 +170,10 @@ class FastLoader(_EpochOrder):
             data_on_device = _fits_on_device(nbytes, self.device)
         storage = self.device if data_on_device else torch.device("cpu")
         self._images = _normalise(images.to(storage), mean, std)
-        if self.augment is not None and len(self.augment.mean) != self._images.shape[1]:
+        if self.augment is not None and len(self.augment.mean) not in (
+            1,
+            self._images.shape[1],
+        ):
             raise ValueError("augment's statistics do not match the images' channels")
         self._labels = labels.to(storage, torch.int64)
         self._pin = storage != self.device and can_pin(self.device)
@@ -210,10 +213,10 @@ class FastLoader(_EpochOrder):
         _check_start_batch(start_batch, len(self))
         order = self.epoch_order()
         order = order[start_batch * self.batch_size :].to(self.data_device)
-        return self._batches(order, start_batch)
+        return self._batches(order, self.epoch, start_batch)
 
     def _batches(
-        self, order: torch.Tensor, start_batch: int
+        self, order: torch.Tensor, epoch: int, start_batch: int
     ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         batches = _split_batches(order, self.batch_size)
         for batch, index in enumerate(batches, start=start_batch):
@@ -221,7 +224,7 @@ class FastLoader(_EpochOrder):
             if self.augment is not None:
                 # Seeded by the batch's place in the epoch, not by how many
                 # batches this iterator has made: a resume redraws the same.
-                x = self.augment(x, batch_generator(self.seed, self.epoch, batch))
+                x = self.augment(x, batch_generator(self.seed, epoch, batch))
             yield x, y
 
     def _take(self, index: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
