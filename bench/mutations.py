@@ -1276,4 +1276,34 @@ MUTATIONS: list[Mutation] = [
             "tests/ui/test_folder_dataset_ui.py::test_the_panel_round_trips_folder_image_size_and_validation_share",
         ),
     ),
+    # --------------------------------------------------------- issue 13: augmentation
+    Mutation(
+        "augment-one-crop-per-batch",
+        "Each image of a batch gets its own random crop, not one crop for the batch",
+        "workbench/core/data/augment.py",
+        "            boxes = crop_boxes(n, h, w, generator)\n",
+        "            boxes = crop_boxes(1, h, w, generator).expand(n, 4)\n",
+        ("tests/core/test_augment.py::test_each_image_gets_its_own_crop",),
+    ),
+    Mutation(
+        "augment-draws-global-rng",
+        "Augmentation draws from its own seeded generator, never the global RNG",
+        "workbench/core/data/augment.py",
+        "torch.rand(shape, generator=generator, dtype=torch.float64)",
+        "torch.rand(shape, dtype=torch.float64)",
+        (
+            "tests/core/test_augment.py::test_same_seed_epoch_and_batch_give_the_same_output_and_leave_global_rng",
+            "tests/core/test_augment.py::test_fast_loader_augments_reproducibly_without_the_global_rng",
+        ),
+    ),
+    Mutation(
+        "augment-resume-reseeds",
+        "A mid-epoch resume augments each batch as the uninterrupted epoch did",
+        "workbench/core/data/loaders.py",
+        "enumerate(batches, start=start_batch)",
+        "enumerate(batches)",
+        (
+            "tests/core/test_augment.py::test_fast_loader_resumed_mid_epoch_yields_the_uninterrupted_batches",
+        ),
+    ),
 ]

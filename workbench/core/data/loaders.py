@@ -18,6 +18,8 @@ from PIL import Image
 from torch.utils.data import DataLoader, Dataset, Sampler
 from torchvision import transforms
 
+from workbench.core.data.augment import BatchAugment, batch_generator
+
 if TYPE_CHECKING:
     pass
 
@@ -129,6 +131,10 @@ class FastLoader(_EpochOrder):
     data_on_device : bool, optional
         Force (True) or forbid (False) keeping the data on ``device``; None decides
         by free memory.
+    augment : BatchAugment, optional
+        Random changes to each image of every batch, made on ``device`` with the
+        generator of ``(seed, epoch, batch index)``: reproducible, and the same
+        after a mid-epoch resume. None (for validation) delivers the data as is.
     """
 
     def __init__(
@@ -143,6 +149,7 @@ class FastLoader(_EpochOrder):
         mean: float | Sequence[float],
         std: float | Sequence[float],
         data_on_device: bool | None = None,
+        augment: BatchAugment | None = None,
     ) -> None:
         if images.dim() not in (3, 4) or images.dtype != torch.uint8:
             raise ValueError(
@@ -157,11 +164,17 @@ class FastLoader(_EpochOrder):
         self.seed = seed
         self.device = torch.device(device)
         self.epoch = 0
+        self.augment = augment if augment else None
         nbytes = images.numel() * 4 + labels.numel() * 8
         if data_on_device is None:
             data_on_device = _fits_on_device(nbytes, self.device)
         storage = self.device if data_on_device else torch.device("cpu")
         self._images = _normalise(images.to(storage), mean, std)
+        if self.augment is not None and len(self.augment.mean) not in (
+            1,
+            self._images.shape[1],
+        ):
+            raise ValueError("augment's statistics do not match the images' channels")
         self._labels = labels.to(storage, torch.int64)
         self._pin = storage != self.device and can_pin(self.device)
         log.debug("FastLoader: %d samples stored on %s", len(labels), storage)
@@ -200,13 +213,19 @@ class FastLoader(_EpochOrder):
         _check_start_batch(start_batch, len(self))
         order = self.epoch_order()
         order = order[start_batch * self.batch_size :].to(self.data_device)
-        return self._batches(order)
+        return self._batches(order, self.epoch, start_batch)
 
     def _batches(
-        self, order: torch.Tensor
+        self, order: torch.Tensor, epoch: int, start_batch: int
     ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-        for index in _split_batches(order, self.batch_size):
-            yield self._take(index)
+        batches = _split_batches(order, self.batch_size)
+        for batch, index in enumerate(batches, start=start_batch):
+            x, y = self._take(index)
+            if self.augment is not None:
+                # Seeded by the batch's place in the epoch, not by how many
+                # batches this iterator has made: a resume redraws the same.
+                x = self.augment(x, batch_generator(self.seed, epoch, batch))
+            yield x, y
 
     def _take(self, index: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         if not self._pin:
@@ -256,12 +275,20 @@ def _normalise(
 
 
 def standard_transform(
-    mean: float | Sequence[float], std: float | Sequence[float]
+    mean: float | Sequence[float],
+    std: float | Sequence[float],
+    augment: Sequence[Callable[[Any], Any]] = (),
 ) -> transforms.Compose:
+    """PIL image -> normalised float tensor, after the ``augment`` steps if any.
+
+    ``augment`` is what ``augment.augment_transform(choices, size)`` makes: the
+    per-sample path's augmentation, whose randomness is torchvision's (each
+    worker's global RNG), not the fast path's seeded per-batch generator.
+    """
     means = (mean,) if isinstance(mean, int | float) else tuple(mean)
     stds = (std,) if isinstance(std, int | float) else tuple(std)
     return transforms.Compose(
-        [transforms.ToTensor(), transforms.Normalize(means, stds)]
+        [*augment, transforms.ToTensor(), transforms.Normalize(means, stds)]
     )
 
 
