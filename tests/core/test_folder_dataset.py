@@ -342,3 +342,29 @@ def test_checkpoints_carry_the_class_names_and_input_shape(tmp_path):
     assert info.class_names == ("cat", "dog")
     assert info.image_shape == (3, 16, 16)
     assert info == session.run.loaders.info
+
+
+# ------------------------------------------------------------------ augmentation
+
+
+@pytest.mark.parametrize("loader", ["fast", "dataloader"])
+def test_augmentation_changes_training_batches_only(tmp_path, loader):
+    root = make_folder(tmp_path / "d", 2, 8)
+    plain = build_loaders(_cfg(root, loader=loader), "cpu")
+    changed = build_loaders(_cfg(root, loader=loader, augment=("crop", "flip")), "cpu")
+    x_plain, y_plain = next(iter(plain.train))
+    x_aug, y_aug = next(iter(changed.train))
+    assert torch.equal(y_plain, y_aug)  # the same samples in the same order
+    assert x_aug.shape == x_plain.shape
+    assert not torch.equal(x_aug, x_plain)
+    assert torch.equal(next(iter(plain.val))[0], next(iter(changed.val))[0])
+
+
+def test_builtin_datasets_augment_on_both_paths(tiny_arrays):
+    cfg = TrainConfig(dataset="digits", batch_size=32, augment=("rotate",))
+    for kind in ("fast", "dataloader"):
+        loaders = build_loaders(cfg.replace(loader=kind), "cpu", arrays=tiny_arrays)
+        plain = build_loaders(
+            cfg.replace(loader=kind, augment=()), "cpu", arrays=tiny_arrays
+        )
+        assert not torch.equal(next(iter(loaders.train))[0], next(iter(plain.train))[0])

@@ -29,11 +29,15 @@ def gray_qimage(pixels: np.ndarray) -> QImage:
 
 
 def gray_pixmap(pixels: np.ndarray, scale: int = 1) -> QPixmap:
-    """A uint8 (H, W) image as a pixmap, scaled nearest-neighbour (crisp pixels)."""
+    """A uint8 (H, W) or (H, W, 3) image as a pixmap, scaled nearest-neighbour."""
     pixels = np.ascontiguousarray(pixels, dtype=np.uint8)
-    h, w = pixels.shape
+    h, w = pixels.shape[:2]
+    if pixels.ndim == 3:
+        image = QImage(pixels.data, w, h, 3 * w, QImage.Format.Format_RGB888)
+    else:
+        image = QImage(pixels.data, w, h, w, QImage.Format.Format_Grayscale8)
     # scaled() makes a new image, so the pixmap no longer borrows ``pixels``.
-    image = QImage(pixels.data, w, h, w, QImage.Format.Format_Grayscale8).scaled(
+    image = image.scaled(
         w * scale,
         h * scale,
         Qt.AspectRatioMode.IgnoreAspectRatio,

@@ -94,6 +94,7 @@ class RunView(QObject):
     def _on_run_prepared(self, ev: RunPrepared) -> None:
         run = ev.run
         self.window.data_panel.show_if_cached()
+        self.window.loader_panel.show_path(run.loaders.path)
         if self.window.freeze_panel.model is not run.model:
             self.window.show_model(run.model)
         if ev.fine_tune is not None:

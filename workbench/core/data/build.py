@@ -10,6 +10,7 @@ import torch
 from torch.utils.data import Dataset
 from torchvision.transforms.v2 import functional as F
 
+from workbench.core.data.augment import BatchAugment, augment_transform
 from workbench.core.data.folder_loading import folder_loaders
 from workbench.core.data.loader_set import VAL_MIN_BATCH_SIZE, Loaders
 from workbench.core.data.loaders import (
@@ -171,6 +172,7 @@ def _fast_loaders(
         arrays.train_labels,
         batch_size=cfg.batch_size,
         shuffle=True,
+        augment=batch_augment(cfg, info),
         **common,
     )
     val = FastLoader(
@@ -181,6 +183,11 @@ def _fast_loaders(
         **common,
     )
     return train, val
+
+
+def batch_augment(cfg: TrainConfig, info: DatasetInfo) -> BatchAugment | None:
+    """The fast path's augmentation of training batches (None: none chosen)."""
+    return BatchAugment(cfg.augment, info.mean, info.std) if cfg.augment else None
 
 
 def _fast_loader_notices(train: FastLoader, pin_memory: bool) -> list[str]:
@@ -205,11 +212,16 @@ def _per_sample_datasets(
     progress: ProgressCallback | None,
     cancel: CancelCallback | None,
 ) -> tuple[Dataset[Any], Dataset[Any]]:
-    """The canonical per-sample pipeline: PIL image -> ToTensor -> Normalize."""
+    """The canonical per-sample pipeline: PIL image -> ToTensor -> Normalize.
+
+    Training samples get ``cfg.augment``'s torchvision transforms first.
+    """
     transform = standard_transform(info.mean, info.std)
+    steps = augment_transform(cfg.augment, cfg.resolved_image_size)
+    train_transform = standard_transform(info.mean, info.std, steps)
     if arrays is None and cfg.dataset in TORCHVISION_CLASSES:
         # The torchvision dataset object itself, as in the PyTorch tutorials.
-        return load_torchvision_splits(
+        train_set, val_set = load_torchvision_splits(
             cfg.dataset,
             cfg.data_dir,
             download=cfg.download,
@@ -217,12 +229,14 @@ def _per_sample_datasets(
             cancel=cancel,
             transform=transform,
         )
+        train_set.transform = train_transform
+        return train_set, val_set
     if arrays is None:
         arrays = load_run_arrays(cfg, progress=progress, cancel=cancel)
     arrays = resized(arrays, cfg.resolved_image_size)
     return (
         ArrayDataset(
-            arrays.train_images.numpy(), arrays.train_labels.numpy(), transform
+            arrays.train_images.numpy(), arrays.train_labels.numpy(), train_transform
         ),
         ArrayDataset(arrays.test_images.numpy(), arrays.test_labels.numpy(), transform),
     )

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import torch
+from torchvision.transforms import v2
 
+from workbench.core.data.augment import BatchAugment, augment_transform
 from workbench.core.data.folder import (
     fingerprint_folder,
     images_progress,
@@ -66,6 +68,9 @@ def folder_loaders(
             arrays.train_labels,
             batch_size=cfg.batch_size,
             shuffle=True,
+            augment=BatchAugment(cfg.augment, data.info.mean, data.info.std)
+            if cfg.augment
+            else None,
             **common,
         )
         val: FastLoader | DataLoaderBatches = FastLoader(
@@ -103,7 +108,14 @@ def folder_loaders(
             "pin_memory": pin_memory,
         }
         train = DataLoaderBatches(
-            FolderDataset(train_pairs, size, info),
+            FolderDataset(
+                train_pairs,
+                size,
+                info,
+                v2.Compose(augment_transform(cfg.augment, size))
+                if cfg.augment
+                else None,
+            ),
             batch_size=cfg.batch_size,
             shuffle=True,
             **options,

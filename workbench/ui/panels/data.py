@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import numpy as np
 from PySide6.QtCore import QSignalBlocker, Signal, Slot
 from PySide6.QtWidgets import (
     QComboBox,
@@ -47,41 +46,23 @@ from workbench.ui.panels.image_folder import (
     image_size_spin,
     validation_share_spin,
 )
+from workbench.ui.panels.samples import (
+    AUGMENT_SAMPLES,
+    STRIP_ROWS,
+    AugmentBox,
+    folder_examples,
+    sample_strip,
+)
 from workbench.ui.tasks import TaskThread, describe_error, start_task
 
 log = logging.getLogger(__name__)
 
-STRIP_COLUMNS = 10
-STRIP_ROWS = 2
 FOLDER_TITLE = "Image folder (your own)"
 
 
 def dataset_title(name: str) -> str:
     """The name the dataset list shows."""
     return FOLDER_TITLE if name == FOLDER else DATASET_INFO[name].title
-
-
-def sample_strip(
-    arrays: ImageArrays, columns: int = STRIP_COLUMNS, rows: int = STRIP_ROWS
-) -> np.ndarray:
-    """A uint8 picture of example training images: one column per class.
-
-    Column ``c`` holds class ``c``; a class without images leaves its column
-    empty (gap grey), so the next classes never move over into it.
-    """
-    labels = arrays.train_labels.numpy()
-    images = arrays.train_images.numpy()
-    side = images.shape[1]
-    gap = 2
-    out = np.full(
-        (rows * (side + gap) - gap, columns * (side + gap) - gap), 60, np.uint8
-    )
-    for col in range(columns):
-        index = np.flatnonzero(labels == col)[:rows]
-        for row, i in enumerate(index):
-            y, x = row * (side + gap), col * (side + gap)
-            out[y : y + side, x : x + side] = images[i]
-    return out
 
 
 class DataPanel(ConfigPanel):
@@ -178,6 +159,9 @@ class DataPanel(ConfigPanel):
         self.strip_label.setMinimumHeight(2 * 28)
         self.strip_label.setToolTip("Example training images, one column per class")
         self.form.addRow(self.strip_label)
+        self.augment_box = AugmentBox()
+        self.augment_box.changed.connect(self._emit_changed)
+        self.form.addRow("Augment", self.augment_box)
 
         self.cache = cache if cache is not None else ArraysCache()
         self._tasks: list[TaskThread] = []
@@ -218,6 +202,7 @@ class DataPanel(ConfigPanel):
         self.size_spin.setValue(cfg.resolved_image_size)
         self._applied_share = cfg.val_fraction
         self.share_spin.setValue(round(100 * cfg.val_fraction))
+        self.augment_box.set_choices(cfg.augment)
         self._show_dataset_rows()
         if self._key() != before or self._state == "idle":
             self._reload()
@@ -239,6 +224,7 @@ class DataPanel(ConfigPanel):
             "replay": self.replay_spin.value() if mine else 0,
             "image_size": self.image_size(),
             "val_fraction": applied if round(100 * applied) == share else share / 100,
+            "augment": self.augment_box.choices(),
         }
 
     def image_size(self) -> int | None:
@@ -310,6 +296,7 @@ class DataPanel(ConfigPanel):
             self.strip_label.clear()
             self._update_folder_enabled()
             self.check_row.check_quietly()
+            self._show_folder_examples()
             return
         info = DATASET_INFO[key[0]]
         self.download_button.setEnabled(not info.offline and not self._run_active)
@@ -428,6 +415,10 @@ class DataPanel(ConfigPanel):
             else:
                 arrays = ImageArrays(images, labels, images[:0], labels[:0])
         self.strip_label.setPixmap(gray_pixmap(sample_strip(arrays), 1))
+        info = DATASET_INFO.get(self.dataset())
+        if info is not None:
+            first = arrays.train_images[: 2 * AUGMENT_SAMPLES : 2].numpy()
+            self.augment_box.set_images(first, info.mean, info.std)
 
     @Slot(int)
     def _on_base_combo_changed(self, _index: int) -> None:
@@ -559,10 +550,19 @@ class DataPanel(ConfigPanel):
             self._reload()
             self.changed.emit()
 
+    def _show_folder_examples(self) -> None:
+        """A few of the folder's images for the augmentation strip."""
+        size = self.size_spin.value()
+        images = folder_examples(self.data_dir() or "", size)
+        # Any statistics show the same: the strip undoes them for display.
+        self.augment_box.set_images(images, (0.5,) * 3, (0.25,) * 3)
+
     @Slot(int)
     def _on_size_spin_changed(self, _value: int) -> None:
         if not self._applying:
             self._size_explicit = True
+            if self.dataset() == FOLDER:
+                self._show_folder_examples()
             self._emit_changed()
 
     @Slot()
