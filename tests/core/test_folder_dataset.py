@@ -221,7 +221,7 @@ def test_the_second_load_reads_the_decoded_cache_without_decoding(
     def no_decoding(*_args, **_kwargs):
         raise AssertionError("decoded again")
 
-    monkeypatch.setattr(folder_module, "read_square", no_decoding)
+    monkeypatch.setattr(folder_module, "read_many", no_decoding)
     second = load_folder(root, image_size=16)
     assert second.from_cache
     assert torch.equal(second.arrays.train_images, first.arrays.train_images)
@@ -368,3 +368,30 @@ def test_builtin_datasets_augment_on_both_paths(tiny_arrays):
             cfg.replace(loader=kind, augment=()), "cpu", arrays=tiny_arrays
         )
         assert not torch.equal(next(iter(loaders.train))[0], next(iter(plain.train))[0])
+
+
+# ------------------------------------------------------------------ CIFAR-10
+
+
+@pytest.mark.parametrize("size", [16, 32, 48])
+def test_cifar10_trains_at_any_image_size(tmp_path, size):
+    from tests.core.test_cifar import _write_batches
+
+    _write_batches(tmp_path)
+    cfg = TrainConfig(
+        dataset="cifar10",
+        data_dir=str(tmp_path),
+        download=False,
+        image_size=size if size != 32 else None,
+        batch_size=16,
+        epochs=1,
+        model="cnn",
+    )
+    session = Session(origin="test")
+    events = _train(session, cfg)
+    assert any(isinstance(e, E.TrainResult) for e in events)
+    info = session.run.loaders.info
+    assert info.image_shape == (3, size, size)
+    assert info.class_names[0] == "airplane"
+    x, _ = next(iter(session.run.loaders.val))
+    assert x.shape[1:] == (3, size, size)

@@ -25,10 +25,11 @@ import torch
 
 from workbench.core.data.folder_check import IMAGE_SUFFIXES, split_folders
 from workbench.core.data.folder_images import (
+    Cancelled,
     UnreadableImage,
     as_channels,
     file_digest,
-    read_square,
+    read_many,
 )
 from workbench.core.data.registry import (
     DataError,
@@ -318,15 +319,17 @@ def _decode_all(
 ) -> tuple[dict[Path, np.ndarray], list[str]]:
     decoded: dict[Path, np.ndarray] = {}
     skipped: list[str] = []
-    for done, (path, _label) in enumerate(pairs):
-        if cancel is not None and cancel():
-            raise DownloadCancelled("reading the image folder was cancelled")
-        try:
-            decoded[path] = read_square(path, size).pixels
-        except UnreadableImage as exc:
-            skipped.append(f"{listing.relative(path)}: {exc}")
-        if progress is not None and (done % 64 == 0 or done == len(pairs) - 1):
-            progress(done + 1, len(pairs))
+    paths = [path for path, _label in pairs]
+    try:
+        for path, result in zip(
+            paths, read_many(paths, size, progress, cancel), strict=True
+        ):
+            if isinstance(result, UnreadableImage):
+                skipped.append(f"{listing.relative(path)}: {result}")
+            else:
+                decoded[path] = result.pixels
+    except Cancelled:
+        raise DownloadCancelled("reading the image folder was cancelled") from None
     if skipped:
         log.info("skipped %d unreadable files in %s", len(skipped), listing.root)
     return decoded, skipped
@@ -383,10 +386,12 @@ def channel_stats(images: torch.Tensor) -> tuple[tuple[float, ...], tuple[float,
     """Per-channel mean and population std of uint8 (N, C, H, W) images, 0..1 scale."""
     sums = torch.zeros(images.shape[1], dtype=torch.float64)
     squares = torch.zeros_like(sums)
-    for chunk in torch.split(images, 1024):
-        x = chunk.to(torch.float64).div_(255)
-        sums += x.sum(dim=(0, 2, 3))
-        squares += x.square().sum(dim=(0, 2, 3))
+    for chunk in torch.split(images, 256):
+        # float32 within a chunk (at most 256 x 512 x 512 values a channel),
+        # float64 across chunks.
+        x = chunk.to(torch.float32).div_(255)
+        sums += x.sum(dim=(0, 2, 3), dtype=torch.float64)
+        squares += x.square_().sum(dim=(0, 2, 3), dtype=torch.float64)
     count = images.shape[0] * images.shape[2] * images.shape[3]
     mean = sums / max(count, 1)
     std = (squares / max(count, 1) - mean.square()).clamp_min(1e-12).sqrt()

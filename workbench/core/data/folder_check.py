@@ -21,6 +21,8 @@ from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
 
+from workbench.core.data.folder_images import MAX_PIXELS, decoding_limits
+
 IMAGE_SUFFIXES = frozenset(
     {".png", ".jpg", ".jpeg", ".bmp", ".webp", ".gif", ".tif", ".tiff"}
 )
@@ -88,8 +90,7 @@ class DataReport:
                 f"{split} {per[name]:,}" for split, per in self.counts.items()
             )
             out.append(f"  {name}: {count:,} images ({per_split})")
-        if self.ignored:
-            out.append(f"ignored {len(self.ignored)} files that are no images")
+        out += [f"ignored, not an image: {path}" for path in self.ignored]
         out += [f.line() for f in self.findings]
         verdict = "can train" if self.can_train else "cannot train"
         out.append(f"{verdict}: {self._summary()}")
@@ -123,9 +124,13 @@ def image_size_of(path: Path) -> tuple[int, int]:
     if not data:
         raise ValueError("the file is empty (0 bytes)")
     try:
-        with Image.open(path) as opened:
+        with decoding_limits(), Image.open(path) as opened:
             opened.load()  # decodes every pixel: a truncated file raises here
             return opened.height, opened.width
+    except Image.DecompressionBombError:
+        raise ValueError(
+            f"more than {MAX_PIXELS:,} pixels: too large to decode safely"
+        ) from None
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
         raise ValueError(f"not a readable image ({exc})") from None
 

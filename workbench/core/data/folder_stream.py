@@ -21,7 +21,13 @@ from workbench.core.data.folder import (
     channel_stats,
     split_pairs,
 )
-from workbench.core.data.folder_images import UnreadableImage, as_channels, read_square
+from workbench.core.data.folder_images import (
+    Cancelled,
+    UnreadableImage,
+    as_channels,
+    read_many,
+    read_square,
+)
 from workbench.core.data.registry import DataError, DatasetInfo, DownloadCancelled
 
 # Training images decoded to estimate the pixel statistics.
@@ -78,17 +84,16 @@ def readable_pairs(
     kept: list[tuple[Path, int]] = []
     skipped: list[str] = []
     gray = True
-    for done, (path, label) in enumerate(pairs):
-        if cancel is not None and cancel():
-            raise DownloadCancelled("reading the image folder was cancelled")
-        try:
-            gray = read_square(path, size).is_gray and gray
-        except UnreadableImage as exc:
-            skipped.append(f"{listing.relative(path)}: {exc}")
-        else:
-            kept.append((path, label))
-        if progress is not None and (done % 64 == 0 or done == len(pairs) - 1):
-            progress(done + 1, len(pairs))
+    results = read_many([path for path, _ in pairs], size, progress, cancel)
+    try:
+        for (path, label), result in zip(pairs, results, strict=True):
+            if isinstance(result, UnreadableImage):
+                skipped.append(f"{listing.relative(path)}: {result}")
+            else:
+                gray = result.is_gray and gray
+                kept.append((path, label))
+    except Cancelled:
+        raise DownloadCancelled("reading the image folder was cancelled") from None
     return kept, skipped, gray
 
 
