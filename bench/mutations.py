@@ -910,7 +910,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "sample-strip-wraps-missing-digits",
         "The Data panel's sample strip keeps one column per class; a class without images leaves its column empty",
-        "workbench/ui/panels/data.py",
+        "workbench/ui/panels/samples.py",
         "        index = np.flatnonzero(labels == col)[:rows]\n",
         "        index = np.flatnonzero(labels == col % max(int(labels.max()) + 1, 1))[:rows]\n",
         (
@@ -1304,6 +1304,117 @@ MUTATIONS: list[Mutation] = [
         "enumerate(batches)",
         (
             "tests/core/test_augment.py::test_fast_loader_resumed_mid_epoch_yields_the_uninterrupted_batches",
+        ),
+    ),
+    # --------------------------------------------------------- issue 13: your own images
+    Mutation(
+        "folder-split-not-seeded",
+        "A folder without train/ and val/ is split per class by the run's seed",
+        "workbench/core/data/folder.py",
+        "        order = torch.randperm(len(pairs), generator=generator).tolist()\n",
+        "        order = list(range(len(pairs)))\n",
+        (
+            "tests/core/test_folder_dataset.py::test_a_folder_without_a_split_is_split_per_class_with_the_seed",
+        ),
+    ),
+    Mutation(
+        "folder-unreadable-stops-the-run",
+        "A file that does not decode is skipped and named; it never stops the run",
+        "workbench/core/data/folder.py",
+        '                skipped.append(f"{listing.relative(path)}: {result}")\n',
+        "                raise DataError(str(result))\n",
+        (
+            "tests/core/test_folder_dataset.py::test_unreadable_files_are_skipped_and_named",
+            "tests/core/test_bad_images.py::test_every_awkward_file_is_handled_and_the_run_trains",
+        ),
+    ),
+    Mutation(
+        "folder-cache-never-read",
+        "The second run on the same files reads the decoded images from the disk cache",
+        "workbench/core/data/folder.py",
+        "    cached = _read_cache(cache, fingerprint)\n",
+        "    cached = None\n",
+        (
+            "tests/core/test_folder_dataset.py::test_the_second_load_reads_the_decoded_cache_without_decoding",
+        ),
+    ),
+    Mutation(
+        "fingerprint-ignores-contents",
+        "The data fingerprint holds each file's content hash, not only its name",
+        "workbench/core/data/folder.py",
+        "                files[listing.relative(path)] = file_digest(path.read_bytes())\n",
+        '                files[listing.relative(path)] = "present"\n',
+        (
+            "tests/core/test_folder_dataset.py::test_a_run_records_its_data_and_reproduce_names_a_change",
+        ),
+    ),
+    Mutation(
+        "reproduce-ignores-changed-data",
+        "Reproduce refuses a run whose image folder changed, naming the difference",
+        "workbench/core/reproduce.py",
+        "    changed = data_change(folder, cfg)\n",
+        "    changed = None\n",
+        (
+            "tests/core/test_folder_dataset.py::test_a_run_records_its_data_and_reproduce_names_a_change",
+        ),
+    ),
+    Mutation(
+        "small-cnn-ignores-channels",
+        "The built-in models adapt to the input's channels",
+        "workbench/core/models.py",
+        "        self.block1 = block(channels, 16, pool=True)  # 28 -> 14\n",
+        "        self.block1 = block(1, 16, pool=True)  # 28 -> 14\n",
+        (
+            "tests/core/test_folder_dataset.py::test_the_models_adapt_to_channels_size_and_classes",
+        ),
+    ),
+    Mutation(
+        "sixteen-bit-clipped",
+        "16-bit images are scaled to 8 bits, not clipped to white",
+        "workbench/core/data/folder_images.py",
+        "        return Image.fromarray(np.clip(wide / 257.0, 0, 255).round().astype(np.uint8))\n",
+        "        return Image.fromarray(np.clip(wide, 0, 255).round().astype(np.uint8))\n",
+        ("tests/core/test_folder_dataset.py::test_awkward_images_are_read",),
+    ),
+    Mutation(
+        "memory-budget-ignored",
+        "Beyond the memory budget a run reads the folder per batch instead of decoding it all",
+        "workbench/core/data/folder.py",
+        "    if needed <= budget:\n",
+        "    if True:\n",
+        (
+            "tests/core/test_folder_dataset.py::test_beyond_the_memory_budget_a_dataloader_reads_the_files",
+        ),
+    ),
+    Mutation(
+        "checkpoint-without-dataset-info",
+        "Checkpoints carry the class names and input shape of their data",
+        "workbench/core/checkpoints.py",
+        '        "dataset_info": run.loaders.info.to_dict(),\n',
+        "",
+        (
+            "tests/core/test_folder_dataset.py::test_checkpoints_carry_the_class_names_and_input_shape",
+            "tests/core/test_bad_images.py::test_every_awkward_file_is_handled_and_the_run_trains",
+        ),
+    ),
+    Mutation(
+        "augment-not-wired",
+        "The run's augmentation choices reach its training batches",
+        "workbench/core/data/build.py",
+        "        augment=batch_augment(cfg, info),\n",
+        "        augment=None,\n",
+        (
+            "tests/core/test_folder_dataset.py::test_builtin_datasets_augment_on_both_paths",
+        ),
+    ),
+    Mutation(
+        "loader-panel-path-not-shown",
+        "The Loader panel says which path a run's batches take and why",
+        "workbench/ui/run_view.py",
+        "        self.window.loader_panel.show_path(run.loaders.path)\n",
+        "",
+        (
+            "tests/ui/test_folder_run_window.py::test_the_loader_panel_says_which_path_a_folder_run_took",
         ),
     ),
 ]
