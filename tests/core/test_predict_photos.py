@@ -98,7 +98,7 @@ def test_saliency_of_colour_keeps_each_pixels_largest_channel(tmp_path):
 
 def test_a_stored_colour_image_reads_as_the_loaders_feed_it():
     info = _folder_info(3, 16, ("cat", "dog", "zebra crossing"))
-    predictor, model = _predictor("mlp", "folder", info)
+    predictor, _ = _predictor("mlp", "folder", info)
     image = np.random.default_rng(1).integers(0, 256, (3, 16, 16), dtype=np.uint8)
     reading = predictor.read_stored(image)
     loaders_input = info.normalise(torch.from_numpy(image).float().div(255))[None]
