@@ -677,7 +677,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "no-switch-to-saved-architecture",
         "Weights saved from another architecture offer to switch the model to it",
-        "workbench/core/session.py",
+        "workbench/core/model_offer.py",
         "        return self.saved_from\n",
         "        return None\n",
         (
@@ -1246,5 +1246,34 @@ MUTATIONS: list[Mutation] = [
         "        raw = path.read_bytes()\n",
         '        raw = __import__("pickle").loads(__import__("pickle").dumps(path.read_bytes()))\n',
         ("tests/core/test_cifar.py::test_loading_never_unpickles",),
+    ),
+    # --------------------------------------------------------- issue 13: data check in the window
+    Mutation(
+        "data-check-errors-let-start-go",
+        "a run on an image folder whose check finds errors does not start; the report says why",
+        "workbench/ui/panels/image_folder.py",
+        "        if report.can_train:\n            self.start_cleared.emit()\n",
+        "        if True:\n            self.start_cleared.emit()\n",
+        ("tests/ui/test_folder_dataset_ui.py::test_errors_hold_start_and_show_why",),
+    ),
+    Mutation(
+        "data-check-bars-unsorted-counts",
+        "the report's bars are as high as each class's readable images, in class order",
+        "workbench/ui/data_check_view.py",
+        "        heights = np.array([counts[n] for n in names], dtype=float)\n",
+        "        heights = np.array(sorted(counts.values()), dtype=float)\n",
+        (
+            "tests/ui/test_data_check_view.py::test_the_report_shows_counts_as_bars_and_every_bad_file",
+        ),
+    ),
+    Mutation(
+        "data-panel-validation-share-dropped",
+        "the Data panel gives back the validation share it shows (config round trip)",
+        "workbench/ui/panels/data.py",
+        '            "val_fraction": applied if round(100 * applied) == share else share / 100,\n',
+        '            "val_fraction": applied,\n',
+        (
+            "tests/ui/test_folder_dataset_ui.py::test_the_panel_round_trips_folder_image_size_and_validation_share",
+        ),
     ),
 ]

@@ -18,6 +18,7 @@ from types import FrameType
 from typing import Any
 
 from workbench import __version__
+from workbench.cli_progress import DownloadBars, StepBar
 from workbench.console import percent, say
 from workbench.core import config as C
 
@@ -272,7 +273,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         )
     session = Session(origin="command line")
     session.tensorboard = args.tensorboard
-    downloads = _DownloadBars(args.quiet)
+    downloads = DownloadBars(args.quiet)
     base = C.load_config(args.config) if args.config else None
     if args.resume:
         opened = session.open(args.resume, progress=downloads, evaluate=False)
@@ -315,7 +316,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     _stop_on_first_interrupt(control)
     save_path = Path(args.save) if args.save else None
     metrics_path = Path(args.metrics_json) if args.metrics_json else None
-    progress = _StepBar(args.quiet)
+    progress = StepBar(args.quiet)
     result = None
     try:
         for event in session.train(plan, control, progress=downloads):
@@ -349,72 +350,6 @@ def cmd_train(args: argparse.Namespace) -> int:
         _write_json_atomic(metrics_path, metrics_document(cfg, run.history, result))
     say(summary_line(result, run, save_path))
     return 130 if result.stopped else 0
-
-
-class _DownloadBars:
-    """One tqdm bar per downloaded file (a session's ``progress`` callback)."""
-
-    def __init__(self, quiet: bool) -> None:
-        self.quiet = quiet
-        self.bar: Any = None
-        self.file_name = ""  # a disabled tqdm keeps no desc of its own
-
-    def __call__(self, p: Any) -> None:
-        from tqdm import tqdm
-
-        if self.bar is None or self.file_name != p.file_name:
-            self.close()
-            self.file_name = p.file_name
-            self.bar = tqdm(
-                total=p.bytes_total,
-                desc=p.file_name,
-                unit=p.unit,
-                unit_scale=p.unit == "B",
-                disable=self.quiet,
-                leave=False,
-            )
-        self.bar.update(p.bytes_done - self.bar.n)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-            self.bar = None
-
-
-class _StepBar:
-    """The training progress bar: steps, loss and speed (only on a terminal)."""
-
-    def __init__(self, quiet: bool) -> None:
-        self.show_bar = not quiet and sys.stderr.isatty()
-        self.bar: Any = None
-
-    def open(self, run: Any) -> None:
-        from tqdm import tqdm
-
-        self.bar = tqdm(
-            total=run.total_steps,
-            initial=run.global_step,
-            unit="step",
-            disable=not self.show_bar,
-            dynamic_ncols=True,
-        )
-
-    def show(self, event: Any) -> None:
-        from workbench.core import events as E
-
-        bar = self.bar
-        if isinstance(event, E.CompileStarted):
-            bar.set_description("compiling")
-        elif isinstance(event, E.CompileFinished):
-            bar.set_description("")
-        elif isinstance(event, E.StepMetrics):
-            bar.update(event.global_step - bar.n)
-            loss, speed = f"{event.loss:.4f}", f"{event.images_per_s:,.0f}"
-            bar.set_postfix(loss=loss, img_s=speed)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
 
 
 def describe_event(event: Any, run: Any) -> str | None:
@@ -480,7 +415,7 @@ def _load_initial_weights(
 ) -> str:
     """Make ``--init-from`` the next run's weights; the line saying what happened."""
     from workbench.core.checkpoints import CheckpointError
-    from workbench.core.session import offer_weights
+    from workbench.core.model_offer import offer_weights
 
     offer = offer_weights(args.init_from, cfg, state, payload)
     diff = offer.diff

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -9,7 +10,11 @@ import pytest
 from PIL import Image
 
 from workbench.cli import main
-from workbench.core.data.folder_check import check_folder
+from workbench.core.data.folder_check import (
+    CheckCancelled,
+    check_folder,
+    folder_stamp,
+)
 
 
 def write_image(path: Path, size: int = 64, seed: int = 0, mode: str = "RGB") -> Path:
@@ -118,3 +123,35 @@ def test_the_command_exits_0_when_it_can_train_and_1_when_not(tmp_path, capsys):
     assert "cat: 3 images (all 3)" in out
     assert main(["check-data", str(tmp_path / "nowhere")]) == 1
     assert "error: no such folder" in capsys.readouterr().out
+
+
+def test_progress_counts_every_image_and_cancel_stops_the_check(tmp_path):
+    root = good_folder(tmp_path / "pets", per_class=5)
+    (root / "cat" / "notes.txt").write_text("not an image")  # not counted
+    calls = []
+    report = check_folder(root, progress=lambda *call: calls.append(call))
+    assert calls == [(i, 10) for i in range(1, 11)]
+    assert report.images_per_class() == {"cat": 5, "dog": 5}
+
+    seen = []
+
+    def cancel() -> bool:
+        seen.append(1)
+        return len(seen) > 3
+
+    with pytest.raises(CheckCancelled):
+        check_folder(root, cancel=cancel)
+    assert len(seen) == 4  # stopped at the fourth image, not after all ten
+
+
+def test_the_folder_stamp_changes_when_a_file_is_added_or_removed(tmp_path):
+    root = good_folder(tmp_path / "pets")
+    before = folder_stamp(root)
+    assert before == folder_stamp(root)
+    added = write_image(root / "dog" / "new.png", seed=42)
+    os.utime(root / "dog", ns=(1, 1))  # a coarse clock must not hide the change
+    after_add = folder_stamp(root)
+    assert after_add != before
+    added.unlink()
+    assert folder_stamp(root) != after_add
+    assert folder_stamp(tmp_path / "nowhere") == ()

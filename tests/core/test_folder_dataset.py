@@ -122,7 +122,8 @@ def test_a_gray_image_in_a_colour_folder_gets_three_equal_channels(tmp_path):
     data = load_folder(root, image_size=8, val_fraction=0.5)
     images = torch.cat([data.arrays.train_images, data.arrays.test_images])
     flat = images[(images == 77).flatten(1).all(1)]
-    assert len(flat) == 1 and flat.shape[1] == 3
+    assert len(flat) == 1
+    assert flat.shape[1] == 3
 
 
 def test_awkward_images_are_read(tmp_path):
@@ -141,11 +142,13 @@ def test_awkward_images_are_read(tmp_path):
 
     sixteen = read_square(root / "a" / "sixteen-bit.png", 20).pixels
     # 16-bit values scaled to 8 bits (not clipped at 255, which is all white).
-    assert sixteen.min() == 0 and 200 < sixteen.max() <= 255
+    assert sixteen.min() == 0
+    assert 200 < sixteen.max() <= 255
     assert sixteen.mean() < 200
     cmyk = read_square(root / "a" / "cmyk.jpg", 8).pixels
     assert cmyk.shape == (8, 8, 3)
-    assert cmyk[..., 0].mean() > 200 and cmyk[..., 1].mean() < 60  # red
+    assert cmyk[..., 0].mean() > 200
+    assert cmyk[..., 1].mean() < 60
 
 
 def test_an_image_of_ten_thousand_pixels_a_side_is_read(tmp_path):
@@ -251,10 +254,12 @@ def test_beyond_the_memory_budget_a_dataloader_reads_the_files(tmp_path, monkeyp
     streamed = build_loaders(_cfg(root), "cpu")
     assert streamed.path.startswith("From disk through a DataLoader")
     assert "over the 0 MB memory budget" in streamed.path
-    assert streamed.skipped == fast.skipped and len(fast.skipped) == 1
+    assert streamed.skipped == fast.skipped
+    assert len(fast.skipped) == 1
     assert any("Skipped 1 file" in n for n in streamed.notices)
-    x, y = next(iter(streamed.train))
-    assert x.shape == (13, 3, 16, 16) and x.dtype == torch.float32  # all 13 train
+    x, _y = next(iter(streamed.train))
+    assert x.shape == (13, 3, 16, 16)
+    assert x.dtype == torch.float32
     # Same files, same split, same statistics within the sample's precision.
     assert streamed.train.num_samples == fast.train.num_samples
     assert streamed.val.num_samples == fast.val.num_samples

@@ -12,6 +12,7 @@ from workbench.core.checkpoints import CheckpointError, save_checkpoint
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.engine import TrainControl
 from workbench.core.freezing import frozen_names, set_frozen
+from workbench.core.model_offer import offer_weights
 from workbench.core.models import build_model
 from workbench.core.runs import read_events
 from workbench.core.session import (
@@ -19,7 +20,6 @@ from workbench.core.session import (
     RunPrepared,
     Session,
     StartKind,
-    offer_weights,
     plan_start,
 )
 

@@ -36,7 +36,6 @@ from workbench.core.checkpoints import (
     checkpoint_dict,
     config_of,
     load_checkpoint,
-    load_weights_file,
     restore_run,
 )
 from workbench.core.config import ConfigError, TrainConfig
@@ -46,11 +45,10 @@ from workbench.core.data import (
     load_run_arrays,
 )
 from workbench.core.data.cache import ArraysCache
-from workbench.core.data.describe import input_spec
 from workbench.core.data.registry import FOLDER
 from workbench.core.data_record import record_data
 from workbench.core.devices import DeviceError, resolve_device
-from workbench.core.doctor import StateDiff, compare_state, load_exact, load_partial
+from workbench.core.doctor import load_exact, load_partial
 from workbench.core.engine import (
     TrainControl,
     TrainingRun,
@@ -60,7 +58,12 @@ from workbench.core.engine import (
 )
 from workbench.core.finetune import FineTune, fine_tune_config, prepare_fine_tune
 from workbench.core.freezing import all_but_head, frozen_names, set_frozen
-from workbench.core.models import build_model, snapshot_state
+from workbench.core.model_offer import (
+    ModelKey,
+    WeightsOffer,
+    model_key,
+)
+from workbench.core.models import snapshot_state
 from workbench.core.reproduce import Reproduction, compare_with_folder, original_config
 from workbench.core.runs import RunFolder, RunRecorder, folder_of
 
@@ -86,9 +89,6 @@ RESUME_SAFE = frozenset(
         "autosave_every",
     }
 )
-
-# (architecture, classes, input shape): what decides a model's shapes.
-ModelKey = tuple[str, int, tuple[int, int, int]]
 
 
 class StartKind(StrEnum):
@@ -146,56 +146,12 @@ class Opened:
 
 
 # Below this share of the model's tensors, "load what fits" is not the default.
-MOSTLY_FITS = 0.5
-
-
-@dataclass(frozen=True)
-class WeightsOffer:
-    """A weights file compared with a fresh model of the chosen architecture."""
-
-    path: Path
-    model: nn.Module
-    state: dict[str, torch.Tensor]
-    diff: StateDiff
-    model_key: ModelKey
-    saved_from: str | None = None  # the architecture a checkpoint names
-
-    @property
-    def other_architecture(self) -> str | None:
-        """The file's own architecture when it is not the chosen one and fits badly."""
-        if self.diff.exact or self.saved_from in (None, self.model_key[0]):
-            return None
-        return self.saved_from
-
-    @property
-    def mostly_unfit(self) -> bool:
-        """Fewer than half of the model's tensors would load: loading misleads."""
-        return not self.diff.exact and self.diff.fit_fraction < MOSTLY_FITS
-
-
 @dataclass(frozen=True)
 class Finished:
     """What :meth:`Session.finish` found: a reproduction's verdict, if one ran."""
 
     reproduction_of: RunFolder | None = None
     reproduction: Reproduction | None = None  # None: it stopped before the end
-
-
-def model_key(cfg: TrainConfig) -> ModelKey:
-    """(architecture, classes, input shape): what decides a model's shapes.
-
-    Raises
-    ------
-    DataError
-        When ``cfg`` names an image folder that cannot be read.
-    """
-    spec = input_spec(cfg.dataset, cfg.data_dir, cfg.resolved_image_size)
-    return (cfg.model, spec.num_classes, spec.image_shape)
-
-
-def build_keyed(key: ModelKey, seed: int | None = None) -> nn.Module:
-    """A fresh model of ``key``'s architecture, classes and input shape."""
-    return build_model(key[0], key[1], seed=seed, input_shape=key[2])
 
 
 def changed_settings(before: TrainConfig, after: TrainConfig) -> set[str]:
@@ -239,41 +195,6 @@ def usable_here(cfg: TrainConfig) -> tuple[TrainConfig, list[str]]:
         notes.append("fp16 needs CUDA; this checkpoint continues in fp32")
         cfg = cfg.replace(precision="fp32")
     return cfg, notes
-
-
-def offer_weights(
-    path: str | Path,
-    cfg: TrainConfig,
-    state: dict[str, torch.Tensor] | None = None,
-    payload: dict[str, Any] | None = None,
-) -> WeightsOffer:
-    """Read a checkpoint or state_dict and compare it with ``cfg``'s model.
-
-    ``state`` and ``payload``: the file's weights and checkpoint when the
-    caller has read them already (``load_weights_file``).
-
-    Raises
-    ------
-    CheckpointError
-        When the file cannot be read as weights.
-    """
-    path = Path(path)
-    if state is None:
-        state, payload = load_weights_file(path)
-    key = model_key(cfg)
-    model = build_keyed(key, seed=cfg.seed)
-    diff = compare_state(model, state)
-    return WeightsOffer(path, model, state, diff, key, _saved_architecture(payload))
-
-
-def _saved_architecture(payload: dict[str, Any] | None) -> str | None:
-    """The model a checkpoint was saved from (None: a bare state_dict)."""
-    if payload is None:
-        return None
-    try:
-        return config_of(payload).model
-    except CheckpointError:
-        return None
 
 
 class Session:

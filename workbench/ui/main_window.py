@@ -29,8 +29,9 @@ from workbench.core.freezing import (
     frozen_names,
     set_frozen,
 )
+from workbench.core.model_offer import ModelKey, build_keyed, model_key
 from workbench.core.runs import RunFolder
-from workbench.core.session import ModelKey, Plan, StartKind, build_keyed, model_key
+from workbench.core.session import Plan, StartKind
 from workbench.ui import dialogs, window_layout, window_state
 from workbench.ui.curves import TrainingCurves
 from workbench.ui.panels.data import DataPanel

@@ -3,6 +3,14 @@
 :func:`build_actions` creates every ``QAction`` once, puts it in its menu and
 connects it to the method that does the work; buttons elsewhere trigger the
 same actions, so a shortcut and a click always do the same thing.
+
+Shortcuts in use: Ctrl+O, Ctrl+Shift+O, Ctrl+S, Ctrl+Q (File); Ctrl+Return or
+F5, F6 or Pause, Shift+F5 or Ctrl+. (Run); Ctrl+Shift+D (Data); Ctrl+1 to
+Ctrl+5, Ctrl+M (View); in the Draw tab Esc, Ctrl+Z, 0-9, Enter; Delete in my
+digits' list.
+
+Start goes through the Data panel first (:meth:`DataPanel.request_start`): a
+run on an image folder checks it and starts only when it can train.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ MainWindow = Any
 START_KEYS = (QKeySequence("Ctrl+Return"), QKeySequence("F5"))
 PAUSE_KEYS = (QKeySequence("F6"), QKeySequence(Qt.Key.Key_Pause))
 STOP_KEYS = (QKeySequence("Shift+F5"), QKeySequence("Ctrl+."))
+CHECK_DATA_KEYS = (QKeySequence("Ctrl+Shift+D"),)
 TABS = (
     ("Training &curves", "showCurvesAction"),
     ("&Draw a digit", "showDrawAction"),
@@ -51,6 +60,7 @@ class WindowActions:
     pause: QAction
     stop: QAction
     reset: QAction
+    check_data: QAction
     tabs: tuple[QAction, ...]
     model_column: QAction
 
@@ -112,10 +122,25 @@ def build_actions(window: MainWindow) -> WindowActions:
         quit=_action(
             window, "&Quit", "quitAction", window.close, (QKeySequence("Ctrl+Q"),)
         ),
-        start=_action(window, "&Start", "startAction", window.start, START_KEYS),
+        start=_action(
+            window,
+            "&Start",
+            "startAction",
+            window.data_panel.request_start,  # start_cleared: window.start
+            START_KEYS,
+        ),
         pause=_action(window, "&Pause", "pauseAction", window.toggle_pause, PAUSE_KEYS),
         stop=_action(window, "S&top", "stopAction", window.stop, STOP_KEYS),
         reset=_action(window, "&New run", "resetAction", window.reset_run),
+        check_data=_action(
+            window,
+            "&Check image folder…",
+            "checkDataAction",
+            window.data_panel.check_data,
+            CHECK_DATA_KEYS,
+            "Images per class and every problem with its file, before training "
+            "on your own image folder",
+        ),
         tabs=tuple(
             _action(
                 window,
@@ -152,6 +177,8 @@ def build_actions(window: MainWindow) -> WindowActions:
         run_menu.addAction(action)
     run_menu.addSeparator()
     run_menu.addAction(actions.reset)
+    data_menu = window.menuBar().addMenu("&Data")
+    data_menu.addAction(actions.check_data)
     view_menu = window.menuBar().addMenu("&View")
     for action in actions.tabs:
         view_menu.addAction(action)
@@ -164,6 +191,8 @@ def build_actions(window: MainWindow) -> WindowActions:
         )
     )
 
+    # Once the data check passed (or there is none), Start goes on.
+    window.data_panel.start_cleared.connect(window.start)
     panel = window.training_panel
     panel.start_keys = keys_text(START_KEYS)
     panel.bind_actions(

@@ -13,8 +13,9 @@ size and strong class imbalance. Errors mean the data cannot train; warnings
 from __future__ import annotations
 
 import hashlib
+import os
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +30,12 @@ VAL_FOLDERS = ("val", "test")
 SMALL_SHARE = 0.5
 # The largest class holding this many times the smallest's images is imbalanced.
 IMBALANCE_RATIO = 10.0
+# Progress is reported about this many times over a check (and after the last file).
+PROGRESS_REPORTS = 200
+
+
+class CheckCancelled(Exception):
+    """``cancel()`` returned True: the check stopped before its end."""
 
 
 @dataclass(frozen=True)
@@ -127,8 +134,51 @@ def _files(folder: Path) -> Iterator[Path]:
     yield from sorted(p for p in folder.rglob("*") if p.is_file())
 
 
-def check_folder(root: str | Path, image_size: int = 64) -> DataReport:
-    """Decode every image under ``root`` once and report what would go wrong."""
+def folder_stamp(root: str | Path) -> tuple[tuple[str, int], ...]:
+    """The modification time of ``root`` and of every folder under it.
+
+    Adding, removing or renaming a file changes its folder's stamp, so a
+    report keyed by the stamp is stale once the folder's content changes (a
+    file rewritten in place keeps it). Empty for a folder that does not exist.
+    """
+    root = Path(root).expanduser()
+    if not root.is_dir():
+        return ()
+    stamps = []
+    for folder, _dirs, _files in os.walk(root):
+        try:
+            stamps.append((folder, os.stat(folder).st_mtime_ns))
+        except OSError:
+            continue  # removed while walking: the next stamp differs anyway
+    return tuple(sorted(stamps))
+
+
+def check_folder(
+    root: str | Path,
+    image_size: int = 64,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> DataReport:
+    """Decode every image under ``root`` once and report what would go wrong.
+
+    Parameters
+    ----------
+    root : str or Path
+        The folder of class folders (or of ``train/`` and ``val/``).
+    image_size : int
+        The side the images are trained at; far smaller images are warned about.
+    progress : callable, optional
+        ``progress(done, total)`` with the image files decoded so far, about
+        ``PROGRESS_REPORTS`` times and after the last one.
+    cancel : callable, optional
+        Checked before each file; when it returns True the check stops.
+
+    Raises
+    ------
+    CheckCancelled
+        ``cancel()`` returned True.
+    """
     root = Path(root).expanduser()
     report = DataReport(root)
     if not root.is_dir():
@@ -151,15 +201,31 @@ def check_folder(root: str | Path, image_size: int = 64) -> DataReport:
             Finding("error", f"only one class ({names[0]}): a classifier needs two")
         )
     hashes: dict[str, dict[str, Path]] = {}
-    for split, folder in splits.items():
+    # Listed first, so progress knows the total before the slow decoding starts.
+    files = {
+        (split, name): list(_files(folder / name)) if (folder / name).is_dir() else []
+        for split, folder in splits.items()
+        for name in names
+    }
+    total = sum(
+        p.suffix.lower() in IMAGE_SUFFIXES for paths in files.values() for p in paths
+    )
+    every = max(1, total // PROGRESS_REPORTS)
+    done = 0
+    for split in splits:
         per_class = report.counts.setdefault(split, {})
         seen = hashes.setdefault(split, {})
         for name in names:
             per_class[name] = 0
-            for path in _files(folder / name) if (folder / name).is_dir() else ():
+            for path in files[split, name]:
                 if path.suffix.lower() not in IMAGE_SUFFIXES:
                     report.ignored.append(path)
                     continue
+                if cancel is not None and cancel():
+                    raise CheckCancelled(f"the check of {root} was cancelled")
+                done += 1
+                if progress is not None and (done % every == 0 or done == total):
+                    progress(done, total)
                 try:
                     height, width = image_size_of(path)
                 except (ValueError, OSError) as exc:

@@ -6,7 +6,7 @@ import logging
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import Signal, Slot
+from PySide6.QtCore import QSignalBlocker, Signal, Slot
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -18,7 +18,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.core.config import DATASETS, MY_DIGITS_BASES, TrainConfig
+from workbench.core.config import (
+    DATASETS,
+    DEFAULT_IMAGE_SIZE,
+    MY_DIGITS_BASES,
+    RESIZABLE_DATASETS,
+    TrainConfig,
+)
 from workbench.core.data import (
     DATASET_INFO,
     DataError,
@@ -30,16 +36,29 @@ from workbench.core.data import (
 )
 from workbench.core.data.cache import ArraysCache, cache_key
 from workbench.core.data.my_digits import MyDigits
+from workbench.core.data.registry import FOLDER
 from workbench.core.preprocess import style_of
 from workbench.ui import dialogs
 from workbench.ui.formatting import gray_pixmap
 from workbench.ui.panels.base import ConfigPanel, select_data
+from workbench.ui.panels.image_folder import (
+    DataCheckRow,
+    FolderField,
+    image_size_spin,
+    validation_share_spin,
+)
 from workbench.ui.tasks import TaskThread, describe_error, start_task
 
 log = logging.getLogger(__name__)
 
 STRIP_COLUMNS = 10
 STRIP_ROWS = 2
+FOLDER_TITLE = "Image folder (your own)"
+
+
+def dataset_title(name: str) -> str:
+    """The name the dataset list shows."""
+    return FOLDER_TITLE if name == FOLDER else DATASET_INFO[name].title
 
 
 def sample_strip(
@@ -73,6 +92,7 @@ class DataPanel(ConfigPanel):
     """
 
     arrays_changed = Signal()  # the current dataset finished loading (or failed)
+    start_cleared = Signal()  # Start was asked for and the data may train
 
     def __init__(
         self, parent: QWidget | None = None, *, cache: ArraysCache | None = None
@@ -80,10 +100,10 @@ class DataPanel(ConfigPanel):
         super().__init__("Data", parent)
         self.dataset_combo = QComboBox(objectName="datasetCombo")
         for name in DATASETS:
-            info = DATASET_INFO[name]
-            self.dataset_combo.addItem(info.title, name)
+            self.dataset_combo.addItem(dataset_title(name), name)
         self.dataset_combo.setToolTip(
-            "The digits set ships with the program and needs no download."
+            "The digits set ships with the program and needs no download; "
+            "Image folder trains on your own images, one folder per class."
         )
         self.dataset_combo.currentIndexChanged.connect(self._on_dataset_combo_changed)
         # Long entries are elided in a narrow column instead of widening it.
@@ -127,7 +147,11 @@ class DataPanel(ConfigPanel):
         row.addWidget(self.dir_edit, 1)
         row.addWidget(browse)
         self.browse_button = browse
+        self._dir_row = row
         self.form.addRow("Folder", row)
+        self.count_label = QLabel(objectName="sampleCountLabel")
+        self.count_label.setWordWrap(True)
+        self._build_folder_rows()
 
         self.download_button = QPushButton("Download", objectName="downloadButton")
         self.download_button.clicked.connect(self._on_download_clicked)
@@ -141,10 +165,14 @@ class DataPanel(ConfigPanel):
         row.addWidget(self.download_button)
         row.addWidget(self.download_bar, 1)
         row.addWidget(self.cancel_button)
+        self._download_row = row
         self.form.addRow("", row)
 
-        self.count_label = QLabel(objectName="sampleCountLabel")
-        self.count_label.setWordWrap(True)
+        self.check_row = DataCheckRow(self.count_label, self._check_target)
+        self.check_row.start_cleared.connect(self.start_cleared)
+        # The model preview's classes come from the check: tell the window.
+        self.check_row.classes_found.connect(self._emit_changed)
+        self.form.addRow("", self.check_row)
         self.form.addRow("Samples", self.count_label)
         self.strip_label = QLabel(objectName="sampleStrip")
         self.strip_label.setMinimumHeight(2 * 28)
@@ -156,7 +184,23 @@ class DataPanel(ConfigPanel):
         self._download: TaskThread | None = None
         self._state = "idle"
         self._run_active = False
-        self._show_my_digits_rows()
+        self._size_explicit = False  # the config named an image size
+        self._applied_size: int | None = None
+        self._applied_share = 0.2
+        self._show_dataset_rows()
+
+    def _build_folder_rows(self) -> None:
+        """Image folder, image size, validation share."""
+        self.folder_field = FolderField()
+        self.folder_field.chosen.connect(self._on_folder_field_chosen)
+        self.form.addRow("Images", self.folder_field)
+
+        self.size_spin = image_size_spin()
+        self.size_spin.valueChanged.connect(self._on_size_spin_changed)
+        self.form.addRow("Image size", self.size_spin)
+        self.share_spin = validation_share_spin()
+        self.share_spin.valueChanged.connect(self._emit_changed)
+        self.form.addRow("Validation share", self.share_spin)
 
     # ---------------------------------------------------------------- config
 
@@ -165,32 +209,72 @@ class DataPanel(ConfigPanel):
         select_data(self.dataset_combo, cfg.dataset)
         select_data(self.base_combo, cfg.base_dataset)
         self.replay_spin.setValue(cfg.replay)
-        self._show_my_digits_rows()
-        self.dir_edit.setText(cfg.data_dir or "")
+        if cfg.dataset == FOLDER:
+            self.folder_field.set_folder(cfg.data_dir)
+        else:
+            self.dir_edit.setText(cfg.data_dir or "")
+        self._size_explicit = cfg.image_size is not None
+        self._applied_size = cfg.image_size
+        self.size_spin.setValue(cfg.resolved_image_size)
+        self._applied_share = cfg.val_fraction
+        self.share_spin.setValue(round(100 * cfg.val_fraction))
+        self._show_dataset_rows()
         if self._key() != before or self._state == "idle":
             self._reload()
 
     def config_values(self) -> dict[str, Any]:
-        """``dataset``, ``data_dir``, and for my-digits ``base_dataset``, ``replay``."""
+        """``dataset``, ``data_dir``, ``image_size``, ``val_fraction``, my-digits'.
+
+        ``image_size`` stays None (the dataset's default) until the user or the
+        config names one; the validation share keeps the config's own value
+        while the spin box shows it rounded.
+        """
         mine = self.dataset() == "my-digits"
+        share = self.share_spin.value()
+        applied = self._applied_share
         return {
             "dataset": self.dataset(),
             "data_dir": self.data_dir(),
             "base_dataset": str(self.base_combo.currentData()),
             "replay": self.replay_spin.value() if mine else 0,
+            "image_size": self.image_size(),
+            "val_fraction": applied if round(100 * applied) == share else share / 100,
         }
 
-    def _show_my_digits_rows(self) -> None:
-        mine = self.dataset() == "my-digits"
-        self.form.setRowVisible(self.base_combo, mine)
-        self.form.setRowVisible(self.replay_spin, mine)
+    def image_size(self) -> int | None:
+        """The image size the config gets: None for the dataset's own."""
+        dataset = self.dataset()
+        if dataset not in RESIZABLE_DATASETS:
+            return 28 if self._applied_size == 28 else None
+        value = self.size_spin.value()
+        if not self._size_explicit and value == DEFAULT_IMAGE_SIZE[dataset]:
+            return None
+        return value
+
+    def _show_dataset_rows(self) -> None:
+        dataset = self.dataset()
+        folder = dataset == FOLDER
+        for row, visible in (
+            (self.base_combo, dataset == "my-digits"),
+            (self.replay_spin, dataset == "my-digits"),
+            (self._dir_row, not folder),
+            (self._download_row, not folder),
+            (self.strip_label, not folder),
+            (self.folder_field, folder),
+            (self.size_spin, dataset in RESIZABLE_DATASETS),
+            (self.share_spin, folder),
+            (self.check_row, folder),
+        ):
+            self.form.setRowVisible(row, visible)
 
     def dataset(self) -> str:
         """The selected dataset name."""
         return str(self.dataset_combo.currentData())
 
     def data_dir(self) -> str | None:
-        """The data folder, or None for the default."""
+        """The data folder (``folder``: the image folder), or None for the default."""
+        if self.dataset() == FOLDER:
+            return self.folder_field.folder()
         return self.dir_edit.text().strip() or None
 
     def _key(self) -> tuple[str, str]:
@@ -206,7 +290,7 @@ class DataPanel(ConfigPanel):
 
     def show_if_cached(self) -> None:
         """Show the current dataset if something else (a run) loaded it meanwhile."""
-        if self._state != "loaded":
+        if self._state not in ("loaded", "folder"):
             arrays = self.cache.get(self.dataset(), self.data_dir())
             if arrays is not None:
                 self._show_arrays(arrays)
@@ -221,6 +305,12 @@ class DataPanel(ConfigPanel):
     def _reload(self) -> None:
         """Show the current dataset: from the cache, or load it if it is on disk."""
         key = self._key()
+        if key[0] == FOLDER:
+            self._state = "folder"
+            self.strip_label.clear()
+            self._update_folder_enabled()
+            self.check_row.check_quietly()
+            return
         info = DATASET_INFO[key[0]]
         self.download_button.setEnabled(not info.offline and not self._run_active)
         self.download_button.setToolTip(
@@ -361,7 +451,12 @@ class DataPanel(ConfigPanel):
     def _on_dataset_combo_changed(self, _index: int) -> None:
         if self._applying:
             return
-        self._show_my_digits_rows()
+        # Each dataset starts at its own size: CIFAR-10's 32 would blur a folder.
+        self._size_explicit = False
+        self._applied_size = None
+        with QSignalBlocker(self.size_spin):
+            self.size_spin.setValue(DEFAULT_IMAGE_SIZE.get(self.dataset(), 28))
+        self._show_dataset_rows()
         self._reload()
         self.changed.emit()
 
@@ -418,13 +513,21 @@ class DataPanel(ConfigPanel):
         self._run_active = active
         busy = self._download is not None
         self.dataset_combo.setEnabled(not active and not busy)
-        self.base_combo.setEnabled(not active)
-        self.replay_spin.setEnabled(not active)
-        info = DATASET_INFO[self.dataset()]
-        self.download_button.setEnabled(not active and not info.offline)
+        for widget in (
+            self.base_combo,
+            self.replay_spin,
+            self.size_spin,
+            self.share_spin,
+            self.folder_field,
+        ):
+            widget.setEnabled(not active)
+        offline = self.dataset() == FOLDER or DATASET_INFO[self.dataset()].offline
+        self.download_button.setEnabled(not active and not offline)
         self._update_folder_enabled()
 
     def _update_folder_enabled(self) -> None:
+        if self.dataset() == FOLDER:
+            return  # the image folder's own row; the data folder's is hidden
         # my-digits reads the folder for its replay images.
         offline = DATASET_INFO[self.dataset()].offline and self.dataset() != "my-digits"
         enabled = not offline and not self._run_active and self._download is None
@@ -435,8 +538,46 @@ class DataPanel(ConfigPanel):
         )
 
     def shutdown(self, timeout_ms: int = 5000) -> None:
-        """Cancel and wait for background loads (window closing)."""
+        """Cancel and wait for background loads and checks (window closing)."""
         for task in list(self._tasks):
             task.cancel()
+        self.check_row.shutdown(timeout_ms)
         for task in list(self._tasks):
             task.wait(timeout_ms)
+
+    # ---------------------------------------------------------------- image folder
+
+    def _check_target(self) -> tuple[str | None, int, bool]:
+        """The folder and image size to check; whether the panel shows them."""
+        if self.dataset() == FOLDER:
+            return self.data_dir(), self.size_spin.value(), True
+        return self.folder_field.folder(), DEFAULT_IMAGE_SIZE[FOLDER], False
+
+    @Slot(str)
+    def _on_folder_field_chosen(self, _folder: str) -> None:
+        if self.dataset() == FOLDER:
+            self._reload()
+            self.changed.emit()
+
+    @Slot(int)
+    def _on_size_spin_changed(self, _value: int) -> None:
+        if not self._applying:
+            self._size_explicit = True
+            self._emit_changed()
+
+    @Slot()
+    def check_data(self) -> None:
+        """Check the image folder and show its report; Browse first if none."""
+        if self.folder_field.folder() is None:
+            self.folder_field.browse()
+            if self.folder_field.folder() is None:
+                return
+        self.check_row.check_data()
+
+    @Slot()
+    def request_start(self) -> None:
+        """Start was asked for: ``start_cleared`` once the data may train."""
+        if self._run_active:
+            self.start_cleared.emit()  # Continue or Resume: nothing to check
+        else:
+            self.check_row.request_start()

@@ -8,6 +8,8 @@ from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QCheckBox, QComboBox, QSpinBox, QWidget
 
 from workbench.core.config import TrainConfig
+from workbench.core.data.folder import MEMORY_BUDGET_ENV, memory_budget
+from workbench.ui.draw_widgets import WrappingLabel
 from workbench.ui.panels.base import ConfigPanel, select_data
 
 PIN_ON = (
@@ -22,6 +24,15 @@ PIN_OFF_FAST = (
     "The fast path keeps the whole dataset on the device: no batch is copied from "
     "pinned host memory. Choose the DataLoader to study pin_memory."
 )
+
+
+def budget_text() -> str:
+    """The memory budget of image folders, in a sentence."""
+    megabytes = memory_budget() / 1024**2
+    return (
+        f"Image folders: decoded once into memory up to {megabytes:,.0f} MB (and "
+        "cached on disk); a larger folder is read per batch by a DataLoader."
+    )
 
 
 class LoaderPanel(ConfigPanel):
@@ -56,6 +67,13 @@ class LoaderPanel(ConfigPanel):
         self.pin_check = QCheckBox("pin_memory", objectName="pinMemoryCheck")
         self.pin_check.toggled.connect(self._emit_changed)
         self.form.addRow("", self.pin_check)
+        # Which path an image-folder run takes, and why (set when a run starts).
+        self.path_label = WrappingLabel("loaderPathLabel")
+        self.path_label.setText(budget_text())
+        self.path_label.setToolTip(
+            f"Set {MEMORY_BUDGET_ENV} (megabytes) to change the memory budget"
+        )
+        self.form.addRow(self.path_label)
         self._device_kind = "cpu"
         self._update_enabled()
 
@@ -75,6 +93,10 @@ class LoaderPanel(ConfigPanel):
             "workers": self.workers_spin.value() if dataloader else 0,
             "pin_memory": self.pin_check.isChecked() and self.pin_check.isEnabled(),
         }
+
+    def show_path(self, path: str) -> None:
+        """Say which path the run's batches take and why (empty: the budget)."""
+        self.path_label.setText(path or budget_text())
 
     def set_device_kind(self, kind: str) -> None:
         """pin_memory only does something on CUDA."""
