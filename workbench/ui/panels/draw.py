@@ -372,6 +372,31 @@ class DrawPanel(QWidget):
         self.file_message.setVisible(bool(text))
 
     @Slot()
+    def _on_canvas_changed(self) -> None:
+        self.mine.set_can_add(not self.canvas.is_empty())
+        if self.canvas.is_empty():
+            self._opened = None
+            self._debounce.stop()
+            self._show_empty()
+        elif not self.canvas.is_drawing():
+            # Undo, or a picture put on the canvas: nothing more is coming.
+            self._debounce.stop()
+            self.read_now()
+        elif not self._debounce.isActive():
+            self._debounce.start()
+
+    @Slot()
+    def _on_canvas_stroke_finished(self) -> None:
+        # Pen up: the user waits for the answer now, so no debounce.
+        self._debounce.stop()
+        self.read_now()
+
+    @Slot()
+    def _on_option_toggled(self) -> None:
+        self.preview.set_show_saliency(self.saliency_check.isChecked())
+        self.read_now()
+
+    @Slot()
     def read_now(self) -> None:
         """Read the canvas or picture and show the result (bars, label, preview)."""
         if self._predictor is None or not self.has_input():
@@ -380,14 +405,14 @@ class DrawPanel(QWidget):
         started = time.perf_counter()
         opened = self.showing_opened()
         try:
-            if self.photo_mode and self._photo_path is not None:
-                reading = self._predictor.read_file(
-                    self._photo_path, saliency=self.saliency_check.isChecked()
-                )
-            elif opened is not None:
+            if opened is not None:
                 # The very tensor the evaluation scored: no recipe, no resize.
                 reading = self._predictor.read_stored(
                     opened.image, saliency=self.saliency_check.isChecked()
+                )
+            elif self._photo_path is not None:  # a photo model's image file
+                reading = self._predictor.read_file(
+                    self._photo_path, saliency=self.saliency_check.isChecked()
                 )
             else:
                 reading = self._predictor.read(

@@ -1,13 +1,14 @@
-"""The Draw tab's widgets and their layout, built onto a :class:`DrawPanel`.
+"""The Draw tab's widgets and their layout, built onto its ``DrawPanel``.
 
 The panel's logic (reading, keys, my digits) lives in :mod:`.draw`; these
 functions only create the widgets it names and place them, as
-:mod:`workbench.ui.window_layout` does for the window.
+:mod:`workbench.ui.window_layout` does for the window. ``panel`` is typed Any:
+its module imports this one.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
@@ -27,13 +28,10 @@ from workbench.ui.draw_widgets import InputPreview, ProbabilityBars, WrappingLab
 from workbench.ui.panels.my_digits_box import MyDigitsBox
 from workbench.ui.photo_view import OPEN_IMAGE_KEYS, PhotoView
 
-if TYPE_CHECKING:
-    from workbench.ui.panels.draw import DrawPanel
-
 NO_READING = "\u2013"  # en dash: nothing read yet
 
 
-def build_reading_widgets(panel: DrawPanel) -> None:
+def build_reading_widgets(panel: Any) -> None:
     """The reading's widgets: file opening, label, bars, preview, options."""
     keys = OPEN_IMAGE_KEYS.toString(QKeySequence.SequenceFormat.NativeText)
     panel.open_image_button = QPushButton("Open image…", objectName="openImageButton")
@@ -79,7 +77,7 @@ def build_reading_widgets(panel: DrawPanel) -> None:
     panel.saliency_check.toggled.connect(panel._on_option_toggled)
 
 
-def build_teach_group(panel: DrawPanel) -> None:
+def build_teach_group(panel: Any) -> None:
     """My digits and the fine-tune box."""
     panel.mine = MyDigitsBox()
     panel.mine.add_requested.connect(panel.add_sample)
@@ -118,7 +116,7 @@ def build_teach_group(panel: DrawPanel) -> None:
     panel.card.setVisible(False)
 
 
-def build_layout(panel: DrawPanel) -> None:
+def build_layout(panel: Any) -> None:
     """The canvas (or picture) left, the reading right, teaching below."""
     left = QVBoxLayout()
     left.addWidget(panel.canvas, 1)
