@@ -53,7 +53,7 @@ from workbench.core.threads import release_openmp_pool
 from workbench.ui import dialogs
 from workbench.ui.draw_widgets import DigitCanvas
 from workbench.ui.panels import draw_layout
-from workbench.ui.panels.draw_layout import NO_READING
+from workbench.ui.panels.draw_layout import NO_READING, prediction_style
 from workbench.ui.panels.fine_tune_card import FAILED_TEXT, report_text, started_text
 from workbench.ui.photo_view import (
     IMAGE_FILTER,
@@ -253,11 +253,7 @@ class DrawPanel(QWidget):
         if not photo:
             self._photo_path = None
             self.photo.set_picture(None)
-        for widget in (self.canvas, self.clear_button, self.undo_button):
-            widget.setVisible(not photo)
-        for widget in (self.naive_check, self.mine, self._tune_group):
-            widget.setVisible(not photo)
-        self.photo.setVisible(photo)
+        draw_layout.set_photo_mode(self, photo)
         self._update_caption()
         self.mine.set_style(self._style())  # thumbnails in the reader's recipe
         return True
@@ -355,6 +351,7 @@ class DrawPanel(QWidget):
                 self._predictor.read(picture)  # no ink: say so, keep the canvas
         except PredictError as exc:
             reason = str(exc).replace(str(path), path.name)
+            reason = reason.removeprefix(f"{path.name}: ")
             self._say_file_problem(f"Could not read {path.name}: {reason}")
             return False
         self._say_file_problem("")
@@ -364,6 +361,7 @@ class DrawPanel(QWidget):
         self._photo_path, self._opened = path, None
         shown = read_for_display(path)
         self.photo.set_picture(shown if shown is not None else reading.field)
+        self.photo.setToolTip(f"{path.name}: what you opened, whole")
         self._present(reading, started)
         return True
 
@@ -440,7 +438,7 @@ class DrawPanel(QWidget):
         self._reading = reading
         self.bars.set_probabilities(reading.probabilities)
         name = reading.class_names[reading.label]
-        self.prediction_label.setText(f"{name}   {100 * reading.confidence:.0f}%")
+        self._set_prediction(f"{name}   {100 * reading.confidence:.0f}%")
         # The preview shows the very tensor the model got, de-normalised for
         # display with each channel's own statistics.
         info = self._predictor.info if self._predictor is not None else None
@@ -451,6 +449,12 @@ class DrawPanel(QWidget):
         shown = np.clip(shown, 0.0, 1.0)
         self.preview.set_image(shown[0] if len(shown) == 1 else shown, reading.saliency)
         self._show_opened(reading)
+
+    def _set_prediction(self, text: str) -> None:
+        style = prediction_style(text)
+        if style != self.prediction_label.styleSheet():  # restyling is not free
+            self.prediction_label.setStyleSheet(style)
+        self.prediction_label.setText(text)
 
     def _show_opened(self, reading: Reading | None) -> None:
         """Say what an opened validation image is, and how it was scored."""
@@ -480,7 +484,7 @@ class DrawPanel(QWidget):
     def _show_empty(self) -> None:
         self._reading = None
         self.bars.clear_probabilities()
-        self.prediction_label.setText(NO_READING)
+        self._set_prediction(NO_READING)
         self.preview.clear()
         self._show_opened(None)
         self.mine.set_can_add(not self.photo_mode and not self.canvas.is_empty())

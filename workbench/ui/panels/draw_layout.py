@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
-    QLabel,
     QPushButton,
     QSpinBox,
     QVBoxLayout,
@@ -29,6 +28,26 @@ from workbench.ui.panels.my_digits_box import MyDigitsBox
 from workbench.ui.photo_view import OPEN_IMAGE_KEYS, PhotoView
 
 NO_READING = "\u2013"  # en dash: nothing read yet
+# The answer in large type; a long class name in smaller type, so it fits.
+LARGE_PX, SMALL_PX, LONG_NAME = 40, 26, 12
+
+
+def set_photo_mode(panel: Any, photo: bool) -> None:
+    """Show the picture (photo models) or the canvas and my digits (digit models)."""
+    for widget in (panel.canvas, panel.clear_button, panel.undo_button):
+        widget.setVisible(not photo)
+    for widget in (panel.naive_check, panel.mine, panel.tune_group):
+        widget.setVisible(not photo)
+    panel.photo.setVisible(photo)
+    # A picture needs less room than a canvas to draw on; the reading more.
+    panel.top_row.setStretch(0, 1 if photo else 3)
+    panel.top_row.setStretch(1, 1 if photo else 2)
+
+
+def prediction_style(text: str) -> str:
+    """The prediction label's style sheet for ``text``."""
+    px = LARGE_PX if len(text) <= LONG_NAME else SMALL_PX
+    return f"font-size: {px}px; font-weight: 600;"
 
 
 def build_reading_widgets(panel: Any) -> None:
@@ -45,8 +64,10 @@ def build_reading_widgets(panel: Any) -> None:
     panel.file_message.setStyleSheet("color: #b42318;")
     panel.file_message.setVisible(False)
 
-    panel.prediction_label = QLabel(NO_READING, objectName="predictionLabel")
-    panel.prediction_label.setStyleSheet("font-size: 40px; font-weight: 600;")
+    # Wrapped: a folder's class may be called "zebra crossing" or longer.
+    panel.prediction_label = WrappingLabel("predictionLabel")
+    panel.prediction_label.setStyleSheet(prediction_style(NO_READING))
+    panel.prediction_label.setText(NO_READING)
     panel.prediction_label.setToolTip("The class the model reads, and how sure it is")
     panel.source_label = WrappingLabel("readerSourceLabel")
     panel.source_label.setStyleSheet("color: #555;")
@@ -144,11 +165,11 @@ def build_layout(panel: Any) -> None:
     right.addLayout(preview_row)
     right.addWidget(panel.preview_caption)
 
-    top = QHBoxLayout()
+    top = panel.top_row = QHBoxLayout()
     top.addLayout(left, 3)
     top.addLayout(right, 2)
 
-    tune = panel._tune_group = QGroupBox("Teach it my handwriting")
+    tune = panel.tune_group = QGroupBox("Teach it my handwriting")
     form = QFormLayout(tune)
     form.addRow("Epochs", panel.epochs_spin)
     form.addRow("Replay images", panel.replay_spin)
