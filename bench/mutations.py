@@ -1417,4 +1417,50 @@ MUTATIONS: list[Mutation] = [
             "tests/ui/test_folder_run_window.py::test_the_loader_panel_says_which_path_a_folder_run_took",
         ),
     ),
+    # --------------------------------------------------------- issue 13: try any image
+    Mutation(
+        "photo-file-not-as-loaders",
+        "An image file is read by a photo model as the run's loaders feed it, bit for bit (photo_input)",
+        "workbench/core/predict.py",
+        "        x = self.info.normalise(x.div(255)[None])\n",
+        "        x = self.info.normalise(x[None] * (1 / 255))\n",
+        (
+            "tests/core/test_predict_photos.py::test_a_file_reads_as_the_model_on_photo_input_bit_for_bit",
+        ),
+    ),
+    Mutation(
+        "photo-preview-one-channels-statistics",
+        "The Draw tab's preview is the tensor the model received, de-normalised with each channel's own statistics",
+        "workbench/ui/panels/draw.py",
+        "            std = np.array(info.std, np.float32).reshape(-1, 1, 1)\n",
+        "            std = np.float32(info.std[0])\n",
+        (
+            "tests/ui/test_draw_photos.py::test_a_folder_run_reads_opened_and_dropped_files_with_its_class_names",
+        ),
+    ),
+    Mutation(
+        "photo-reader-class-names-not-the-folders",
+        "A folder run's readings and bars are named by its folders, not by class indices",
+        "workbench/ui/window_teach.py",
+        "            self.panel.set_reader(cfg.model, cfg.dataset, info=info)\n",
+        "            self.panel.set_reader(\n"
+        "                cfg.model,\n"
+        "                cfg.dataset,\n"
+        "                tuple(map(str, range(info.num_classes))),\n"
+        "                info=info,\n"
+        "            )\n",
+        (
+            "tests/ui/test_draw_photos.py::test_a_folder_run_reads_opened_and_dropped_files_with_its_class_names",
+        ),
+    ),
+    Mutation(
+        "gallery-colour-planes-reversed",
+        "Colour validation images are painted red, green, blue in that order (gallery and preview)",
+        "workbench/ui/input_preview.py",
+        "    a = a.transpose(1, 2, 0)\n",
+        "    a = a[::-1].transpose(1, 2, 0)\n",
+        (
+            "tests/ui/test_draw_photos.py::test_the_gallery_paints_red_green_and_blue_planes_in_their_colours",
+        ),
+    ),
 ]

@@ -33,6 +33,8 @@ __all__ = [
     "load_image",
     "mnist_style",
     "naive_resize",
+    "photo_input",
+    "photo_pixels",
     "predict",
     "preprocess",
     "stored_input",
@@ -81,21 +83,28 @@ def load_image(path: str | Path) -> np.ndarray:
     return gray
 
 
-def to_model_input(image28: np.ndarray, dataset: str) -> torch.Tensor:
+def _info(dataset: str | DatasetInfo) -> DatasetInfo:
+    return dataset if isinstance(dataset, DatasetInfo) else DATASET_INFO[dataset]
+
+
+def to_model_input(image28: np.ndarray, dataset: str | DatasetInfo) -> torch.Tensor:
     """A (1, 1, 28, 28) tensor normalised with ``dataset``'s statistics."""
-    info = DATASET_INFO[dataset]
+    info = _info(dataset)
     tensor = torch.as_tensor(image28, dtype=torch.float32)
     return info.normalise(tensor[None, None])
 
 
-def stored_input(image: np.ndarray, dataset: str) -> torch.Tensor:
-    """A stored uint8 28x28 dataset image as a run's loaders feed it: (1, 1, 28, 28).
+def stored_input(image: np.ndarray, dataset: str | DatasetInfo) -> torch.Tensor:
+    """A stored uint8 dataset image as a run's loaders feed it: (1, C, H, W).
 
-    The operations and their order are the loaders' (``x / 255``, minus the mean,
-    over the std, in float32), so the tensor is bit for bit the one a run scored.
+    ``image`` is (H, W) (one channel) or (C, H, W). The operations and their
+    order are the loaders' (``x / 255``, minus the mean, over the std, in
+    float32), so the tensor is bit for bit the one a run scored.
     """
-    info = DATASET_INFO[dataset]
+    info = _info(dataset)
     x = torch.as_tensor(np.ascontiguousarray(image)).to(torch.float32)
+    if x.ndim == 3:
+        return info.normalise(x.div(255)[None])
     return info.normalise(x.div(255)[None, None])
 
 
@@ -103,10 +112,16 @@ def stored_input(image: np.ndarray, dataset: str) -> torch.Tensor:
 PHOTO_DATASETS = ("cifar10", "folder")
 
 
-def photo_input(path: str | Path, info: DatasetInfo) -> torch.Tensor:
-    """An image file as a photo run's loaders feed it: (1, C, S, S), normalised.
+def photo_pixels(path: str | Path, info: DatasetInfo) -> np.ndarray:
+    """An image file as a photo run's loaders store it: uint8 (C, S, S).
 
-    Resized and centre-cropped to the run's size, with the run's channels.
+    Resized (shorter side) and centre-cropped to the run's size, with the
+    run's channels.
+
+    Raises
+    ------
+    PredictError
+        No such file, or no image this program reads (empty, truncated, ...).
     """
     from workbench.core.data.folder_images import (
         UnreadableImage,
@@ -121,8 +136,17 @@ def photo_input(path: str | Path, info: DatasetInfo) -> torch.Tensor:
         decoded = read_square(path, info.image_shape[1])
     except UnreadableImage as exc:
         raise PredictError(f"{path}: {exc}") from None
-    pixels = as_channels(decoded.pixels, info.channels)
-    x = torch.from_numpy(np.ascontiguousarray(pixels)).to(torch.float32)
+    # A writable copy: torch refuses to wrap Pillow's read-only buffers.
+    return np.array(as_channels(decoded.pixels, info.channels), order="C")
+
+
+def photo_input(path: str | Path, info: DatasetInfo) -> torch.Tensor:
+    """An image file as a photo run's loaders feed it: (1, C, S, S), normalised.
+
+    Resized and centre-cropped to the run's size, with the run's channels.
+    """
+    pixels = photo_pixels(path, info)
+    x = torch.from_numpy(pixels).to(torch.float32)
     return info.normalise(x.div(255)[None])
 
 
@@ -156,7 +180,8 @@ class ScoredImage:
     Attributes
     ----------
     image : numpy.ndarray
-        uint8 (28, 28) as stored, white ink on black: no recipe applies to it.
+        uint8 as stored: (H, W) white ink on black for the digit datasets, or
+        (C, H, W) for photos. No recipe applies to it.
     label : int
         Its true class.
     predicted : int
@@ -183,7 +208,7 @@ class ScoredImage:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Reading:
-    """What the model made of one drawing, and exactly what it was shown.
+    """What the model made of one image, and exactly what it was shown.
 
     Attributes
     ----------
@@ -192,11 +217,13 @@ class Reading:
     class_names : tuple of str
         Display name of each class.
     field : numpy.ndarray
-        The 28x28 float32 picture in [0, 1] that was normalised into ``input``.
+        The float32 picture in [0, 1] that was normalised into ``input``:
+        (H, W) for one channel (28x28 for the digit datasets), (C, H, W) else.
     input : torch.Tensor
-        The (1, 1, 28, 28) tensor passed to the model, unchanged.
+        The (1, C, H, W) tensor passed to the model, unchanged.
     saliency : numpy.ndarray or None
-        |d logit[predicted] / d input| scaled to [0, 1] (28, 28), when asked for.
+        |d logit[predicted] / d input|, the largest over channels, scaled to
+        [0, 1] (H, W), when asked for.
     naive : bool
         True when the field is a plain resize instead of the dataset's recipe.
     """
@@ -219,11 +246,17 @@ class Reading:
         return float(self.probabilities[self.label])
 
 
+def _field(pixels: np.ndarray) -> np.ndarray:
+    """uint8 (H, W) or (C, H, W) as float32 [0, 1]; one channel as (H, W)."""
+    field = pixels.astype(np.float32) / np.float32(255.0)
+    return field[0] if field.ndim == 3 and field.shape[0] == 1 else field
+
+
 class Predictor:
-    """A private eval-mode copy of a model, for reading single drawings.
+    """A private eval-mode copy of a model, for reading single images.
 
     The copy never trains and never shares tensors with the model it was
-    copied from, so reading a drawing cannot race a training thread or change
+    copied from, so reading an image cannot race a training thread or change
     the trained model's ``train()``/``eval()`` mode. Feed it fresh weights with
     :meth:`load_weights` (a :func:`~workbench.core.models.snapshot_state`).
 
@@ -233,25 +266,49 @@ class Predictor:
         One of ``config.MODELS``.
     dataset : str
         The dataset the inputs are prepared like (``TrainConfig.style_dataset``):
-        decides the recipe and the pixel statistics.
-    class_names : tuple of str
-        Display names, one per output.
+        a digit dataset's drawings get its recipe; an image file for a photo
+        dataset (:data:`PHOTO_DATASETS`) is resized and centre-cropped.
+    class_names : tuple of str, optional
+        Display names, one per output; by default those of ``info``.
+    info : DatasetInfo, optional
+        The inputs' description: shape, channels, per-channel statistics (a
+        run's ``loaders.info``, a checkpoint's ``info_of``). By default the
+        built-in ``dataset``'s.
     """
 
     def __init__(
-        self, model_name: str, dataset: str, class_names: tuple[str, ...]
+        self,
+        model_name: str,
+        dataset: str,
+        class_names: tuple[str, ...] | None = None,
+        *,
+        info: DatasetInfo | None = None,
     ) -> None:
         from workbench.core.models import build_unseeded
 
         self.model_name = model_name
         self.dataset = dataset
-        self.class_names = tuple(class_names)
+        self.info = info if info is not None else DATASET_INFO[dataset]
+        names = self.info.class_names if class_names is None else class_names
+        self.class_names = tuple(names)
         # No random initialisation: it would touch the generator a run in
         # another thread draws from, and real weights are loaded next anyway.
-        self.model = build_unseeded(model_name, len(class_names))
+        self.model = build_unseeded(
+            model_name, len(self.class_names), self.info.image_shape
+        )
         self.model.eval()
         # Saliency needs gradients for the input only, never for the weights.
         self.model.requires_grad_(False)
+
+    @property
+    def is_photo(self) -> bool:
+        """True when inputs are photos brought to size, not digit drawings."""
+        return self.dataset in PHOTO_DATASETS
+
+    @property
+    def input_shape(self) -> tuple[int, int, int]:
+        """``(channels, height, width)`` of one model input."""
+        return self.info.image_shape
 
     def load_weights(self, state: dict[str, torch.Tensor]) -> None:
         """Copy ``state`` into the private model (keys as in a checkpoint).
@@ -274,7 +331,7 @@ class Predictor:
     def read(
         self, image: np.ndarray, *, naive: bool = False, saliency: bool = False
     ) -> Reading:
-        """Prepare ``image``, run the model in ``eval()`` mode, optionally explain.
+        """Prepare a drawing, run the model in ``eval()`` mode, optionally explain.
 
         Parameters
         ----------
@@ -288,13 +345,38 @@ class Predictor:
         Raises
         ------
         PredictError
-            When the image holds no ink.
+            When the image holds no ink, or the model reads photos.
         """
+        if self.is_photo:
+            raise PredictError(
+                "this model reads photos, not drawings: open an image file"
+            )
         field = self.prepare(image, naive=naive)
-        return self._read(to_model_input(field, self.dataset), field, naive, saliency)
+        return self._read(to_model_input(field, self.info), field, naive, saliency)
+
+    def read_file(
+        self, path: str | Path, *, naive: bool = False, saliency: bool = False
+    ) -> Reading:
+        """Read an image file the way this model's data was made.
+
+        A photo dataset's file is resized and centre-cropped like the run's
+        images (:func:`photo_input`, bit for bit); a digit dataset's is read
+        as a picture of a digit (:func:`load_image`) and given its recipe.
+
+        Raises
+        ------
+        PredictError
+            No such file, no image this program reads, or (digits) no ink.
+        """
+        if not self.is_photo:
+            return self.read(load_image(path), naive=naive, saliency=saliency)
+        pixels = photo_pixels(path, self.info)
+        x = torch.from_numpy(pixels).to(torch.float32)
+        x = self.info.normalise(x.div(255)[None])
+        return self._read(x, _field(pixels), False, saliency)
 
     def read_stored(self, image: np.ndarray, *, saliency: bool = False) -> Reading:
-        """Read a stored 28x28 dataset image exactly as a run's loaders feed it.
+        """Read a stored dataset image exactly as a run's loaders feed it.
 
         No recipe: ``image`` already is a model input (a validation image), so
         the reading is the one an evaluation with the same weights made.
@@ -302,12 +384,12 @@ class Predictor:
         Parameters
         ----------
         image : numpy.ndarray
-            uint8 (28, 28), white ink on black.
+            uint8 (H, W) (white ink on black) or (C, H, W), as stored.
         saliency : bool
             Also compute the input gradient of the predicted class's logit.
         """
-        field = image.astype(np.float32) / np.float32(255.0)
-        return self._read(stored_input(image, self.dataset), field, False, saliency)
+        field = _field(image)
+        return self._read(stored_input(image, self.info), field, False, saliency)
 
     def _read(
         self, x: torch.Tensor, field: np.ndarray, naive: bool, saliency: bool
@@ -328,12 +410,15 @@ class Predictor:
         )
 
     def saliency(self, x: torch.Tensor, label: int) -> np.ndarray:
-        """|gradient of logit ``label`` with respect to ``x``|, scaled to [0, 1]."""
+        """|gradient of logit ``label`` with respect to ``x``|, scaled to [0, 1].
+
+        Of several channels, each pixel keeps its largest: (H, W).
+        """
         # A fresh leaf: ``x`` may be an inference tensor, which autograd refuses.
         leaf = x.detach().clone().requires_grad_(True)
         with torch.enable_grad():
             logit = self.model(leaf)[0, label]
             (grad,) = torch.autograd.grad(logit, leaf)
-        magnitude = grad.abs()[0, 0].numpy()
+        magnitude = grad.abs()[0].amax(dim=0).numpy()
         peak = float(magnitude.max())
         return magnitude / peak if peak > 0 else magnitude

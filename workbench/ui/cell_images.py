@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QSize, Qt, Signal, Slot
-from PySide6.QtGui import QIcon
+from PySide6.QtGui import QIcon, QPixmap
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -25,10 +25,27 @@ from PySide6.QtWidgets import (
 
 from workbench.core.events import Evaluation
 from workbench.core.predict import ScoredImage
-from workbench.ui.formatting import gray_pixmap
+from workbench.ui.input_preview import array_qimage
 
 THUMB_SIDE = 56
 _INDEX_ROLE = Qt.ItemDataRole.UserRole
+
+
+def thumbnail(image: np.ndarray, side: int = THUMB_SIDE) -> QPixmap:
+    """A stored uint8 image, (H, W) or (C, H, W), as a pixmap fitting ``side``.
+
+    Enlarged nearest-neighbour (crisp pixels: 28x28 becomes exactly 56x56),
+    shrunk smoothly; the aspect ratio is kept; colour stays red, green, blue.
+    """
+    picture = array_qimage(image)
+    enlarge = side >= max(picture.width(), picture.height())
+    mode = (
+        Qt.TransformationMode.FastTransformation
+        if enlarge
+        else Qt.TransformationMode.SmoothTransformation
+    )
+    fitted = picture.scaled(side, side, Qt.AspectRatioMode.KeepAspectRatio, mode)
+    return QPixmap.fromImage(fitted)
 
 
 class CellImages(QWidget):
@@ -103,7 +120,8 @@ class CellImages(QWidget):
         ev : Evaluation
             The predictions whose confidences and losses the items show.
         images : numpy.ndarray
-            uint8 (N, 28, 28) validation images in the order of ``ev``.
+            uint8 validation images in the order of ``ev``: (N, H, W) gray,
+            or (N, C, H, W) with C = 1 or 3 (red, green, blue).
         title : str
             First line of every item's text (e.g. ``"3 → 5"``).
         """
@@ -112,10 +130,10 @@ class CellImages(QWidget):
             for index in indices:
                 i = int(index)
                 confidence = float(ev.confidences[i])
-                pixmap = gray_pixmap(images[i], 2)
+                pixmap = thumbnail(images[i])
                 icon = QIcon(pixmap)
                 # The same pixmap when selected: the style's blue tint would hide
-                # the digit; the highlighted text shows the selection.
+                # the image; the highlighted text shows the selection.
                 icon.addPixmap(pixmap, QIcon.Mode.Selected)
                 item = QListWidgetItem(icon, f"{title}\n{confidence:.0%}")
                 item.setData(_INDEX_ROLE, i)

@@ -1,8 +1,9 @@
 """The model-input preview of the "Draw a digit" tab.
 
-:class:`InputPreview` shows the image the model is given (normally 28x28) as
-crisp cells with a faint grid, and optionally where the model looked: a
-red-to-yellow saliency overlay.
+:class:`InputPreview` shows the image the model is given (28x28 gray for the
+digit datasets, any size and in colour for photos) as crisp cells with a faint
+grid, and optionally where the model looked: a red-to-yellow saliency overlay.
+:func:`array_qimage` turns a gray or colour array into a QImage.
 """
 
 from __future__ import annotations
@@ -13,6 +14,38 @@ from PySide6.QtGui import QBrush, QColor, QImage, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from workbench.ui.formatting import gray_qimage, to_uint8
+
+
+def _channels_last_uint8(image: np.ndarray) -> np.ndarray:
+    """(H, W) or (H, W, 3) uint8 from (H, W), (1, H, W) or (3, H, W), float or uint8."""
+    a = np.asarray(image)
+    if a.ndim == 3 and a.shape[0] == 1:
+        a = a[0]
+    if a.ndim == 2:
+        return to_uint8(a)
+    if a.ndim != 3 or a.shape[0] != 3 or a.size == 0:
+        raise ValueError(f"expected (H, W) or (3, H, W), got shape {a.shape}")
+    a = a.transpose(1, 2, 0)
+    if a.dtype != np.uint8:
+        a = np.rint(np.clip(np.nan_to_num(a.astype(np.float32)), 0, 1) * 255)
+    return np.ascontiguousarray(a, dtype=np.uint8)
+
+
+def array_qimage(image: np.ndarray) -> QImage:
+    """A QImage owning a copy of a gray (H, W) or colour (3, H, W) array.
+
+    Float arrays are on the 0..1 scale; channels are red, green, blue.
+    """
+    return _qimage_of(_channels_last_uint8(image))
+
+
+def _qimage_of(pixels: np.ndarray) -> QImage:
+    if pixels.ndim == 2:
+        return gray_qimage(pixels)
+    h, w, _ = pixels.shape
+    return QImage(
+        pixels.data, w, h, pixels.strides[0], QImage.Format.Format_RGB888
+    ).copy()
 
 
 class InputPreview(QWidget):
@@ -58,25 +91,27 @@ class InputPreview(QWidget):
         Parameters
         ----------
         image28 : numpy.ndarray
-            2-D (normally 28x28) float in [0, 1] or uint8, white ink on black.
+            Float in [0, 1] or uint8: 2-D gray (28x28 for digits, white ink on
+            black), or (3, H, W) red, green and blue planes, any size.
         saliency : numpy.ndarray or None
-            Same shape, float in [0, 1]; painted as red-to-yellow heat.
+            (H, W), float in [0, 1]; painted as red-to-yellow heat.
         """
-        pixels = to_uint8(image28)
+        pixels = _channels_last_uint8(image28)
         given = np.asarray(image28)
         if given.dtype == np.uint8:
-            self._array = pixels.astype(np.float32) / np.float32(255.0)
+            array = given.astype(np.float32) / np.float32(255.0)
         else:
-            self._array = given.astype(np.float32).reshape(pixels.shape)
-        self._image = gray_qimage(pixels)
+            array = given.astype(np.float32)
+        self._array = array[0] if array.ndim == 3 and array.shape[0] == 1 else array
+        self._image = _qimage_of(pixels)
         self._saliency = None
         self._overlay = None
         if saliency is not None:
             heat = np.asarray(saliency, dtype=np.float32)
             heat = heat.reshape(heat.shape[-2:]) if heat.ndim > 2 else heat
-            if heat.shape != pixels.shape:
+            if heat.shape != pixels.shape[:2]:
                 raise ValueError(
-                    f"saliency shape {heat.shape} != image shape {pixels.shape}"
+                    f"saliency shape {heat.shape} != image shape {pixels.shape[:2]}"
                 )
             self._saliency = heat.copy()
             self._overlay = _heat_qimage(heat, self.MAX_SALIENCY_ALPHA)

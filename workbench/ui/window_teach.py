@@ -3,10 +3,14 @@
 :class:`DrawTab` feeds the Draw tab the current model's weights (copied
 between training steps while a run trains) and runs "Fine-tune on my digits"
 through the window's :class:`RunController`, then shows its before/after card.
+The reader follows the run's own data description (class names, input shape,
+per-channel statistics: ``run.loaders.info``), so an image folder's classes
+are named as its folders are; without a run, what the panels choose.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from typing import Any
@@ -14,17 +18,23 @@ from typing import Any
 from PySide6.QtCore import QObject, Slot
 
 from workbench.core import events as E
-from workbench.core.config import ConfigError
-from workbench.core.data import DATASET_INFO
+from workbench.core.config import ConfigError, TrainConfig
+from workbench.core.data import DATASET_INFO, DataError, DatasetInfo
+from workbench.core.data.describe import input_spec
+from workbench.core.engine import TrainingRun
 from workbench.core.finetune import FrozenCheck, Scores
 from workbench.core.models import snapshot_state
-from workbench.core.predict import ScoredImage
+from workbench.core.predict import PHOTO_DATASETS, ScoredImage
 from workbench.ui import dialogs
 from workbench.ui.formatting import percent
 from workbench.ui.run_controller import RunController, RunState
 
 # While a run trains, the Draw tab's reader gets fresh weights this often.
 LIVE_WEIGHTS_INTERVAL_S = 0.5
+TAB_TITLES = {False: "Draw a digit", True: "Try an image"}
+# A folder's statistics are measured when a run loads it; until then a
+# fresh model reads with these (its weights are untrained anyway).
+UNMEASURED_MEAN, UNMEASURED_STD = 0.5, 0.25
 
 
 class DrawTab(QObject):
@@ -63,8 +73,16 @@ class DrawTab(QObject):
                 cfg = w.current_config()
             except ConfigError:
                 return
-        names = DATASET_INFO[cfg.dataset].class_names
-        self.panel.set_reader(cfg.model, cfg.style_dataset, names)
+        info = self._reader_info(cfg, run)
+        if info is None:
+            return
+        photo = cfg.dataset in PHOTO_DATASETS
+        if photo:
+            self.panel.set_reader(cfg.model, cfg.dataset, info=info)
+        else:  # the digit recipe and statistics of the dataset drawn like
+            self.panel.set_reader(cfg.model, cfg.style_dataset, info.class_names)
+        tabs = w.tabs
+        tabs.setTabText(tabs.indexOf(w.draw_page), TAB_TITLES[photo])
         if run is None:
             model = w.freeze_panel.model
             loaded = self.controller.session.initial_weights
@@ -86,9 +104,38 @@ class DrawTab(QObject):
         elif self.controller.state is not RunState.PREPARING:
             self.panel.set_weights(
                 snapshot_state(run.model),
-                f"{cfg.model} after step {run.global_step:,} "
-                f"({DATASET_INFO[cfg.dataset].title})",
+                f"{cfg.model} after step {run.global_step:,} ({info.title})",
             )
+
+    def _reader_info(
+        self, cfg: TrainConfig, run: TrainingRun | None
+    ) -> DatasetInfo | None:
+        """What the reader's inputs are: the run's data, else the panels' choice.
+
+        None when the chosen folder cannot be described (missing, no classes).
+        """
+        if run is not None:
+            return run.loaders.info
+        if cfg.dataset not in PHOTO_DATASETS:
+            return DATASET_INFO[cfg.dataset]
+        _model, _classes, shape = self.window.chosen_model_key()
+        try:
+            spec = input_spec(cfg.dataset, cfg.data_dir, shape[1])
+        except DataError:
+            return None
+        if cfg.dataset in DATASET_INFO:  # CIFAR-10 at the chosen size
+            return dataclasses.replace(DATASET_INFO[cfg.dataset], image_shape=shape)
+        channels = shape[0]
+        return DatasetInfo(
+            name=cfg.dataset,
+            title=f"Image folder {cfg.data_dir}",
+            num_classes=spec.num_classes,
+            class_names=spec.class_names,
+            mean=(UNMEASURED_MEAN,) * channels,
+            std=(UNMEASURED_STD,) * channels,
+            offline=True,
+            image_shape=shape,
+        )
 
     def _shown(self) -> bool:
         w = self.window

@@ -10,12 +10,18 @@ stored 28x28 image, normalised like the run's loaders, no recipe) until the
 user draws on it; from then on the canvas recipe applies, as to any drawing.
 The tab's keys (Esc, Undo, 0-9, Enter) work wherever the focus is in the window
 while the tab is shown, except in a field the user types in.
+
+Every model also reads an image file, opened (Ctrl+I) or dropped on the tab: a
+digit model's goes on the canvas, through the recipe; a photo model (CIFAR-10,
+an image folder) shows the picture in place of the canvas and reads it exactly
+as its run's loaders would (resized, centre-cropped, per-channel statistics).
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,42 +31,42 @@ from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QApplication,
-    QCheckBox,
     QComboBox,
-    QFormLayout,
-    QGroupBox,
-    QHBoxLayout,
-    QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
-    QSpinBox,
     QTextEdit,
-    QVBoxLayout,
     QWidget,
 )
 
-from workbench.core.data import DATASET_INFO, DataError
-from workbench.core.finetune import EPOCHS, REPLAY, FrozenCheck, Scores
-from workbench.core.predict import PredictError, Predictor, Reading, ScoredImage
+from workbench.core.data import DataError, DatasetInfo
+from workbench.core.finetune import FrozenCheck, Scores
+from workbench.core.predict import (
+    PredictError,
+    Predictor,
+    Reading,
+    ScoredImage,
+    load_image,
+)
 from workbench.core.preprocess import style_of
 from workbench.core.threads import release_openmp_pool
 from workbench.ui import dialogs
-from workbench.ui.draw_widgets import (
-    DigitCanvas,
-    InputPreview,
-    ProbabilityBars,
-    WrappingLabel,
+from workbench.ui.draw_widgets import DigitCanvas
+from workbench.ui.panels import draw_layout
+from workbench.ui.panels.draw_layout import NO_READING, prediction_style
+from workbench.ui.panels.fine_tune_card import FAILED_TEXT, report_text, started_text
+from workbench.ui.photo_view import (
+    IMAGE_FILTER,
+    OPEN_IMAGE_KEYS,
+    FileDrops,
+    read_for_display,
 )
-from workbench.ui.formatting import percent
-from workbench.ui.panels.my_digits_box import MyDigitsBox
 
 log = logging.getLogger(__name__)
 
 # Reading while the pen moves: at most once per this many ms (a read is ~1 ms,
 # but a repaint of the bars and preview is not free).
 READ_DEBOUNCE_MS = 40
-NO_READING = "\u2013"  # en dash: nothing drawn yet
 DIGIT_KEYS = tuple(Qt.Key(Qt.Key.Key_0 + d) for d in range(10))
 ENTER_KEYS = (
     QKeySequence(Qt.Key.Key_Return),
@@ -97,9 +103,12 @@ class DrawPanel(QWidget):
         super().__init__(parent)
         self.setObjectName("drawPanel")
         self._predictor: Predictor | None = None
-        self._reader_key: tuple[str, str, tuple[str, ...]] | None = None
+        self._reader_key: tuple[Any, ...] | None = None
         self._reading: Reading | None = None
         self._opened: ScoredImage | None = None  # a validation image, as scored
+        self._photo_path: Path | None = None  # the file a photo model reads
+        self._drops = FileDrops(self)  # any model reads a file dropped on the tab
+        self._drops.file_dropped.connect(self.open_image_file)
         self._training_active = False
         self.read_seconds: list[float] = []  # GUI-thread cost of each read
         self.fine_tune_report: tuple[Scores, Scores, FrozenCheck] | None = None
@@ -121,124 +130,13 @@ class DrawPanel(QWidget):
         self.undo_button.setToolTip("Remove the last stroke (Ctrl+Z)")
         self.undo_button.clicked.connect(self.canvas.undo)
 
-        self.prediction_label = QLabel(NO_READING, objectName="predictionLabel")
-        self.prediction_label.setStyleSheet("font-size: 40px; font-weight: 600;")
-        self.prediction_label.setToolTip(
-            "The class the model reads, and how sure it is"
-        )
-        self.source_label = WrappingLabel("readerSourceLabel")
-        self.source_label.setStyleSheet("color: #555;")
-        self.opened_label = WrappingLabel("openedImageLabel")
-        self.opened_label.setVisible(False)
-        self.bars = ProbabilityBars()
-        self.bars.setMinimumHeight(160)
-
-        self.preview = InputPreview()
-        self.preview.setToolTip(
-            "The exact 28x28 tensor the model receives (before normalisation)"
-        )
-        self.preview_caption = WrappingLabel("previewCaption")
-        self.preview_caption.setStyleSheet("color: #555;")
-        self.naive_check = QCheckBox("Naive resize", objectName="naiveResizeCheck")
-        self.naive_check.setToolTip(
-            "Squash the whole canvas to 28x28 instead of preparing the drawing the "
-            "way the training data was made: see why preprocessing matters"
-        )
-        self.naive_check.toggled.connect(self._on_option_toggled)
-        self.saliency_check = QCheckBox(
-            "Saliency overlay", objectName="saliencyCheck", checked=True
-        )
-        self.saliency_check.setToolTip(
-            "Colour each input pixel by |d logit / d pixel| of the predicted class "
-            "(autograd): where a change would move the answer most"
-        )
-        self.saliency_check.toggled.connect(self._on_option_toggled)
-
-        self._build_teach_group()
-        self._build_layout()
+        draw_layout.build_reading_widgets(self)
+        draw_layout.build_teach_group(self)
+        draw_layout.build_layout(self)
         self._build_shortcuts()
         self._show_empty()
 
     # ================================================================== building
-
-    def _build_teach_group(self) -> None:
-        self.mine = MyDigitsBox()
-        self.mine.add_requested.connect(self.add_sample)
-        self.mine.drawing_opened.connect(self.open_in_canvas)
-        self.mine.samples_changed.connect(self.samples_changed)
-        # Its parts, under the names callers (and tests) know them by.
-        self.store = self.mine.store
-        self.label_combo = self.mine.label_combo
-        self.add_button = self.mine.add_button
-        self.sample_list = self.mine.sample_list
-        self.delete_button = self.mine.delete_button
-        self.relabel_button = self.mine.relabel_button
-        self.counts_label = self.mine.counts_label
-
-        self.epochs_spin = QSpinBox(objectName="fineTuneEpochsSpin")
-        self.epochs_spin.setRange(1, 500)
-        self.epochs_spin.setValue(EPOCHS)
-        self.replay_spin = QSpinBox(objectName="fineTuneReplaySpin")
-        self.replay_spin.setRange(0, 60_000)
-        self.replay_spin.setSingleStep(128)
-        self.replay_spin.setValue(REPLAY)
-        self.replay_spin.setToolTip(
-            "Training images of the model's own dataset mixed in, so it keeps "
-            "what it knew (0: my digits only, and watch it forget)"
-        )
-        self.fine_tune_button = QPushButton(
-            "Fine-tune on my digits", objectName="fineTuneButton"
-        )
-        self.fine_tune_button.setToolTip(
-            "Train the current model on my digits plus a replay of its dataset, "
-            "under the freeze mask (all but the head, if nothing is frozen)"
-        )
-        self.fine_tune_button.clicked.connect(self._on_fine_tune_clicked)
-        self.card = WrappingLabel("fineTuneCard")
-        self.card.setTextFormat(Qt.TextFormat.RichText)
-        self.card.setVisible(False)
-
-    def _build_layout(self) -> None:
-        left = QVBoxLayout()
-        left.addWidget(self.canvas, 1)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.clear_button)
-        buttons.addWidget(self.undo_button)
-        buttons.addStretch(1)
-        left.addLayout(buttons)
-
-        right = QVBoxLayout()
-        right.addWidget(self.prediction_label)
-        right.addWidget(self.source_label)
-        right.addWidget(self.opened_label)
-        right.addWidget(self.bars, 1)
-        preview_row = QHBoxLayout()
-        preview_row.addWidget(self.preview)
-        options = QVBoxLayout()
-        options.addWidget(self.naive_check)
-        options.addWidget(self.saliency_check)
-        options.addStretch(1)
-        preview_row.addLayout(options, 1)
-        right.addLayout(preview_row)
-        right.addWidget(self.preview_caption)
-
-        top = QHBoxLayout()
-        top.addLayout(left, 3)
-        top.addLayout(right, 2)
-
-        tune = QGroupBox("Teach it my handwriting")
-        form = QFormLayout(tune)
-        form.addRow("Epochs", self.epochs_spin)
-        form.addRow("Replay images", self.replay_spin)
-        form.addRow(self.fine_tune_button)
-        form.addRow(self.card)
-        bottom = QHBoxLayout()
-        bottom.addWidget(self.mine, 3)
-        bottom.addWidget(tune, 2)
-
-        layout = QVBoxLayout(self)
-        layout.addLayout(top, 5)
-        layout.addLayout(bottom, 2)
 
     def _build_shortcuts(self) -> None:
         """The tab's keys, wherever the focus is in the window while it is shown.
@@ -258,12 +156,13 @@ class DrawPanel(QWidget):
             )
         self._plain_keys.append(self._window_shortcut(ENTER_KEYS, self.add_sample))
         self._plain_keys.append(
-            self._window_shortcut([QKeySequence(Qt.Key.Key_Escape)], self.canvas.clear)
+            self._window_shortcut([QKeySequence(Qt.Key.Key_Escape)], self.clear_input)
         )
         # A text field claims Undo for itself (ShortcutOverride): no switch needed.
         self._window_shortcut(
             [QKeySequence(QKeySequence.StandardKey.Undo)], self.canvas.undo
         )
+        self._window_shortcut([OPEN_IMAGE_KEYS], self.open_image_dialog)
         app = QApplication.instance()
         if isinstance(app, QApplication):
             app.focusChanged.connect(self._on_app_focus_changed)
@@ -317,42 +216,68 @@ class DrawPanel(QWidget):
 
     @property
     def preview_tensor(self) -> torch.Tensor | None:
-        """The (1, 1, 28, 28) tensor the preview shows: the model's exact input."""
+        """The (1, C, H, W) tensor the preview shows: the model's exact input."""
         return None if self._reading is None else self._reading.input
 
+    @property
+    def photo_mode(self) -> bool:
+        """True while the reader is a photo model: a picture replaces the canvas."""
+        return self._predictor is not None and self._predictor.is_photo
+
     def set_reader(
-        self, model: str, dataset: str, class_names: tuple[str, ...]
+        self,
+        model: str,
+        dataset: str,
+        class_names: tuple[str, ...] | None = None,
+        *,
+        info: DatasetInfo | None = None,
     ) -> bool:
         """Read with ``model`` on inputs prepared like ``dataset``.
 
+        ``info`` describes the inputs (shape, channels, statistics, class
+        names; a run's ``loaders.info``), by default the built-in dataset's.
         A new private model is built only when something changed; it has
         freshly initialised weights until :meth:`set_weights`. Returns True if
         the reader was rebuilt.
         """
-        key = (model, dataset, tuple(class_names))
+        names = None if class_names is None else tuple(class_names)
+        key = (model, dataset, names, info)
         if key == self._reader_key:
             return False
-        self._predictor = Predictor(model, dataset, class_names)
+        self._predictor = Predictor(model, dataset, names, info=info)
         self._reader_key = key
-        self.bars.set_class_names(class_names)
+        self.bars.set_class_names(self._predictor.class_names)
+        photo = self._predictor.is_photo
+        if photo or self._photo_path is not None:
+            self._opened = None  # of another run's shape, or on the canvas
+        if not photo:
+            self._photo_path = None
+            self.photo.set_picture(None)
+        draw_layout.set_photo_mode(self, photo)
         self._update_caption()
         self.mine.set_style(self._style())  # thumbnails in the reader's recipe
         return True
 
     def _update_caption(self) -> None:
-        if self._reader_key is None:
+        if self._predictor is None:
             return
-        dataset = self._reader_key[1]
-        info = DATASET_INFO[dataset]
+        info, dataset = self._predictor.info, self._predictor.dataset
+        channels, height, width = info.image_shape
         if self.showing_opened() is not None:
             recipe = "the validation image as stored, no recipe"
+        elif self._predictor.is_photo:
+            recipe = "the image resized and centre-cropped like the run's images"
         elif style_of(dataset) == "digits":
             recipe = "8x8 UCI-digits recipe"
         else:
             recipe = "MNIST recipe (20x20 box, centred by mass)"
+        size = f"{height}x{width}" + (" colour" if channels == 3 else "")
+        mean = ", ".join(f"{v:.4f}" for v in info.mean)
+        std = ", ".join(f"{v:.4f}" for v in info.std)
+        each = " (red, green, blue)" if channels == 3 else ""
         self.preview_caption.setText(
-            f"What the model sees: 28x28, {recipe}, then normalised with mean "
-            f"{info.mean[0]:.4f} and std {info.std[0]:.4f}."
+            f"What the model sees: {size}, {recipe}, then normalised with mean "
+            f"{mean} and std {std}{each}."
         )
 
     def set_weights(self, state: dict[str, torch.Tensor], source: str) -> None:
@@ -373,10 +298,76 @@ class DrawPanel(QWidget):
         self._training_active = active
 
     def showing_opened(self) -> ScoredImage | None:
-        """The validation image on the canvas, untouched (read as scored), or None."""
+        """The validation image on show, untouched (read as scored), or None."""
+        if self.photo_mode and self._photo_path is None:
+            return self._opened
         if self._opened is not None and self.canvas.holds_only_picture():
             return self._opened
         return None
+
+    def has_input(self) -> bool:
+        """Whether there is anything to read: a drawing, a picture, an image."""
+        if self.photo_mode:
+            return self._photo_path is not None or self._opened is not None
+        return not self.canvas.is_empty()
+
+    @Slot()
+    def clear_input(self) -> None:
+        """Clear the canvas, or take the picture away (Esc)."""
+        self._say_file_problem("")
+        if self.photo_mode:
+            self._photo_path = self._opened = None
+            self.photo.set_picture(None)
+            self._show_empty()
+        else:
+            self.canvas.clear()
+
+    @Slot()
+    def open_image_dialog(self) -> None:
+        """Ask for an image file and read it (Open image…, Ctrl+I)."""
+        path = dialogs.get_open_path(self, "Open an image to read", IMAGE_FILTER)
+        if path is not None:
+            self.open_image_file(path)
+
+    def open_image_file(self, path: str | Path) -> bool:
+        """Read an image file with the model; False, and a message, if it cannot.
+
+        A photo model reads it as its run's loaders would; a digit model gets
+        it on the canvas (dark ink on light paper is inverted), through the
+        recipe. A file that is no image changes nothing but the message.
+        """
+        path = Path(path)
+        if self._predictor is None:
+            self._say_file_problem("No model to read with yet.")
+            return False
+        started = time.perf_counter()
+        try:
+            if self.photo_mode:
+                reading = self._predictor.read_file(
+                    path, saliency=self.saliency_check.isChecked()
+                )
+            else:
+                picture = load_image(path)
+                self._predictor.read(picture)  # no ink: say so, keep the canvas
+        except PredictError as exc:
+            reason = str(exc).replace(str(path), path.name)
+            reason = reason.removeprefix(f"{path.name}: ")
+            self._say_file_problem(f"Could not read {path.name}: {reason}")
+            return False
+        self._say_file_problem("")
+        if not self.photo_mode:
+            self.open_in_canvas(picture)
+            return True
+        self._photo_path, self._opened = path, None
+        shown = read_for_display(path)
+        self.photo.set_picture(shown if shown is not None else reading.field)
+        self.photo.setToolTip(f"{path.name}: what you opened, whole")
+        self._present(reading, started)
+        return True
+
+    def _say_file_problem(self, text: str) -> None:
+        self.file_message.setText(text)
+        self.file_message.setVisible(bool(text))
 
     @Slot()
     def _on_canvas_changed(self) -> None:
@@ -405,8 +396,8 @@ class DrawPanel(QWidget):
 
     @Slot()
     def read_now(self) -> None:
-        """Read the canvas and show the result (bars, label, preview)."""
-        if self._predictor is None or self.canvas.is_empty():
+        """Read the canvas or picture and show the result (bars, label, preview)."""
+        if self._predictor is None or not self.has_input():
             self._show_empty()
             return
         started = time.perf_counter()
@@ -417,19 +408,28 @@ class DrawPanel(QWidget):
                 reading = self._predictor.read_stored(
                     opened.image, saliency=self.saliency_check.isChecked()
                 )
+            elif self._photo_path is not None:  # a photo model's image file
+                reading = self._predictor.read_file(
+                    self._photo_path, saliency=self.saliency_check.isChecked()
+                )
             else:
                 reading = self._predictor.read(
                     self.canvas.image(),
                     naive=self.naive_check.isChecked(),
                     saliency=self.saliency_check.isChecked(),
                 )
-        except PredictError:
+        except PredictError as exc:
+            if self.photo_mode:  # the file went away or changed since
+                self._say_file_problem(str(exc))
             self._show_empty()
             return
         finally:
             if self._training_active:
                 # This thread's OpenMP pool would slow the trainer's (threads.py).
                 release_openmp_pool()
+        self._present(reading, started)
+
+    def _present(self, reading: Reading, started: float) -> None:
         self._show(reading)
         self.read_seconds.append(time.perf_counter() - started)
         self.read_finished.emit(reading)
@@ -438,19 +438,28 @@ class DrawPanel(QWidget):
         self._reading = reading
         self.bars.set_probabilities(reading.probabilities)
         name = reading.class_names[reading.label]
-        self.prediction_label.setText(f"{name}   {100 * reading.confidence:.0f}%")
-        # The preview shows the very tensor the model got, de-normalised for display.
-        info = DATASET_INFO[self._reader_key[1]] if self._reader_key else None
-        shown = reading.input[0, 0].numpy()
+        self._set_prediction(f"{name}   {100 * reading.confidence:.0f}%")
+        # The preview shows the very tensor the model got, de-normalised for
+        # display with each channel's own statistics.
+        info = self._predictor.info if self._predictor is not None else None
+        shown = reading.input[0].numpy()
         if info is not None:
-            shown = shown * info.std[0] + info.mean[0]
-        self.preview.set_image(np.clip(shown, 0.0, 1.0), reading.saliency)
+            std = np.array(info.std, np.float32).reshape(-1, 1, 1)
+            shown = shown * std + np.array(info.mean, np.float32).reshape(-1, 1, 1)
+        shown = np.clip(shown, 0.0, 1.0)
+        self.preview.set_image(shown[0] if len(shown) == 1 else shown, reading.saliency)
         self._show_opened(reading)
+
+    def _set_prediction(self, text: str) -> None:
+        style = prediction_style(text)
+        if style != self.prediction_label.styleSheet():  # restyling is not free
+            self.prediction_label.setStyleSheet(style)
+        self.prediction_label.setText(text)
 
     def _show_opened(self, reading: Reading | None) -> None:
         """Say what an opened validation image is, and how it was scored."""
         opened = self.showing_opened() if reading is not None else None
-        self.naive_check.setEnabled(opened is None)
+        self.naive_check.setEnabled(opened is None and not self.photo_mode)
         self._update_caption()
         self.opened_label.setVisible(opened is not None)
         if opened is None or reading is None:
@@ -475,10 +484,10 @@ class DrawPanel(QWidget):
     def _show_empty(self) -> None:
         self._reading = None
         self.bars.clear_probabilities()
-        self.prediction_label.setText(NO_READING)
+        self._set_prediction(NO_READING)
         self.preview.clear()
         self._show_opened(None)
-        self.mine.set_can_add(not self.canvas.is_empty())
+        self.mine.set_can_add(not self.photo_mode and not self.canvas.is_empty())
 
     # ================================================================== my digits
 
@@ -529,6 +538,12 @@ class DrawPanel(QWidget):
         that image under its true class.
         """
         self._opened = scored
+        if self.photo_mode:
+            self._photo_path = None
+            self._say_file_problem("")
+            self.photo.set_picture(scored.image)
+            self.read_now()
+            return
         if 0 <= scored.label < self.label_combo.count():
             self.set_label(scored.label)
         self.canvas.set_image(scored.image)  # emits changed: read at once
@@ -549,11 +564,7 @@ class DrawPanel(QWidget):
     def show_fine_tune_started(self, before: Scores, base_title: str) -> None:
         """Show the starting scores while the fine-tune trains."""
         self.card.setVisible(True)
-        self.card.setText(
-            f"<b>Before</b>: my digits {percent(before.mine)} "
-            f"({before.mine_count}), {base_title} test {percent(before.base)} "
-            f"({before.base_count:,}). Training…"
-        )
+        self.card.setText(started_text(before, base_title))
 
     def clear_fine_tune_report(self) -> None:
         """Hide the card: the model it described is gone."""
@@ -564,10 +575,7 @@ class DrawPanel(QWidget):
     def show_fine_tune_failed(self) -> None:
         """The fine-tune ended without a result (an error, or stopped at once)."""
         self.card.setVisible(True)
-        self.card.setText(
-            "<b>Fine-tune did not finish</b>: it failed or was stopped before "
-            "training, so there is nothing to compare."
-        )
+        self.card.setText(FAILED_TEXT)
 
     def show_fine_tune_report(
         self,
@@ -579,20 +587,5 @@ class DrawPanel(QWidget):
     ) -> None:
         """The before/after card: what was learnt and what was forgotten."""
         self.fine_tune_report = (before, after, frozen)
-        mark = "\u2714" if frozen.unchanged else "\u2718"  # check mark / cross
-        colour = "#1a7f37" if frozen.unchanged else "#b42318"
-        rows = [
-            ("My digits, trained on", before.mine, after.mine, after.mine_count),
-            (f"{base_title} test", before.base, after.base, after.base_count),
-        ]
-        lines = "".join(
-            f"{name} ({count:,}): {percent(b)} \u2192 <b>{percent(a)}</b> "
-            f"({100 * (a - b):+.1f} pts)<br>"
-            for name, b, a, count in rows
-        )
         self.card.setVisible(True)
-        self.card.setText(
-            f"<b>Fine-tune {'stopped early' if stopped else 'finished'}</b><br>"
-            f"{lines}<span style='color:{colour}'>{mark} Frozen parameters: "
-            f"{frozen.describe()}.</span>"
-        )
+        self.card.setText(report_text(before, after, frozen, base_title, stopped))

@@ -145,16 +145,21 @@ class EvaluationPanel(QWidget):
         ev : Evaluation
             The epoch's validation predictions.
         images : numpy.ndarray or None
-            uint8 (N, 28, 28) validation images in the order of ``ev`` (kept by
-            reference, not copied: the same array for every epoch costs nothing);
-            None when they are not available (the gallery then stays empty).
+            uint8 validation images in the order of ``ev``, (N, H, W) gray or
+            (N, C, H, W) with C = 1 or 3, any size (kept by reference, not
+            copied: the same array for every epoch costs nothing); None when
+            they are not available (the gallery then stays empty).
 
         Raises
         ------
         ValueError
             If ``images`` does not hold one image per prediction.
         """
-        if images is not None and (images.ndim != 3 or len(images) != len(ev.labels)):
+        if images is not None and (
+            images.ndim not in (3, 4)
+            or (images.ndim == 4 and images.shape[1] not in (1, 3))
+            or len(images) != len(ev.labels)
+        ):
             raise ValueError(
                 f"images of shape {images.shape} for {len(ev.labels)} predictions"
             )
