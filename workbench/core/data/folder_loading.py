@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 import torch
@@ -25,6 +26,11 @@ if TYPE_CHECKING:
     from workbench.core.config import TrainConfig
 
 _SKIPPED_SHOWN = 3
+
+
+def fallback_workers() -> int:
+    """Workers for a folder too large for memory: all cores but one, at most 4."""
+    return max(1, min(4, (os.cpu_count() or 2) - 1))
 
 
 def folder_loaders(
@@ -99,12 +105,14 @@ def folder_loaders(
             cancel=cancel,
         )
         skipped = tuple(skipped_list)
+        # The fast path chosen but over budget: decode in parallel processes.
+        workers = cfg.workers if cfg.loader == "dataloader" else fallback_workers()
         fingerprint = fingerprint_folder(listing, cancel)
         pin_memory = cfg.pin_memory and can_pin(device)
         options = {
             "seed": cfg.seed,
             "device": device,
-            "num_workers": cfg.workers,
+            "num_workers": workers,
             "pin_memory": pin_memory,
         }
         train = DataLoaderBatches(
@@ -128,17 +136,16 @@ def folder_loaders(
         )
         why = over if over is not None else "the DataLoader loader was chosen"
         path = (
-            f"From disk through a DataLoader ({cfg.workers} workers), each file "
+            f"From disk through a DataLoader ({workers} workers), each file "
             f"decoded per batch: {why}."
         )
         val_images = None
     if skipped:
         shown = "; ".join(skipped[:_SKIPPED_SHOWN])
-        more = f" and {len(skipped) - _SKIPPED_SHOWN} more" if len(skipped) > 3 else ""
-        notices.append(
-            f"Skipped {len(skipped)} file{'s' if len(skipped) != 1 else ''} that "
-            f"do not decode: {shown}{more}."
-        )
+        count = len(skipped)
+        more = f" and {count - _SKIPPED_SHOWN} more" if count > _SKIPPED_SHOWN else ""
+        files = "1 file that does" if count == 1 else f"{count} files that do"
+        notices.append(f"Skipped {files} not decode: {shown}{more}.")
     notices.append(path)
     return Loaders(
         train=train,
