@@ -1463,4 +1463,14 @@ MUTATIONS: list[Mutation] = [
             "tests/ui/test_draw_photos.py::test_the_gallery_paints_red_green_and_blue_planes_in_their_colours",
         ),
     ),
+    Mutation(
+        "augment-choices-editable-mid-run",
+        "While a run uses the data, its augmentation choices cannot change",
+        "workbench/ui/panels/data.py",
+        "            *self.augment_box.checks.values(),\n",
+        "",
+        (
+            "tests/ui/test_folder_run_window.py::test_the_loader_panel_says_which_path_a_folder_run_took",
+        ),
+    ),
 ]

@@ -6,7 +6,8 @@ import pytest
 from PySide6.QtWidgets import QCheckBox
 
 from tests.image_folders import make_folder
-from tests.ui.helpers import run_to_end
+from tests.ui.helpers import event_signal, run_to_end
+from workbench.core.events import RunStarted
 from workbench.ui.panels.loader import budget_text
 
 
@@ -42,7 +43,17 @@ def test_the_loader_panel_says_which_path_a_folder_run_took(qtbot, window, tmp_p
         dataset="folder", data_dir=str(root), image_size=16, epochs=1, max_steps=2
     )
     window.apply_config(cfg)
+    started = event_signal(window, RunStarted)
+    seen: list[bool] = []
+    # The run owns its data: its augmentation cannot change under it.
+    started.connect(
+        lambda _ev: seen.append(
+            window.data_panel.augment_box.checks["flip"].isEnabled()
+        )
+    )
     run_to_end(qtbot, window)
+    assert seen == [False]
+    assert window.data_panel.augment_box.checks["flip"].isEnabled()  # idle again
     text = window.loader_panel.path_label.text()
     assert text.startswith("In memory: 12 images decoded once")
     assert window.controller.run.loaders.info.class_names == ("cat", "dog")

@@ -510,6 +510,7 @@ class DataPanel(ConfigPanel):
             self.size_spin,
             self.share_spin,
             self.folder_field,
+            *self.augment_box.checks.values(),
         ):
             widget.setEnabled(not active)
         offline = self.dataset() == FOLDER or DATASET_INFO[self.dataset()].offline
