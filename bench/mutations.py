@@ -1473,4 +1473,26 @@ MUTATIONS: list[Mutation] = [
             "tests/ui/test_folder_run_window.py::test_the_loader_panel_says_which_path_a_folder_run_took",
         ),
     ),
+    # --------------------------------------------------------- issue 14: model summary
+    Mutation(
+        "summary-conv-macs-ignore-groups",
+        "A convolution's MACs count in_channels per group (grouped and depthwise convs)",
+        "workbench/core/model_summary.py",
+        "        per_output = module.in_channels // module.groups * math.prod(",
+        "        per_output = module.in_channels * math.prod(",
+        (
+            "tests/core/test_model_summary.py::test_grouped_convolutions_count_in_channels_per_group",
+        ),
+    ),
+    Mutation(
+        "summary-training-flag-not-restored",
+        "Summarising a model leaves its train/eval flag as it was, even on error",
+        "workbench/core/model_summary.py",
+        "        model.train(was_training)\n",
+        "        pass\n",
+        (
+            "tests/core/test_model_summary.py::test_the_training_flag_is_restored_and_hooks_removed",
+            "tests/core/test_model_summary.py::test_the_flag_is_restored_and_hooks_removed_when_the_forward_fails",
+        ),
+    ),
 ]

@@ -198,7 +198,27 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="the size images are trained at, to flag far smaller ones (default 64)",
     )
+    summary = sub.add_parser(
+        "summary", help="each layer's output shape, parameters and MACs; the totals"
+    )
+    summary.add_argument(
+        "--model", required=True, help=f"{', '.join(C.MODELS)} or a torchvision name"
+    )
+    for flag, default in (("image-size", 28), ("channels", 1), ("classes", 10)):
+        summary.add_argument(f"--{flag}", type=int, default=default, metavar="N")
+    summary.add_argument("--batch-size", type=int, default=256, metavar="N")
     return parser
+
+
+def cmd_summary(args: argparse.Namespace) -> int:
+    """Print the model's layer table and totals for one input size."""
+    from workbench.core.model_summary import summarize_named
+
+    shape = (args.channels, args.image_size, args.image_size)
+    summary = summarize_named(args.model, shape, args.classes, args.batch_size)
+    for line in summary.lines():
+        say(line)
+    return 0
 
 
 def cmd_check_data(args: argparse.Namespace) -> int:
@@ -533,6 +553,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "inspect": cmd_inspect,
         "check-data": cmd_check_data,
         "runs": cmd_runs,
+        "summary": cmd_summary,
     }
     from workbench.core.errors import USER_ERRORS
 
