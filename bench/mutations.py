@@ -1495,4 +1495,14 @@ MUTATIONS: list[Mutation] = [
             "tests/core/test_model_summary.py::test_the_flag_is_restored_and_hooks_removed_when_the_forward_fails",
         ),
     ),
+    Mutation(
+        "summary-dialog-ignores-batch-size",
+        "The window's model summary gives the activation memory at the chosen batch size",
+        "workbench/ui/summary_dialog.py",
+        "        lines = summarize_model(model, key[2], batch_size=batch).lines()\n",
+        "        lines = summarize_model(model, key[2]).lines()\n",
+        (
+            "tests/ui/test_summary_dialog.py::test_the_summary_shows_the_shown_models_table_at_the_batch_size",
+        ),
+    ),
 ]

@@ -6,8 +6,8 @@ same actions, so a shortcut and a click always do the same thing.
 
 Shortcuts in use: Ctrl+O, Ctrl+Shift+O, Ctrl+S, Ctrl+Q (File); Ctrl+Return or
 F5, F6 or Pause, Shift+F5 or Ctrl+. (Run); Ctrl+Shift+D (Data); Ctrl+1 to
-Ctrl+5, Ctrl+M (View); in the Draw tab Esc, Ctrl+Z, 0-9, Enter; Delete in my
-digits' list.
+Ctrl+5, Ctrl+M, Ctrl+Shift+M (View); in the Draw tab Ctrl+I, Esc, Ctrl+Z, 0-9,
+Enter; Delete in my digits' list.
 
 Start goes through the Data panel first (:meth:`DataPanel.request_start`): a
 run on an image folder checks it and starts only when it can train.
@@ -22,6 +22,8 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu
+
+from workbench.ui.summary_dialog import show_model_summary
 
 # The window is typed Any: it imports this module, and a type-only import back
 # would still be an import cycle.
@@ -63,6 +65,7 @@ class WindowActions:
     check_data: QAction
     tabs: tuple[QAction, ...]
     model_column: QAction
+    model_summary: QAction
 
 
 def _action(
@@ -160,6 +163,15 @@ def build_actions(window: MainWindow) -> WindowActions:
             "Show or fold the model and freeze tree column (it folds on narrow "
             "windows so the tabs keep their room)",
         ),
+        model_summary=_action(
+            window,
+            "Model &summary…",
+            "modelSummaryAction",
+            lambda _=False: show_model_summary(window),
+            (QKeySequence("Ctrl+Shift+M"),),
+            "Each layer's output shape, parameters and multiply-accumulates at "
+            "this input size, and the activation memory at this batch size",
+        ),
     )
     actions.model_column.setCheckable(True)
     file_menu = window.menuBar().addMenu("&File")
@@ -184,6 +196,7 @@ def build_actions(window: MainWindow) -> WindowActions:
         view_menu.addAction(action)
     view_menu.addSeparator()
     view_menu.addAction(actions.model_column)
+    view_menu.addAction(actions.model_summary)
     # The column also folds by itself and by its handle: show what it is now.
     view_menu.aboutToShow.connect(
         lambda: actions.model_column.setChecked(
