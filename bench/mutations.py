@@ -1473,4 +1473,23 @@ MUTATIONS: list[Mutation] = [
             "tests/ui/test_folder_run_window.py::test_the_loader_panel_says_which_path_a_folder_run_took",
         ),
     ),
+    # --------------------------------------------- issue 14: freeze tree
+    Mutation(
+        "freeze-filter-hides-ancestors",
+        "The freeze filter shows the ancestors of every matching row",
+        "workbench/ui/panels/freeze.py",
+        "                    shown[parent] = True\n",
+        "                    pass\n",
+        (
+            "tests/ui/test_freeze_tree_scale.py::test_filter_shows_matches_and_their_ancestors_and_clearing_restores",
+        ),
+    ),
+    Mutation(
+        "freeze-up-to-here-off-by-one",
+        "Freeze up to here freezes the module's own last parameter too",
+        "workbench/core/freezing.py",
+        "    return names[: last + 1]\n",
+        "    return names[:last]\n",
+        ("tests/ui/test_freeze_tree_scale.py::test_freeze_up_to_layer2_from_its_menu",),
+    ),
 ]
