@@ -1505,4 +1505,23 @@ MUTATIONS: list[Mutation] = [
             "tests/ui/test_summary_dialog.py::test_the_summary_shows_the_shown_models_table_at_the_batch_size",
         ),
     ),
+    # --------------------------------------------- issue 14: freeze tree
+    Mutation(
+        "freeze-filter-hides-ancestors",
+        "The freeze filter shows the ancestors of every matching row",
+        "workbench/ui/panels/freeze.py",
+        "                    shown[parent] = True\n",
+        "                    pass\n",
+        (
+            "tests/ui/test_freeze_tree_scale.py::test_filter_shows_matches_and_their_ancestors_and_clearing_restores",
+        ),
+    ),
+    Mutation(
+        "freeze-up-to-here-off-by-one",
+        "Freeze up to here freezes the module's own last parameter too",
+        "workbench/core/freezing.py",
+        "    return names[: last + 1]\n",
+        "    return names[:last]\n",
+        ("tests/ui/test_freeze_tree_scale.py::test_freeze_up_to_layer2_from_its_menu",),
+    ),
 ]

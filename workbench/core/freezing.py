@@ -179,3 +179,42 @@ def reconcile_optimizer(optimizer: torch.optim.Optimizer, model: nn.Module) -> b
             del optimizer.state[param]
     group["params"] = wanted
     return True
+
+
+def names_up_to(model: nn.Module, name: str) -> list[str]:
+    """Parameters from the first up to the last one in module or parameter ``name``.
+
+    In ``named_parameters()`` order: everything before ``name`` and within it.
+    ``""`` (the model itself) is every parameter.
+
+    Raises
+    ------
+    FreezeError
+        When ``name`` owns no parameter.
+    """
+    names = [n for n, _ in model.named_parameters()]
+    if not name:
+        return names
+    last = -1
+    for i, n in enumerate(names):
+        if n == name or n.startswith(name + "."):
+            last = i
+    if last < 0:
+        raise FreezeError(f"{name!r} owns no parameter")
+    return names[: last + 1]
+
+
+def parameter_blocks(model: nn.Module) -> list[str]:
+    """The model's top-level children that own parameters, in order."""
+    return [
+        name
+        for name, child in model.named_children()
+        if any(True for _ in child.parameters())
+    ]
+
+
+def first_blocks(model: nn.Module, n: int) -> list[str]:
+    """The parameters of the first ``n`` blocks (see :func:`parameter_blocks`)."""
+    blocks = parameter_blocks(model)[: max(n, 0)]
+    prefixes = tuple(b + "." for b in blocks)
+    return [name for name, _ in model.named_parameters() if name.startswith(prefixes)]
