@@ -1524,4 +1524,25 @@ MUTATIONS: list[Mutation] = [
         "    return names[:last]\n",
         ("tests/ui/test_freeze_tree_scale.py::test_freeze_up_to_layer2_from_its_menu",),
     ),
+    # --------------------------------------------- issue 14: your own model file
+    Mutation(
+        "model-file-output-shape-unchecked",
+        "A model file whose output is not one score per class is refused with the shapes",
+        "workbench/core/model_file.py",
+        "    if shape != (2, num_classes):\n",
+        "    if shape is None:\n",
+        (
+            "tests/core/test_model_file.py::test_every_failure_is_one_message_with_the_file_and_line",
+        ),
+    ),
+    Mutation(
+        "model-file-in-channels-not-passed",
+        "A model file's builder gets in_channels= when it accepts it",
+        "workbench/core/model_file.py",
+        '        kwargs["in_channels"] = input_shape[0]\n',
+        "        pass\n",
+        (
+            "tests/core/test_model_file.py::test_a_class_or_a_function_gives_a_checked_model",
+        ),
+    ),
 ]
