@@ -1213,9 +1213,11 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "check-data-misses-truncation",
         "check-data decodes every pixel, so a truncated image is found before a run",
-        "workbench/core/data/folder_check.py",
-        "            opened.load()  # decodes every pixel: a truncated file raises here\n",
-        "            pass\n",
+        "workbench/core/data/folder_images.py",
+        "    image.load()  # every pixel: a truncated file raises here\n",
+        # Pillow's lenient mode: a truncated file loads with its missing rows blank.
+        '    __import__("PIL.ImageFile").ImageFile.LOAD_TRUNCATED_IMAGES = True\n'
+        "    image.load()\n",
         ("tests/core/test_folder_check.py::test_every_defect_is_named_with_its_file",),
     ),
     # --------------------------------------------------------- issue 13: cifar10
@@ -1400,7 +1402,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "augment-not-wired",
         "The run's augmentation choices reach its training batches",
-        "workbench/core/data/build.py",
+        "workbench/core/data/loader_set.py",
         "        augment=batch_augment(cfg, info),\n",
         "        augment=None,\n",
         (

@@ -10,9 +10,9 @@ import torch
 from torch.utils.data import Dataset
 from torchvision.transforms.v2 import functional as F
 
-from workbench.core.data.augment import BatchAugment, augment_transform
+from workbench.core.data.augment import augment_transform
 from workbench.core.data.folder_loading import folder_loaders
-from workbench.core.data.loader_set import VAL_MIN_BATCH_SIZE, Loaders
+from workbench.core.data.loader_set import VAL_MIN_BATCH_SIZE, Loaders, fast_loaders
 from workbench.core.data.loaders import (
     ArrayDataset,
     DataLoaderBatches,
@@ -92,7 +92,7 @@ def build_loaders(
         if arrays is None:
             arrays = load_run_arrays(cfg, progress=progress, cancel=cancel)
         arrays = resized(arrays, info.image_shape[1])
-        train, val = _fast_loaders(cfg, device, arrays, stats, val_batch_size)
+        train, val = fast_loaders(cfg, device, arrays, stats, val_batch_size)
         notices.extend(_fast_loader_notices(train, pin_memory))
         val_images = arrays.test_images
     else:
@@ -152,42 +152,6 @@ def _stored_images(dataset: Dataset[Any]) -> torch.Tensor | None:
     if images is None:
         return None
     return torch.as_tensor(images)
-
-
-def _fast_loaders(
-    cfg: TrainConfig,
-    device: torch.device,
-    arrays: ImageArrays,
-    info: DatasetInfo,
-    val_batch_size: int,
-) -> tuple[FastLoader, FastLoader]:
-    common: dict[str, Any] = {
-        "seed": cfg.seed,
-        "device": device,
-        "mean": info.mean,
-        "std": info.std,
-    }
-    train = FastLoader(
-        arrays.train_images,
-        arrays.train_labels,
-        batch_size=cfg.batch_size,
-        shuffle=True,
-        augment=batch_augment(cfg, info),
-        **common,
-    )
-    val = FastLoader(
-        arrays.test_images,
-        arrays.test_labels,
-        batch_size=val_batch_size,
-        shuffle=False,
-        **common,
-    )
-    return train, val
-
-
-def batch_augment(cfg: TrainConfig, info: DatasetInfo) -> BatchAugment | None:
-    """The fast path's augmentation of training batches (None: none chosen)."""
-    return BatchAugment(cfg.augment, info.mean, info.std) if cfg.augment else None
 
 
 def _fast_loader_notices(train: FastLoader, pin_memory: bool) -> list[str]:

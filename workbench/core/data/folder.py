@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -204,12 +204,21 @@ def _some(head: str, paths: list[str], shown: int) -> str:
 
 
 def fingerprint_folder(
-    listing: FolderListing, cancel: CancelCheck | None = None
+    listing: FolderListing,
+    cancel: CancelCheck | None = None,
+    known: Mapping[Path, str] | None = None,
 ) -> DataFingerprint:
-    """Hash every listed file's contents (reading is far cheaper than decoding)."""
+    """Hash every listed file's contents (reading is far cheaper than decoding).
+
+    ``known``: digests already taken while decoding; those files are not read again.
+    """
+    known = known or {}
     files = {}
     for pairs in listing.files.values():
         for path, _label in pairs:
+            if path in known:
+                files[listing.relative(path)] = known[path]
+                continue
             if cancel is not None and cancel():
                 raise DownloadCancelled("reading the image folder was cancelled")
             try:
@@ -304,7 +313,7 @@ def load_folder(
     val_x, val_y = _stack(val_pairs, decoded, channels, image_size)
     _check_splits(listing, train_y, val_y)
     arrays = ImageArrays(train_x, train_y, val_x, val_y)
-    info = folder_info(listing, arrays)
+    info = folder_info(listing, arrays.train_images)
     data = FolderData(arrays, info, tuple(skipped), fingerprint)
     _write_cache(cache, data)
     return data
@@ -366,10 +375,13 @@ def _check_splits(
         )
 
 
-def folder_info(listing: FolderListing, arrays: ImageArrays) -> DatasetInfo:
-    """The dataset description: class names, shape, per-channel statistics."""
-    mean, std = channel_stats(arrays.train_images)
-    channels, height, width = arrays.image_shape
+def folder_info(listing: FolderListing, train_images: torch.Tensor) -> DatasetInfo:
+    """Class names, shape and per-channel statistics of uint8 (N, C, S, S) images.
+
+    ``train_images``: all training images, or a sample of them.
+    """
+    mean, std = channel_stats(train_images)
+    channels, height, width = train_images.shape[1:]
     return DatasetInfo(
         name="folder",
         title=f"Image folder {listing.root.name}",

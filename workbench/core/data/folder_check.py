@@ -12,16 +12,13 @@ size and strong class imbalance. Errors mean the data cannot train; warnings
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from PIL import Image, UnidentifiedImageError
-
-from workbench.core.data.folder_images import MAX_PIXELS, decoding_limits
+from workbench.core.data.folder_images import UnreadableImage, read_square
 
 IMAGE_SUFFIXES = frozenset(
     {".png", ".jpg", ".jpeg", ".bmp", ".webp", ".gif", ".tif", ".tiff"}
@@ -110,29 +107,6 @@ def split_folders(root: Path) -> dict[str, Path]:
             if (root / name).is_dir():
                 return {"train": train, "val": root / name}
     return {"all": root}
-
-
-def image_size_of(path: Path) -> tuple[int, int]:
-    """(height, width) of the image in ``path``, decoding it all (catches truncation).
-
-    Raises
-    ------
-    ValueError
-        When the file is empty, truncated or not an image Pillow reads.
-    """
-    data = path.read_bytes()
-    if not data:
-        raise ValueError("the file is empty (0 bytes)")
-    try:
-        with decoding_limits(), Image.open(path) as opened:
-            opened.load()  # decodes every pixel: a truncated file raises here
-            return opened.height, opened.width
-    except Image.DecompressionBombError:
-        raise ValueError(
-            f"more than {MAX_PIXELS:,} pixels: too large to decode safely"
-        ) from None
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
-        raise ValueError(f"not a readable image ({exc})") from None
 
 
 def _files(folder: Path) -> Iterator[Path]:
@@ -232,13 +206,15 @@ def check_folder(
                 if progress is not None and (done % every == 0 or done == total):
                     progress(done, total)
                 try:
-                    height, width = image_size_of(path)
-                except (ValueError, OSError) as exc:
+                    # The run's own reader: what fails here, a run skips.
+                    decoded = read_square(path, image_size)
+                except UnreadableImage as exc:
                     report.unreadable.append(path)
                     report.findings.append(Finding("warning", f"skipped, {exc}", path))
                     continue
                 per_class[name] += 1
-                seen[hashlib.sha256(path.read_bytes()).hexdigest()] = path
+                seen[decoded.digest] = path
+                height, width = decoded.original
                 if min(height, width) < SMALL_SHARE * image_size:
                     report.findings.append(
                         Finding(

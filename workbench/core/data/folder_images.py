@@ -38,6 +38,7 @@ class DecodedImage:
 
     pixels: np.ndarray
     digest: str  # SHA-256 of the file's bytes
+    original: tuple[int, int]  # (height, width) as stored in the file
 
     @property
     def is_gray(self) -> bool:
@@ -126,7 +127,7 @@ def _read_square(path: Path, size: int) -> DecodedImage:
     if not data:
         raise UnreadableImage("the file is empty (0 bytes)")
     try:
-        image = _decode(data, size)
+        image, original = _decode(data, size)
     except Image.DecompressionBombError:
         raise UnreadableImage(
             f"more than {MAX_PIXELS:,} pixels: too large to decode safely"
@@ -137,16 +138,19 @@ def _read_square(path: Path, size: int) -> DecodedImage:
         image = F.resize(image, size)
     if image.size != (size, size):
         image = F.center_crop(image, [size, size])
-    return DecodedImage(np.asarray(image, dtype=np.uint8).copy(), file_digest(data))
+    pixels = np.asarray(image, dtype=np.uint8).copy()
+    return DecodedImage(pixels, file_digest(data), original)
 
 
-def _decode(data: bytes, size: int) -> Image.Image:
+def _decode(data: bytes, size: int) -> tuple[Image.Image, tuple[int, int]]:
+    """The image (gray or RGB) and its stored (height, width)."""
     image = Image.open(io.BytesIO(data))
+    original = (image.height, image.width)  # before draft() scales it down
     # A JPEG decodes at 1/2, 1/4 or 1/8 scale when that still covers ``size``:
     # a 10,000-pixel photo costs a fraction of a full decode.
     image.draft(None, (size, size))
     image.load()  # every pixel: a truncated file raises here
-    return _to_gray_or_rgb(image)
+    return _to_gray_or_rgb(image), original
 
 
 def _to_gray_or_rgb(image: Image.Image) -> Image.Image:

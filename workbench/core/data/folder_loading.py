@@ -8,9 +8,8 @@ from typing import TYPE_CHECKING
 import torch
 from torchvision.transforms import v2
 
-from workbench.core.data.augment import BatchAugment, augment_transform
+from workbench.core.data.augment import augment_transform
 from workbench.core.data.folder import (
-    fingerprint_folder,
     images_progress,
     load_folder,
     memory_budget,
@@ -18,7 +17,7 @@ from workbench.core.data.folder import (
     scan_folder,
 )
 from workbench.core.data.folder_stream import FolderDataset, streamed_splits
-from workbench.core.data.loader_set import VAL_MIN_BATCH_SIZE, Loaders
+from workbench.core.data.loader_set import VAL_MIN_BATCH_SIZE, Loaders, fast_loaders
 from workbench.core.data.loaders import DataLoaderBatches, FastLoader, can_pin
 from workbench.core.data.registry import CancelCallback, ProgressCallback
 
@@ -62,30 +61,10 @@ def folder_loaders(
             progress=decoding,
             cancel=cancel,
         )
-        common = {
-            "seed": cfg.seed,
-            "device": device,
-            "mean": data.info.mean,
-            "std": data.info.std,
-        }
         arrays = data.arrays
-        train: FastLoader | DataLoaderBatches = FastLoader(
-            arrays.train_images,
-            arrays.train_labels,
-            batch_size=cfg.batch_size,
-            shuffle=True,
-            augment=BatchAugment(cfg.augment, data.info.mean, data.info.std)
-            if cfg.augment
-            else None,
-            **common,
-        )
-        val: FastLoader | DataLoaderBatches = FastLoader(
-            arrays.test_images,
-            arrays.test_labels,
-            batch_size=val_batch_size,
-            shuffle=False,
-            **common,
-        )
+        train: FastLoader | DataLoaderBatches
+        val: FastLoader | DataLoaderBatches
+        train, val = fast_loaders(cfg, device, arrays, data.info, val_batch_size)
         megabytes = (arrays.train_images.numel() + arrays.test_images.numel()) / 1024**2
         source = "read from the disk cache" if data.from_cache else "decoded once"
         path = (
@@ -96,7 +75,7 @@ def folder_loaders(
         info, skipped, fingerprint = data.info, data.skipped, data.fingerprint
         val_images: torch.Tensor | None = arrays.test_images
     else:
-        train_pairs, val_pairs, info, skipped_list = streamed_splits(
+        streamed = streamed_splits(
             listing,
             image_size=size,
             val_fraction=cfg.val_fraction,
@@ -104,10 +83,10 @@ def folder_loaders(
             progress=decoding,
             cancel=cancel,
         )
-        skipped = tuple(skipped_list)
+        info, skipped = streamed.info, streamed.skipped
+        fingerprint = streamed.fingerprint
         # The fast path chosen but over budget: decode in parallel processes.
         workers = cfg.workers if cfg.loader == "dataloader" else fallback_workers()
-        fingerprint = fingerprint_folder(listing, cancel)
         pin_memory = cfg.pin_memory and can_pin(device)
         options = {
             "seed": cfg.seed,
@@ -117,7 +96,7 @@ def folder_loaders(
         }
         train = DataLoaderBatches(
             FolderDataset(
-                train_pairs,
+                streamed.train,
                 size,
                 info,
                 v2.Compose(augment_transform(cfg.augment, size))
@@ -129,7 +108,7 @@ def folder_loaders(
             **options,
         )
         val = DataLoaderBatches(
-            FolderDataset(val_pairs, size, info),
+            FolderDataset(streamed.val, size, info),
             batch_size=val_batch_size,
             shuffle=False,
             **options,

@@ -8,6 +8,7 @@ one size, files that do not decode left out before the run starts.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -16,9 +17,11 @@ from torch.utils.data import Dataset
 
 from workbench.core.data.folder import (
     CancelCheck,
+    DataFingerprint,
     FolderListing,
     FolderProgress,
-    channel_stats,
+    fingerprint_folder,
+    folder_info,
     split_pairs,
 )
 from workbench.core.data.folder_images import (
@@ -79,10 +82,12 @@ def readable_pairs(
     size: int,
     progress: FolderProgress | None = None,
     cancel: CancelCheck | None = None,
-) -> tuple[list[tuple[Path, int]], list[str], bool]:
-    """Pairs whose files decode, the skipped ones (with why), whether all are gray."""
+) -> tuple[list[tuple[Path, int]], list[str], bool, dict[Path, str]]:
+    """Pairs whose files decode, the skipped ones (with why), whether all are gray,
+    and the content digests of the decoded files (for the data fingerprint)."""
     kept: list[tuple[Path, int]] = []
     skipped: list[str] = []
+    digests: dict[Path, str] = {}
     gray = True
     results = read_many([path for path, _ in pairs], size, progress, cancel)
     try:
@@ -92,9 +97,21 @@ def readable_pairs(
             else:
                 gray = result.is_gray and gray
                 kept.append((path, label))
+                digests[path] = result.digest
     except Cancelled:
         raise DownloadCancelled("reading the image folder was cancelled") from None
-    return kept, skipped, gray
+    return kept, skipped, gray, digests
+
+
+@dataclass(frozen=True)
+class StreamedFolder:
+    """A folder read per batch: the readable (train, val) pairs and what they are."""
+
+    train: list[tuple[Path, int]]
+    val: list[tuple[Path, int]]
+    info: DatasetInfo
+    skipped: tuple[str, ...]  # files that do not decode, each with the reason
+    fingerprint: DataFingerprint
 
 
 def streamed_splits(
@@ -105,10 +122,10 @@ def streamed_splits(
     seed: int,
     progress: FolderProgress | None = None,
     cancel: CancelCheck | None = None,
-) -> tuple[list[tuple[Path, int]], list[tuple[Path, int]], DatasetInfo, list[str]]:
-    """Readable (train, val) pairs, the dataset description and the skipped files."""
+) -> StreamedFolder:
+    """Decode every file once: which are readable, gray or colour, their digests."""
     train, val = split_pairs(listing, val_fraction, seed)
-    kept, skipped, gray = readable_pairs(
+    kept, skipped, gray, digests = readable_pairs(
         listing, train + val, image_size, progress, cancel
     )
     readable = set(kept)
@@ -127,15 +144,6 @@ def streamed_splits(
             for i in sample
         ]
     )
-    mean, std = channel_stats(torch.from_numpy(images))
-    info = DatasetInfo(
-        name="folder",
-        title=f"Image folder {listing.root.name}",
-        num_classes=len(listing.classes),
-        class_names=listing.classes,
-        mean=mean,
-        std=std,
-        offline=True,
-        image_shape=(channels, image_size, image_size),
-    )
-    return train, val, info, skipped
+    info = folder_info(listing, torch.from_numpy(images))
+    fingerprint = fingerprint_folder(listing, cancel, known=digests)
+    return StreamedFolder(train, val, info, tuple(skipped), fingerprint)

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import torch
 
+from workbench.core.data.augment import BatchAugment
 from workbench.core.data.folder import DataFingerprint
 from workbench.core.data.loaders import DataLoaderBatches, FastLoader
-from workbench.core.data.registry import DatasetInfo
+from workbench.core.data.registry import DatasetInfo, ImageArrays
+
+if TYPE_CHECKING:
+    from workbench.core.config import TrainConfig
 
 # Validation batches are at least this large: no gradients, so memory allows it.
 VAL_MIN_BATCH_SIZE = 1024
@@ -51,3 +56,43 @@ class Loaders:
         for loader in (self.train, self.val):
             if isinstance(loader, DataLoaderBatches):
                 loader.release_workers()
+
+
+def fast_loaders(
+    cfg: TrainConfig,
+    device: torch.device,
+    arrays: ImageArrays,
+    info: DatasetInfo,
+    val_batch_size: int,
+) -> tuple[FastLoader, FastLoader]:
+    """Shuffled training and in-order validation batches of ``arrays``.
+
+    Normalised with ``info``'s statistics; training batches get ``cfg.augment``.
+    """
+    common: dict[str, Any] = {
+        "seed": cfg.seed,
+        "device": device,
+        "mean": info.mean,
+        "std": info.std,
+    }
+    train = FastLoader(
+        arrays.train_images,
+        arrays.train_labels,
+        batch_size=cfg.batch_size,
+        shuffle=True,
+        augment=batch_augment(cfg, info),
+        **common,
+    )
+    val = FastLoader(
+        arrays.test_images,
+        arrays.test_labels,
+        batch_size=val_batch_size,
+        shuffle=False,
+        **common,
+    )
+    return train, val
+
+
+def batch_augment(cfg: TrainConfig, info: DatasetInfo) -> BatchAugment | None:
+    """The fast path's augmentation of training batches (None: none chosen)."""
+    return BatchAugment(cfg.augment, info.mean, info.std) if cfg.augment else None

@@ -23,11 +23,9 @@ from workbench.core.data.download import (
     resolve_root,
     unpack_present_archives,
 )
-from workbench.core.data.folder import images_progress, load_folder
 from workbench.core.data.my_digits import MyDigits
 from workbench.core.data.registry import (
     DATASET_INFO,
-    FOLDER,
     TORCHVISION_CLASSES,
     CancelCallback,
     DataError,
@@ -303,15 +301,6 @@ def load_run_arrays(
     base_arrays : ImageArrays, optional
         The base dataset, already loaded (saves loading it for the replay).
     """
-    if cfg.dataset == FOLDER:
-        return load_folder(
-            cfg.data_dir or "",
-            image_size=cfg.resolved_image_size,
-            val_fraction=cfg.val_fraction,
-            seed=cfg.seed,
-            progress=images_progress(progress, Path(cfg.data_dir or "").name),
-            cancel=cancel,
-        ).arrays
     if cfg.dataset != "my-digits":
         return load_arrays(
             cfg.dataset,
