@@ -24,6 +24,11 @@ from workbench.core import config as C
 
 log = logging.getLogger("workbench")
 
+MODEL_HELP = (
+    f"{', '.join(C.MODELS)}, a torchvision classifier (resnet18, "
+    "mobilenet_v3_small, ...: see `models`) or path/to/file.py:Name"
+)
+
 
 def _add_train_flags(parser: argparse.ArgumentParser) -> None:
     """One flag per config field; each defaults to "not given" so files can fill in."""
@@ -79,7 +84,18 @@ def _add_train_flags(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="download missing datasets (default: yes)",
     )
-    add("--model", choices=C.MODELS, help="default: small-cnn")
+    add("--model", help=MODEL_HELP + " (default: small-cnn)")
+    add(
+        "--weights",
+        help="a torchvision model's pretrained weights: none (default), default "
+        "or a name such as IMAGENET1K_V1; downloaded once into $TORCH_HOME",
+    )
+    add(
+        "--feature-cache",
+        choices=C.FEATURE_CACHE_MODES,
+        help="with a frozen backbone, compute its features once and train the "
+        "head on them (default auto: whenever the result is the same)",
+    )
     add("--device", help="auto, cpu, cuda, cuda:N or mps (default: auto)")
     add("--precision", choices=C.PRECISIONS, help="default: fp32")
     add("--epochs", type=int, help="default: depends on the dataset")
@@ -201,23 +217,34 @@ def build_parser() -> argparse.ArgumentParser:
     summary = sub.add_parser(
         "summary", help="each layer's output shape, parameters and MACs; the totals"
     )
-    summary.add_argument(
-        "--model", required=True, help=f"{', '.join(C.MODELS)} or a torchvision name"
-    )
-    for flag, default in (("image-size", 28), ("channels", 1), ("classes", 10)):
+    summary.add_argument("--model", required=True, help=MODEL_HELP)
+    for flag, default in (("image-size", 28), ("channels", None), ("classes", 10)):
         summary.add_argument(f"--{flag}", type=int, default=default, metavar="N")
+    sub.add_parser("models", help="every model --model takes, by family")
     summary.add_argument("--batch-size", type=int, default=256, metavar="N")
     return parser
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
     """Print the model's layer table and totals for one input size."""
+    from workbench.core.data.model_inputs import model_channels
     from workbench.core.model_summary import summarize_named
 
-    shape = (args.channels, args.image_size, args.image_size)
+    channels = args.channels or model_channels(args.model, 1)
+    shape = (channels, args.image_size, args.image_size)
     summary = summarize_named(args.model, shape, args.classes, args.batch_size)
     for line in summary.lines():
         say(line)
+    return 0
+
+
+def cmd_models(_: argparse.Namespace) -> int:
+    """List the models by family, and how to name one of your own."""
+    from workbench.core.model_catalog import grouped_models
+
+    for family, names in grouped_models():
+        say(f"{family}: {', '.join(names)}")
+    say("Your own: --model path/to/file.py:Name (runs the code in that file)")
     return 0
 
 
@@ -458,6 +485,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     from workbench.core.checkpoint_report import checkpoint_lines, diff_lines
     from workbench.core.checkpoints import load_weights_file
     from workbench.core.data import DATASET_INFO
+    from workbench.core.data.model_inputs import model_channels
     from workbench.core.doctor import compare_state
     from workbench.core.models import build_model
 
@@ -473,7 +501,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             classes = info.num_classes if info else 10
         if classes < 1:
             raise C.ConfigError("--classes: must be a whole number >= 1")
-        model = build_model(args.against_model, classes, seed=0)
+        side = 28 if model_channels(args.against_model, 1) == 1 else 224
+        shape = (model_channels(args.against_model, 1), side, side)
+        model = build_model(args.against_model, classes, seed=0, input_shape=shape)
         diff = compare_state(model, state)
         for line in diff_lines(diff, args.against_model, classes):
             say(line)
@@ -488,7 +518,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
         load_checkpoint,
         load_model_state,
     )
-    from workbench.core.models import build_model
+    from workbench.core.models import build_unseeded
     from workbench.core.predict import (
         PHOTO_DATASETS,
         PredictError,
@@ -501,7 +531,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     payload = load_checkpoint(args.checkpoint)
     cfg = config_of(payload)
     info = info_of(payload)
-    model = build_model(cfg.model, info.num_classes, input_shape=info.image_shape)
+    model = build_unseeded(cfg.model, info.num_classes, info.image_shape, cfg.weights)
     load_model_state(model, payload["model_state"])
     failures = 0
     for path in args.images:
@@ -554,6 +584,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "check-data": cmd_check_data,
         "runs": cmd_runs,
         "summary": cmd_summary,
+        "models": cmd_models,
     }
     from workbench.core.errors import USER_ERRORS
 

@@ -14,6 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.core.model_catalog import (
+    BUILTIN_MODELS,
+    FEATURE_CACHE_MODES,
+    model_problem,
+    pretrained,
+    weights_problem,
+)
+
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
@@ -35,7 +43,9 @@ IMAGE_SIZE_RANGE = (8, 512)
 AUGMENTATIONS = ("crop", "flip", "rotate", "jitter")
 # Datasets my own drawings can be prepared like (and mixed with): digit datasets.
 MY_DIGITS_BASES = ("mnist", "digits")
-MODELS = ("small-cnn", "cnn", "lazy-cnn", "mlp")
+# The built-in networks; a config's model may also be a torchvision classifier
+# or path/to/file.py:Name (model_catalog).
+MODELS = BUILTIN_MODELS
 PRECISIONS = ("fp32", "bf16", "fp16")
 LOADERS = ("fast", "dataloader")
 OPTIMIZERS = ("adam", "adamw", "sgd")
@@ -81,6 +91,12 @@ class TrainConfig:
     ``val/`` that is held out for validation (a seeded, stratified split).
     ``augment``: random changes to each training image (``AUGMENTATIONS``).
 
+    ``model``: a built-in, a torchvision classifier (``resnet18``) or the user's
+    ``path/to/file.py:Name``. ``weights``: a torchvision model's pretrained
+    weights (``none``, ``default`` or an enum member such as ``IMAGENET1K_V1``).
+    ``feature_cache``: keep the frozen backbone's outputs and train the head on
+    them (``auto``: whenever that gives the same result).
+
     ``log_every``: steps between two logged losses; None (the default) is
     automatic: every step of a run of up to 5,000 steps, about 5,000 points of a
     longer one, so a live curve shows every step of a short run.
@@ -113,6 +129,8 @@ class TrainConfig:
     image_size: int | None = None
     val_fraction: float = 0.2
     augment: tuple[str, ...] = field(default_factory=tuple)
+    weights: str = "none"
+    feature_cache: str = "auto"
 
     def __post_init__(self) -> None:
         # Lists arrive from JSON and argparse; a tuple keeps the dataclass hashable.
@@ -132,6 +150,13 @@ class TrainConfig:
         """The side of the square images this run trains on."""
         if self.image_size is not None:
             return self.image_size
+        if self.dataset in RESIZABLE_DATASETS and pretrained(self.model, self.weights):
+            # The size the weights were trained at (224 for most of torchvision's).
+            from workbench.core.tv_models import weights_preprocess
+
+            preprocess = weights_preprocess(self.model, self.weights)
+            if preprocess is not None:
+                return preprocess.crop
         return DEFAULT_IMAGE_SIZE.get(self.dataset, 28)
 
     @property
@@ -192,7 +217,13 @@ def _check_int(name: str, value: object, minimum: int, optional: bool = False) -
 def validate(cfg: TrainConfig) -> None:
     """Raise :class:`ConfigError` naming the first bad field and its allowed values."""
     _check_choice("dataset", cfg.dataset, DATASETS)
-    _check_choice("model", cfg.model, MODELS)
+    problem = model_problem(cfg.model)
+    if problem is not None:
+        raise ConfigError(f"model: {problem}")
+    problem = weights_problem(cfg.model, cfg.weights)
+    if problem is not None:
+        raise ConfigError(f"weights: {problem}")
+    _check_choice("feature_cache", cfg.feature_cache, FEATURE_CACHE_MODES)
     _check_choice("precision", cfg.precision, PRECISIONS)
     _check_choice("loader", cfg.loader, LOADERS)
     _check_choice("optimizer", cfg.optimizer, OPTIMIZERS)

@@ -252,6 +252,9 @@ def prepare_run(
         loaders.info.num_classes,
         seed=cfg.seed,
         input_shape=loaders.info.image_shape,
+        weights=cfg.weights,
+        progress=progress,
+        cancel=cancel,
     )
     # channels_last: oneDNN's convolutions run ~1.3x faster on it on this CPU.
     model = model.to(device, memory_format=torch.channels_last)

@@ -20,10 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-import torchvision
 from torch import nn
 
-from workbench.core.config import MODELS, ConfigError
+from workbench.core.config import ConfigError
 from workbench.core.models import build_model
 
 InputShape = tuple[int, int, int]
@@ -229,10 +228,8 @@ def summarize_named(
     ):
         if value < 1:
             raise ConfigError(f"{label}: must be a whole number >= 1, not {value}")
-    if name in MODELS:
-        model = build_model(name, num_classes, seed=0, input_shape=input_shape)
-    else:
-        model = _torchvision_model(name, input_shape, num_classes)
+    # Random weights: a summary never downloads pretrained ones.
+    model = build_model(name, num_classes, seed=0, input_shape=input_shape)
     try:
         return summarize_model(model, input_shape, batch_size)
     except RuntimeError as exc:
@@ -240,23 +237,3 @@ def summarize_named(
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         message = f"model: {name} cannot take {shape} inputs ({first})"
         raise ConfigError(message) from exc
-
-
-def _torchvision_model(
-    name: str, input_shape: InputShape, num_classes: int
-) -> nn.Module:
-    known = torchvision.models.list_models(module=torchvision.models)
-    if name not in known:
-        raise ConfigError(
-            f"model: {name!r} is neither a built-in ({', '.join(MODELS)}) nor a "
-            "torchvision classification model (e.g. resnet18)"
-        )
-    if input_shape[0] != 3:
-        raise ConfigError(
-            f"model: torchvision's {name} takes 3-channel images, not "
-            f"{input_shape[0]}; pass --channels 3"
-        )
-    model: nn.Module = torchvision.models.get_model(
-        name, weights=None, num_classes=num_classes
-    )
-    return model

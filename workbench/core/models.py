@@ -7,11 +7,18 @@ width)`` and class count; at MNIST's (1, 28, 28) they are the classic networks.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import nn
 from torch.nn.parameter import is_lazy
 
 from workbench.core.config import MODELS, ConfigError
+from workbench.core.data.registry import CancelCallback, ProgressCallback
+from workbench.core.model_catalog import NO_WEIGHTS, is_model_file, model_problem
+from workbench.core.model_file import ModelFileError, build_from_file, parse_spec
+from workbench.core.tv_models import ModelBuildError, build_torchvision
+from workbench.core.weights_cache import load_pretrained_state
 
 InputShape = tuple[int, int, int]
 MNIST_SHAPE: InputShape = (1, 28, 28)
@@ -161,22 +168,56 @@ def build_model(
     *,
     seed: int | None = None,
     input_shape: InputShape = MNIST_SHAPE,
+    weights: str = NO_WEIGHTS,
+    progress: ProgressCallback | None = None,
+    cancel: CancelCallback | None = None,
 ) -> nn.Module:
     """A fresh, fully materialised model for ``input_shape`` (C, H, W) inputs.
 
-    ``seed`` makes its initial weights fixed.
+    ``name`` is a built-in, a torchvision classifier or ``file.py:Name``
+    (:mod:`model_catalog`). ``seed`` makes its initial weights fixed (the
+    replaced head of a pretrained model included). ``weights``: a torchvision
+    model's pretrained weights, from the hub cache or downloaded with
+    ``progress`` and ``cancel``. Raises ConfigError (WeightsError when the
+    weights cannot be had, DownloadCancelled).
     """
     _check_buildable(name, input_shape)
+
+    def load_state(member: object) -> dict[str, torch.Tensor]:
+        return load_pretrained_state(member, progress=progress, cancel=cancel)
+
     if seed is None:
-        model = _BUILDERS[name](num_classes, input_shape)
-        materialize(model, input_shape)
-        return model
+        return _construct(name, num_classes, input_shape, weights, load_state)
     # fork_rng keeps the caller's global stream untouched by our initialisation.
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
+        return _construct(name, num_classes, input_shape, weights, load_state)
+
+
+def _construct(
+    name: str,
+    num_classes: int,
+    input_shape: InputShape,
+    weights: str,
+    load_state: Callable[[object], dict[str, torch.Tensor] | None],
+) -> nn.Module:
+    """Build (and materialise) model ``name``; user-facing failures as ConfigError."""
+    if name in _BUILDERS:
         model = _BUILDERS[name](num_classes, input_shape)
         materialize(model, input_shape)
-    return model
+        return model
+    try:
+        if is_model_file(name):
+            return build_from_file(parse_spec(name), num_classes, input_shape)
+        fitted = build_torchvision(
+            name, num_classes, input_shape, weights, load_state=load_state
+        )
+    except (ModelBuildError, ModelFileError) as exc:
+        text = str(exc)
+        raise ConfigError(
+            text if text.startswith("model") else f"model: {text}"
+        ) from exc
+    return fitted.model
 
 
 # The smallest side each network's convolutions and poolings can take.
@@ -184,10 +225,11 @@ _MIN_SIDE = {"small-cnn": 8, "cnn": 6, "lazy-cnn": 10, "mlp": 1}
 
 
 def _check_buildable(name: str, input_shape: InputShape) -> None:
-    if name not in _BUILDERS:
-        raise ConfigError(f"model: {name!r} is not one of {', '.join(MODELS)}")
+    problem = model_problem(name)
+    if problem is not None:
+        raise ConfigError(f"model: {problem}")
     smallest = min(input_shape[1:])
-    if smallest < _MIN_SIDE[name]:
+    if smallest < _MIN_SIDE.get(name, 1):
         raise ConfigError(
             f"model: {name} needs images of at least {_MIN_SIDE[name]} pixels a "
             f"side, these are {input_shape[1]}x{input_shape[2]}"
@@ -220,19 +262,22 @@ def snapshot_state(model: nn.Module) -> dict[str, torch.Tensor]:
 
 
 def build_unseeded(
-    name: str, num_classes: int = 10, input_shape: InputShape = MNIST_SHAPE
+    name: str,
+    num_classes: int = 10,
+    input_shape: InputShape = MNIST_SHAPE,
+    weights: str = NO_WEIGHTS,
 ) -> nn.Module:
     """The architecture with zeroed weights, built without drawing random numbers.
 
     Building on the ``meta`` device skips initialisation, so nothing touches
     the process-wide random generator, which a run training in another thread
     may be drawing from (dropout). For a model that gets its weights loaded
-    right away (the Draw tab's reader).
+    right away (the Draw tab's reader). A pretrained torchvision model is built
+    as it was trained (its replaced head included), without its weights file.
     """
     _check_buildable(name, input_shape)
     with torch.device("meta"):
-        model = _BUILDERS[name](num_classes, input_shape)
-        materialize(model, input_shape)
+        model = _construct(name, num_classes, input_shape, weights, _no_weights)
     model = model.to_empty(device="cpu")
     with torch.no_grad():
         for tensor in (*model.parameters(), *model.buffers()):
@@ -241,3 +286,8 @@ def build_unseeded(
         if isinstance(module, nn.modules.batchnorm._BatchNorm):
             module.reset_running_stats()
     return model
+
+
+def _no_weights(member: object) -> None:
+    """For an architecture only: its checkpoint brings the weights."""
+    return None

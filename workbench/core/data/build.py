@@ -20,6 +20,7 @@ from workbench.core.data.loaders import (
     can_pin,
     standard_transform,
 )
+from workbench.core.data.model_inputs import fit_to_model
 from workbench.core.data.registry import (
     FOLDER,
     TORCHVISION_CLASSES,
@@ -73,9 +74,11 @@ def build_loaders(
     device = torch.device(device)
     if cfg.dataset == FOLDER:
         return folder_loaders(cfg, device, progress=progress, cancel=cancel)
-    info = sized_info(dataset_info(cfg.dataset), cfg.resolved_image_size)
-    # Pixel statistics of the data the inputs are prepared like (my-digits: base).
-    stats = dataset_info(cfg.style_dataset)
+    data = sized_info(dataset_info(cfg.dataset), cfg.resolved_image_size)
+    info = fit_to_model(data, cfg.model, cfg.weights)
+    # Pixel statistics of the data the inputs are prepared like (my-digits: base),
+    # or of the pretrained weights.
+    stats = fit_to_model(dataset_info(cfg.style_dataset), cfg.model, cfg.weights)
     notices: list[str] = []
     pin_memory = cfg.pin_memory
     if pin_memory and not can_pin(device):
@@ -180,9 +183,11 @@ def _per_sample_datasets(
 
     Training samples get ``cfg.augment``'s torchvision transforms first.
     """
-    transform = standard_transform(info.mean, info.std)
+    # Gray images repeated to the model's three channels (torchvision's models).
+    to_rgb = dataset_info(cfg.dataset).channels < info.channels
+    transform = standard_transform(info.mean, info.std, to_rgb=to_rgb)
     steps = augment_transform(cfg.augment, cfg.resolved_image_size)
-    train_transform = standard_transform(info.mean, info.std, steps)
+    train_transform = standard_transform(info.mean, info.std, steps, to_rgb=to_rgb)
     if arrays is None and cfg.dataset in TORCHVISION_CLASSES:
         # The torchvision dataset object itself, as in the PyTorch tutorials.
         train_set, val_set = load_torchvision_splits(

@@ -19,6 +19,7 @@ from workbench.core.data.folder import (
 from workbench.core.data.folder_stream import FolderDataset, streamed_splits
 from workbench.core.data.loader_set import VAL_MIN_BATCH_SIZE, Loaders, fast_loaders
 from workbench.core.data.loaders import DataLoaderBatches, FastLoader, can_pin
+from workbench.core.data.model_inputs import fit_to_model
 from workbench.core.data.registry import CancelCallback, ProgressCallback
 
 if TYPE_CHECKING:
@@ -64,7 +65,8 @@ def folder_loaders(
         arrays = data.arrays
         train: FastLoader | DataLoaderBatches
         val: FastLoader | DataLoaderBatches
-        train, val = fast_loaders(cfg, device, arrays, data.info, val_batch_size)
+        info = fit_to_model(data.info, cfg.model, cfg.weights)
+        train, val = fast_loaders(cfg, device, arrays, info, val_batch_size)
         megabytes = (arrays.train_images.numel() + arrays.test_images.numel()) / 1024**2
         source = "read from the disk cache" if data.from_cache else "decoded once"
         path = (
@@ -72,7 +74,7 @@ def folder_loaders(
             f"images {source}, {megabytes:,.0f} MB of the "
             f"{memory_budget() / 1024**2:,.0f} MB budget."
         )
-        info, skipped, fingerprint = data.info, data.skipped, data.fingerprint
+        skipped, fingerprint = data.skipped, data.fingerprint
         val_images: torch.Tensor | None = arrays.test_images
     else:
         streamed = streamed_splits(
@@ -83,7 +85,8 @@ def folder_loaders(
             progress=decoding,
             cancel=cancel,
         )
-        info, skipped = streamed.info, streamed.skipped
+        info = fit_to_model(streamed.info, cfg.model, cfg.weights)
+        skipped = streamed.skipped
         fingerprint = streamed.fingerprint
         # The fast path chosen but over budget: decode in parallel processes.
         workers = cfg.workers if cfg.loader == "dataloader" else fallback_workers()

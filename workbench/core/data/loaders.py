@@ -174,9 +174,11 @@ class FastLoader(_EpochOrder):
         self._images = images.to(storage)
         if self._images.dim() == 3:
             self._images = self._images.unsqueeze(1)
-        channels = self._images.shape[1]
         self._mean = _per_channel(mean).to(self.device)
         self._std = _per_channel(std).to(self.device)
+        # Gray images for a 3-channel model are repeated per batch (_normalise).
+        self._rgb = self._images.shape[1] == 1 and len(self._mean) == 3
+        channels = 3 if self._rgb else self._images.shape[1]
         if len(self._mean) not in (1, channels) or len(self._std) != len(self._mean):
             raise ValueError("mean and std need one value, or one per channel")
         if self.augment is not None and len(self.augment.mean) not in (
@@ -230,7 +232,10 @@ class FastLoader(_EpochOrder):
         batches = _split_batches(order, self.batch_size)
         for batch, index in enumerate(batches, start=start_batch):
             x, y = self._take(index)
-            x = x.to(torch.float32).div_(255).sub_(self._mean).div_(self._std)
+            x = x.to(torch.float32)
+            if self._rgb:
+                x = x.expand(-1, 3, -1, -1).contiguous()
+            x = x.div_(255).sub_(self._mean).div_(self._std)
             if self.augment is not None:
                 # Seeded by the batch's place in the epoch, not by how many
                 # batches this iterator has made: a resume redraws the same.
@@ -281,6 +286,9 @@ def _normalise(
         x = x.unsqueeze(1)
     mean_t = _per_channel(mean).to(x.device)
     std_t = _per_channel(std).to(x.device)
+    if x.shape[1] == 1 and mean_t.numel() == 3:
+        # Gray data for a 3-channel model (torchvision's): repeat the channel.
+        x = x.expand(-1, 3, -1, -1).contiguous()
     return x.div_(255).sub_(mean_t).div_(std_t)
 
 
@@ -288,8 +296,12 @@ def standard_transform(
     mean: float | Sequence[float],
     std: float | Sequence[float],
     augment: Sequence[Callable[[Any], Any]] = (),
+    *,
+    to_rgb: bool = False,
 ) -> transforms.Compose:
     """PIL image -> normalised float tensor, after the ``augment`` steps if any.
+
+    ``to_rgb`` repeats a gray image to three channels (a torchvision model).
 
     ``augment`` is what ``augment.augment_transform(choices, size)`` makes: the
     per-sample path's augmentation, whose randomness is torchvision's (each
@@ -297,8 +309,9 @@ def standard_transform(
     """
     means = (mean,) if isinstance(mean, int | float) else tuple(mean)
     stds = (std,) if isinstance(std, int | float) else tuple(std)
+    rgb = [transforms.Grayscale(num_output_channels=3)] if to_rgb else []
     return transforms.Compose(
-        [*augment, transforms.ToTensor(), transforms.Normalize(means, stds)]
+        [*augment, *rgb, transforms.ToTensor(), transforms.Normalize(means, stds)]
     )
 
 
