@@ -131,9 +131,16 @@ def test_bad_input_is_one_clear_message(tmp_path, monkeypatch, capsys, flags, me
 
 def test_unknown_choice_is_rejected_by_the_parser(capsys):
     with pytest.raises(SystemExit) as info:
-        main(["train", "--model", "resnet"])
+        main(["train", "--optimizer", "rmsprop"])
     assert info.value.code == 2
-    assert "invalid choice: 'resnet'" in capsys.readouterr().err
+    assert "invalid choice: 'rmsprop'" in capsys.readouterr().err
+
+
+def test_an_unknown_model_name_says_what_a_model_can_be(capsys):
+    assert main(["train", "--model", "resnet"]) == 2
+    err = capsys.readouterr().err
+    assert "'resnet' is neither a built-in" in err
+    assert "path/to/file.py:Name" in err and "Traceback" not in err
 
 
 def test_predict_prints_class_and_top_probabilities(tmp_path, capsys):
