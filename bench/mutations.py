@@ -1547,4 +1547,24 @@ MUTATIONS: list[Mutation] = [
             "tests/core/test_model_file.py::test_a_class_or_a_function_gives_a_checked_model",
         ),
     ),
+    Mutation(
+        "model-file-hash-not-saved",
+        "A checkpoint keeps the SHA-256 of the model file it was trained from",
+        "workbench/core/checkpoints.py",
+        "        SHA_KEY: model_sha(run.model),\n",
+        "        SHA_KEY: None,\n",
+        (
+            "tests/core/test_model_source.py::test_the_hash_goes_into_the_checkpoint_and_run_json",
+        ),
+    ),
+    Mutation(
+        "model-file-change-not-told",
+        "Open, resume, predict and Reproduce say when the model file changed",
+        "workbench/core/model_source.py",
+        "    if now != recorded:\n",
+        "    if False:\n",
+        (
+            "tests/core/test_model_source.py::test_open_resume_predict_and_reproduce_say_the_file_changed",
+        ),
+    ),
 ]

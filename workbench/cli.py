@@ -17,7 +17,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from workbench import __version__
+from workbench import __version__, cli_models
 from workbench.cli_progress import DownloadBars, StepBar
 from workbench.console import percent, say
 from workbench.core import config as C
@@ -223,29 +223,6 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("models", help="every model --model takes, by family")
     summary.add_argument("--batch-size", type=int, default=256, metavar="N")
     return parser
-
-
-def cmd_summary(args: argparse.Namespace) -> int:
-    """Print the model's layer table and totals for one input size."""
-    from workbench.core.data.model_inputs import model_channels
-    from workbench.core.model_summary import summarize_named
-
-    channels = args.channels or model_channels(args.model, 1)
-    shape = (channels, args.image_size, args.image_size)
-    summary = summarize_named(args.model, shape, args.classes, args.batch_size)
-    for line in summary.lines():
-        say(line)
-    return 0
-
-
-def cmd_models(_: argparse.Namespace) -> int:
-    """List the models by family, and how to name one of your own."""
-    from workbench.core.model_catalog import grouped_models
-
-    for family, names in grouped_models():
-        say(f"{family}: {', '.join(names)}")
-    say("Your own: --model path/to/file.py:Name (runs the code in that file)")
-    return 0
 
 
 def cmd_check_data(args: argparse.Namespace) -> int:
@@ -518,6 +495,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
         load_checkpoint,
         load_model_state,
     )
+    from workbench.core.model_source import SHA_KEY, model_file_change
     from workbench.core.models import build_unseeded
     from workbench.core.predict import (
         PHOTO_DATASETS,
@@ -531,6 +509,9 @@ def cmd_predict(args: argparse.Namespace) -> int:
     payload = load_checkpoint(args.checkpoint)
     cfg = config_of(payload)
     info = info_of(payload)
+    changed = model_file_change(cfg.model, payload.get(SHA_KEY), args.checkpoint)
+    if changed is not None:
+        sys.stderr.write(f"warning: {changed}\n")
     model = build_unseeded(cfg.model, info.num_classes, info.image_shape, cfg.weights)
     load_model_state(model, payload["model_state"])
     failures = 0
@@ -583,8 +564,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "inspect": cmd_inspect,
         "check-data": cmd_check_data,
         "runs": cmd_runs,
-        "summary": cmd_summary,
-        "models": cmd_models,
+        "summary": cli_models.cmd_summary,
+        "models": cli_models.cmd_models,
     }
     from workbench.core.errors import USER_ERRORS
 

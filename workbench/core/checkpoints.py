@@ -30,6 +30,7 @@ from workbench.core.doctor import (
 from workbench.core.engine import prepare_run
 from workbench.core.files import write_atomically
 from workbench.core.freezing import frozen_names, match_patterns
+from workbench.core.model_source import SHA_KEY, model_sha
 from workbench.core.training_run import MetricHistory, TrainingRun
 
 __all__ = [
@@ -128,6 +129,8 @@ def checkpoint_dict(run: TrainingRun) -> dict[str, Any]:
         "rng": rng_states(),
         "torch_version": str(torch.__version__),
         "workbench_version": workbench.__version__,
+        # A model file's hash: opening the checkpoint says if the file changed.
+        SHA_KEY: model_sha(run.model),
     }
 
 

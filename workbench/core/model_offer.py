@@ -17,11 +17,13 @@ from torch import nn
 from workbench.core.checkpoints import CheckpointError, config_of, load_weights_file
 from workbench.core.config import TrainConfig
 from workbench.core.data.describe import input_spec
+from workbench.core.data.model_inputs import model_channels
 from workbench.core.doctor import StateDiff, compare_state
 from workbench.core.models import build_model
 
 # (architecture, classes, input shape): what decides a model's shapes.
-ModelKey = tuple[str, int, tuple[int, int, int]]
+InputShape = tuple[int, int, int]
+ModelKey = tuple[str, int, InputShape]
 
 # Below this share of tensors loaded, a partial load misleads more than it helps.
 MOSTLY_FITS = 0.5
@@ -60,7 +62,13 @@ def model_key(cfg: TrainConfig) -> ModelKey:
         When ``cfg`` names an image folder that cannot be read.
     """
     spec = input_spec(cfg.dataset, cfg.data_dir, cfg.resolved_image_size)
-    return (cfg.model, spec.num_classes, spec.image_shape)
+    return fitted_key(cfg.model, spec.num_classes, spec.image_shape)
+
+
+def fitted_key(model: str, num_classes: int, data_shape: InputShape) -> ModelKey:
+    """The key of ``model`` on data of ``data_shape``: torchvision's take 3 channels."""
+    channels = model_channels(model, data_shape[0])
+    return (model, num_classes, (channels, *data_shape[1:]))
 
 
 def build_keyed(key: ModelKey, seed: int | None = None) -> nn.Module:

@@ -208,7 +208,11 @@ def _construct(
         return model
     try:
         if is_model_file(name):
-            return build_from_file(parse_spec(name), num_classes, input_shape)
+            source = parse_spec(name)
+            model = build_from_file(source, num_classes, input_shape)
+            # Checkpoints and run.json keep it: was this the file (model_source)?
+            model.model_file_sha256 = source.sha256  # type: ignore[assignment]
+            return model
         fitted = build_torchvision(
             name, num_classes, input_shape, weights, load_state=load_state
         )

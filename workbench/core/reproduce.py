@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.data_record import data_change
 from workbench.core.events import StepMetrics
+from workbench.core.model_source import SHA_KEY, model_file_change
 from workbench.core.runs import RUN_FILE, RunFolder, RunSummary, read_metrics, summarize
 
 
@@ -118,6 +119,9 @@ def original_config(folder: RunFolder) -> TrainConfig:
         raise ConfigError(reason)
     cfg = TrainConfig.from_dict(run.config)
     changed = data_change(folder, cfg)
+    if changed is None:
+        recorded = folder.info().get(SHA_KEY)
+        changed = model_file_change(cfg.model, recorded, f"run {folder.id}")
     if changed is not None:
         raise ConfigError(changed)
     return cfg

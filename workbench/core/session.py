@@ -63,6 +63,7 @@ from workbench.core.model_offer import (
     WeightsOffer,
     model_key,
 )
+from workbench.core.model_source import SHA_KEY, model_file_change, model_sha
 from workbench.core.models import snapshot_state
 from workbench.core.reproduce import Reproduction, compare_with_folder, original_config
 from workbench.core.runs import RunFolder, RunRecorder, folder_of
@@ -328,11 +329,18 @@ class Session:
         return []
 
     def _record_data(self, run: TrainingRun) -> str | None:
-        """Keep the data fingerprint in the run's folder; a message if it failed."""
-        if self.folder is None or run.loaders.fingerprint is None:
+        """Keep the data fingerprint and model file hash in the run's folder.
+
+        A message if that failed.
+        """
+        if self.folder is None:
             return None
         try:
-            record_data(self.folder, run.loaders.fingerprint)
+            sha = model_sha(run.model)
+            if sha is not None:
+                self.folder.update(**{SHA_KEY: sha})
+            if run.loaders.fingerprint is not None:
+                record_data(self.folder, run.loaders.fingerprint)
         except OSError as exc:
             return f"The run's data fingerprint was not saved: {exc}"
         return None
@@ -505,6 +513,9 @@ class Session:
         path = Path(path)
         payload = load_checkpoint(path)
         cfg, notes = usable_here(config_of(payload))
+        changed = model_file_change(cfg.model, payload.get(SHA_KEY), path.name)
+        if changed is not None:
+            notes.append(changed[0].upper() + changed[1:] + ".")
         arrays = self.load_arrays(cfg, progress, cancel)
         run = restore_run(
             payload, config=cfg, arrays=arrays, progress=progress, cancel=cancel
