@@ -12,7 +12,9 @@ def cmd_summary(args: argparse.Namespace) -> int:
     from workbench.core.data.model_inputs import model_channels
     from workbench.core.model_summary import summarize_named
 
-    channels = args.channels or model_channels(args.model, 1)
+    channels = args.channels
+    if channels is None:  # what the model takes: 3 for torchvision models
+        channels = model_channels(args.model, 1)
     shape = (channels, args.image_size, args.image_size)
     summary = summarize_named(args.model, shape, args.classes, args.batch_size)
     for line in summary.lines():

@@ -140,7 +140,8 @@ def test_an_unknown_model_name_says_what_a_model_can_be(capsys):
     assert main(["train", "--model", "resnet"]) == 2
     err = capsys.readouterr().err
     assert "'resnet' is neither a built-in" in err
-    assert "path/to/file.py:Name" in err and "Traceback" not in err
+    assert "path/to/file.py:Name" in err
+    assert "Traceback" not in err
 
 
 def test_predict_prints_class_and_top_probabilities(tmp_path, capsys):

@@ -76,7 +76,8 @@ def test_open_resume_predict_and_reproduce_say_the_file_changed(
     net_file.write_text(NET + "\n# a comment changes the hash\n", encoding="utf-8")
     opened = Session(origin="test").open(ckpt, evaluate=False)
     (note,) = [n for n in opened.notes if "changed since" in n]
-    assert str(net_file) in note and _sha(net_file)[:12] in note
+    assert str(net_file) in note
+    assert _sha(net_file)[:12] in note
 
     capsys.readouterr()
     assert _train(spec, "--resume", str(ckpt), "--max-steps", "6") == 0
@@ -119,5 +120,7 @@ def test_a_broken_model_file_is_one_line_on_the_command_line(
     path.write_text(source, encoding="utf-8")
     assert _train(f"{path}:Net") == 2
     err = capsys.readouterr().err
-    assert "Traceback" not in err and str(path) in err and expected in err
+    assert "Traceback" not in err
+    assert str(path) in err
+    assert expected in err
     assert len(err.strip().splitlines()) == 1
