@@ -87,3 +87,26 @@ def test_the_frozen_check_names_a_changed_tensor():
 def test_a_model_of_other_classes_cannot_be_taught_digits():
     with pytest.raises(ConfigError, match="digits or MNIST"):
         fine_tune_config(TrainConfig(dataset="fashion-mnist"), ())
+
+
+def test_a_torchvision_model_fine_tunes_on_my_drawings_like_a_built_in():
+    """resnet18 on gray digits (repeated to 3 channels): the fine-tune keeps
+    the frozen backbone bit-identical and trains the replaced head ``fc``."""
+    arrays = load_arrays("digits")
+    cfg = TrainConfig(dataset="digits", model="resnet18", max_steps=4, epochs=1)
+    base = prepare_run(cfg, arrays=arrays)
+    fit(base)
+    store = MyDigits()
+    for image, label in mirrored_digits(per_class=2):
+        store.add(image, label, style="digits")
+    mask = tuple(all_but_head(base.model))
+    assert "fc.weight" not in mask
+    assert "conv1.weight" in mask
+    tune_cfg = fine_tune_config(base.config, mask).replace(max_steps=3)
+    tune = prepare_fine_tune(tune_cfg, snapshot_state(base.model), base_arrays=arrays)
+    assert tune.run.loaders.info.image_shape[0] == 3  # gray drawings, 3 channels
+    fit(tune.run)
+    _after, frozen = tune.finish()
+    assert frozen.unchanged
+    fc = dict(tune.run.model.named_parameters())["fc.weight"]
+    assert not torch.equal(fc.detach(), base.model.fc.weight.detach())

@@ -19,11 +19,13 @@ from torch import nn
 from workbench.core.config import MY_DIGITS_BASES, ConfigError, TrainConfig
 from workbench.core.data import (
     DATASET_INFO,
+    DatasetInfo,
     DownloadProgress,
     ImageArrays,
     load_base_arrays,
     load_run_arrays,
 )
+from workbench.core.data.model_inputs import fit_to_model
 from workbench.core.data.my_digits import MyDigits
 from workbench.core.engine import TrainingRun, prepare_run
 from workbench.core.preprocess import style_of
@@ -128,17 +130,19 @@ def accuracy(
     model: nn.Module,
     images: torch.Tensor,
     labels: torch.Tensor,
-    dataset: str,
+    dataset: str | DatasetInfo,
     *,
     batch_size: int = 1024,
 ) -> float:
     """Accuracy of ``model`` (put in ``eval()`` and restored) on uint8 images.
 
-    ``dataset`` names the pixel statistics to normalise with. NaN when empty.
+    ``dataset`` names the pixel statistics to normalise with, or is the inputs'
+    DatasetInfo (gray repeated to three channels for a torchvision model).
+    NaN when empty.
     """
     if len(labels) == 0:
         return float("nan")
-    info = DATASET_INFO[dataset]
+    info = DATASET_INFO[dataset] if isinstance(dataset, str) else dataset
     device = next(model.parameters()).device
     was_training = model.training
     model.eval()
@@ -164,10 +168,11 @@ def scores(
     store = store or MyDigits()
     source = cfg.style_dataset
     images, labels = store.all_arrays(style_of(source))
+    info = fit_to_model(DATASET_INFO[source], cfg.model, cfg.weights)
     return Scores(
-        mine=accuracy(model, images, labels, source),
+        mine=accuracy(model, images, labels, info),
         mine_count=len(labels),
-        base=accuracy(model, base_arrays.test_images, base_arrays.test_labels, source),
+        base=accuracy(model, base_arrays.test_images, base_arrays.test_labels, info),
         base_count=len(base_arrays.test_labels),
     )
 
