@@ -131,9 +131,19 @@ def test_bad_input_is_one_clear_message(tmp_path, monkeypatch, capsys, flags, me
 
 def test_unknown_choice_is_rejected_by_the_parser(capsys):
     with pytest.raises(SystemExit) as info:
-        main(["train", "--model", "resnet"])
+        main(["train", "--precision", "fp8"])
     assert info.value.code == 2
-    assert "invalid choice: 'resnet'" in capsys.readouterr().err
+    assert "invalid choice: 'fp8'" in capsys.readouterr().err
+
+
+def test_an_unknown_model_is_one_line_naming_the_kinds_of_model(capsys):
+    # --model is free text (any torchvision classifier or file.py:Name), so an
+    # unknown name is refused by the config's check, not by argparse's choices.
+    assert main(["train", "--model", "resnet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ptcore-workbench train: error: model: 'resnet' is neither")
+    assert err.count("\n") == 1
+    assert "Traceback" not in err
 
 
 def test_predict_prints_class_and_top_probabilities(tmp_path, capsys):

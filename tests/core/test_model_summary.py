@@ -137,7 +137,7 @@ def test_the_command_summarises_a_torchvision_model(capsys):
         (["--model", "mlp", "--batch-size", "-1"], "batch size: must be"),
         (["--model", "mlp", "--classes", "0"], "classes: must be"),
         (["--model", "mlp", "--channels", "-3"], "channels: must be"),
-        (["--model", "resnet18"], "takes 3-channel images, not 1"),
+        (["--model", "resnet18", "--channels", "1"], "takes 3-channel images, not 1"),
         (
             ["--model", "squeezenet1_0", "--channels", "3", "--image-size", "4"],
             "cannot take 3x4x4 inputs",
