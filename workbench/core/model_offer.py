@@ -17,6 +17,7 @@ from torch import nn
 from workbench.core.checkpoints import CheckpointError, config_of, load_weights_file
 from workbench.core.config import TrainConfig
 from workbench.core.data.describe import input_spec
+from workbench.core.data.model_inputs import model_channels
 from workbench.core.doctor import StateDiff, compare_state
 from workbench.core.models import build_model
 
@@ -60,7 +61,16 @@ def model_key(cfg: TrainConfig) -> ModelKey:
         When ``cfg`` names an image folder that cannot be read.
     """
     spec = input_spec(cfg.dataset, cfg.data_dir, cfg.resolved_image_size)
-    return (cfg.model, spec.num_classes, spec.image_shape)
+    return (cfg.model, spec.num_classes, model_input_shape(cfg.model, spec.image_shape))
+
+
+def model_input_shape(
+    model: str, data_shape: tuple[int, int, int]
+) -> tuple[int, int, int]:
+    """The (C, H, W) ``model`` takes for data of ``data_shape``: a torchvision
+    model gets gray data repeated to three channels (``model_inputs``)."""
+    channels, height, width = data_shape
+    return (model_channels(model, channels), height, width)
 
 
 def build_keyed(key: ModelKey, seed: int | None = None) -> nn.Module:
