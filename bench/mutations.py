@@ -1628,7 +1628,10 @@ MUTATIONS: list[Mutation] = [
         "workbench/core/model_offer.py",
         "model_input_shape(cfg.model, spec.image_shape)",
         "spec.image_shape",
-        (f"{_TV_CLI}::test_init_from_a_resnet18_checkpoint",),
+        (
+            f"{_TV}::test_the_model_key_has_the_channels_the_model_takes",
+            f"{_TV_CLI}::test_init_from_a_resnet18_checkpoint",
+        ),
     ),
     Mutation(
         "predict-digits-gray-for-torchvision",

@@ -320,3 +320,17 @@ def test_a_folder_of_gray_images_trains_resnet18(tmp_path, monkeypatch):
     assert run.global_step == 2
     assert any(type(e).__name__ == "TrainResult" for e in events)
     assert run.model.get_submodule("fc").out_features == 3
+
+
+def test_the_model_key_has_the_channels_the_model_takes():
+    # --init-from and the window's model preview build the model of this key.
+    from workbench.core.model_offer import build_keyed, model_key
+
+    key = model_key(TrainConfig(dataset="digits", model="resnet18"))
+    assert key == ("resnet18", 10, (3, 28, 28))
+    assert model_key(TrainConfig(dataset="digits", model="mlp")) == (
+        "mlp",
+        10,
+        (1, 28, 28),
+    )
+    assert build_keyed(key, seed=0).conv1.in_channels == 3
