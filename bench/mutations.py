@@ -25,6 +25,9 @@ class Mutation:
 
 _RESUME = "tests/core/test_exact_resume.py"
 _CKPT = "tests/core/test_checkpoints.py"
+_TV = "tests/core/test_torchvision_models.py"
+_TV_CLI = "tests/core/test_torchvision_cli.py"
+_WEIGHTS = "tests/core/test_weights_cache.py"
 
 MUTATIONS: list[Mutation] = [
     # --------------------------------------------------------- exact resume
@@ -1566,5 +1569,96 @@ MUTATIONS: list[Mutation] = [
         (
             "tests/core/test_model_source.py::test_open_resume_predict_and_reproduce_say_the_file_changed",
         ),
+    ),
+    # --------------------------------------- issue 14: torchvision models, weights
+    Mutation(
+        "weights-loaded-without-weights-only",
+        "A weights file is read with weights_only: a pickle holding code never runs",
+        "workbench/core/weights_cache.py",
+        'state = torch.load(path, map_location="cpu", weights_only=True)',
+        'state = torch.load(path, map_location="cpu", weights_only=False)',
+        (f"{_WEIGHTS}::test_a_file_holding_code_is_refused_without_running_it",),
+    ),
+    Mutation(
+        "weights-hash-unchecked",
+        "A download whose SHA-256 does not start with the file name's prefix is refused",
+        "workbench/core/weights_cache.py",
+        "        if match and not digest.hexdigest().startswith(match.group(1)):\n",
+        "        if False:\n",
+        (f"{_WEIGHTS}::test_a_damaged_download_is_refused_and_nothing_kept",),
+    ),
+    Mutation(
+        "weights-partial-download-kept",
+        "A cancelled or failed download leaves no partial file in the cache",
+        "workbench/core/weights_cache.py",
+        "    finally:\n        tmp.unlink(missing_ok=True)\n",
+        "    finally:\n        pass\n",
+        (f"{_WEIGHTS}::test_cancel_mid_download_keeps_no_partial_file",),
+    ),
+    Mutation(
+        "pretrained-head-not-replaced",
+        "Pretrained weights keep the backbone and get a new head for the run's classes",
+        "workbench/core/tv_models.py",
+        "        _replace_head(model, head, num_classes)\n",
+        "        pass\n",
+        (f"{_WEIGHTS}::test_a_cached_file_is_loaded_and_the_head_replaced",),
+    ),
+    Mutation(
+        "gray-not-repeated-dataloader",
+        "The DataLoader path repeats gray images to a torchvision model's 3 channels",
+        "workbench/core/data/build.py",
+        "    to_rgb = dataset_info(cfg.dataset).channels < info.channels\n",
+        "    to_rgb = False\n",
+        (
+            f"{_TV}::test_gray_digits_reach_resnet18_as_three_equal_channels_on_both_paths",
+        ),
+    ),
+    Mutation(
+        "gray-not-repeated-fast-loader",
+        "The fast loader repeats gray images to a torchvision model's 3 channels",
+        "workbench/core/data/loaders.py",
+        "        self._rgb = self._images.shape[1] == 1 and len(self._mean) == 3\n",
+        "        self._rgb = False\n",
+        (
+            f"{_TV}::test_gray_digits_reach_resnet18_as_three_equal_channels_on_both_paths",
+            f"{_TV}::test_a_folder_of_gray_images_trains_resnet18",
+        ),
+    ),
+    Mutation(
+        "gray-statistics-not-repeated",
+        "Repeated gray channels each carry the gray mean and std",
+        "workbench/core/data/model_inputs.py",
+        "        mean, std = mean * channels, std * channels\n",
+        "        pass\n",
+        (f"{_TV}::test_fit_to_model_repeats_gray_statistics_or_takes_the_weights",),
+    ),
+    Mutation(
+        "pretrained-crop-size-ignored",
+        "Pretrained weights bring their crop size (224) to cifar10 and folders",
+        "workbench/core/config.py",
+        "                return preprocess.crop\n",
+        "                pass\n",
+        (
+            f"{_TV}::test_pretrained_weights_bring_their_crop_size_to_resizable_datasets",
+        ),
+    ),
+    Mutation(
+        "init-from-keyed-by-data-channels",
+        "--init-from builds a torchvision model for the 3 channels it takes",
+        "workbench/core/model_offer.py",
+        "model_input_shape(cfg.model, spec.image_shape)",
+        "spec.image_shape",
+        (
+            f"{_TV}::test_the_model_key_has_the_channels_the_model_takes",
+            f"{_TV_CLI}::test_init_from_a_resnet18_checkpoint",
+        ),
+    ),
+    Mutation(
+        "predict-digits-gray-for-torchvision",
+        "predict feeds a torchvision digits model the 3 channels it trained on",
+        "workbench/core/predict.py",
+        "        info = fit_to_model(info, model, weights)\n",
+        "        pass\n",
+        (f"{_TV_CLI}::test_predict_and_inspect_read_the_resnet18_checkpoint",),
     ),
 ]

@@ -520,7 +520,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
             if cfg.dataset in PHOTO_DATASETS:
                 batch = photo_input(path, info)
             else:
-                batch = preprocess(load_image(path), cfg.style_dataset)
+                image = load_image(path)
+                batch = preprocess(image, cfg.style_dataset, cfg.model, cfg.weights)
         except PredictError as exc:
             sys.stderr.write(f"{path}: {exc}\n")
             failures += 1

@@ -22,8 +22,7 @@ from workbench.core.doctor import StateDiff, compare_state
 from workbench.core.models import build_model
 
 # (architecture, classes, input shape): what decides a model's shapes.
-InputShape = tuple[int, int, int]
-ModelKey = tuple[str, int, InputShape]
+ModelKey = tuple[str, int, tuple[int, int, int]]
 
 # Below this share of tensors loaded, a partial load misleads more than it helps.
 MOSTLY_FITS = 0.5
@@ -62,13 +61,16 @@ def model_key(cfg: TrainConfig) -> ModelKey:
         When ``cfg`` names an image folder that cannot be read.
     """
     spec = input_spec(cfg.dataset, cfg.data_dir, cfg.resolved_image_size)
-    return fitted_key(cfg.model, spec.num_classes, spec.image_shape)
+    return (cfg.model, spec.num_classes, model_input_shape(cfg.model, spec.image_shape))
 
 
-def fitted_key(model: str, num_classes: int, data_shape: InputShape) -> ModelKey:
-    """The key of ``model`` on data of ``data_shape``: torchvision's take 3 channels."""
-    channels = model_channels(model, data_shape[0])
-    return (model, num_classes, (channels, *data_shape[1:]))
+def model_input_shape(
+    model: str, data_shape: tuple[int, int, int]
+) -> tuple[int, int, int]:
+    """The (C, H, W) ``model`` takes for data of ``data_shape``: a torchvision
+    model gets gray data repeated to three channels (``model_inputs``)."""
+    channels, height, width = data_shape
+    return (model_channels(model, channels), height, width)
 
 
 def build_keyed(key: ModelKey, seed: int | None = None) -> nn.Module:

@@ -88,10 +88,14 @@ def _info(dataset: str | DatasetInfo) -> DatasetInfo:
 
 
 def to_model_input(image28: np.ndarray, dataset: str | DatasetInfo) -> torch.Tensor:
-    """A (1, 1, 28, 28) tensor normalised with ``dataset``'s statistics."""
+    """A (1, C, 28, 28) tensor normalised with ``dataset``'s statistics.
+
+    C is ``dataset``'s channels: 1, or 3 for a torchvision model's inputs
+    (``model_inputs.fit_to_model``), the gray drawing repeated as the loaders do.
+    """
     info = _info(dataset)
     tensor = torch.as_tensor(image28, dtype=torch.float32)
-    return info.normalise(tensor[None, None])
+    return info.normalise(tensor[None, None].expand(1, info.channels, -1, -1))
 
 
 def stored_input(image: np.ndarray, dataset: str | DatasetInfo) -> torch.Tensor:
@@ -150,9 +154,20 @@ def photo_input(path: str | Path, info: DatasetInfo) -> torch.Tensor:
     return info.normalise(x.div(255)[None])
 
 
-def preprocess(image: np.ndarray, dataset: str) -> torch.Tensor:
-    """The recipe that matches ``dataset``, ready for the model."""
-    return to_model_input(style_image(image, style_of(dataset)), dataset)
+def preprocess(
+    image: np.ndarray, dataset: str, model: str | None = None, weights: str = "none"
+) -> torch.Tensor:
+    """The recipe that matches ``dataset``, ready for the model.
+
+    With ``model`` (and its ``weights``), the inputs that model takes: a
+    torchvision model gets three channels and their statistics, as in training.
+    """
+    info = DATASET_INFO[dataset]
+    if model is not None:
+        from workbench.core.data.model_inputs import fit_to_model
+
+        info = fit_to_model(info, model, weights)
+    return to_model_input(style_image(image, style_of(dataset)), info)
 
 
 def predict(

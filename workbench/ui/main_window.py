@@ -29,7 +29,12 @@ from workbench.core.freezing import (
     frozen_names,
     set_frozen,
 )
-from workbench.core.model_offer import ModelKey, build_keyed, fitted_key, model_key
+from workbench.core.model_offer import (
+    ModelKey,
+    build_keyed,
+    model_input_shape,
+    model_key,
+)
 from workbench.core.runs import RunFolder
 from workbench.core.session import Plan, StartKind
 from workbench.ui import dialogs, window_layout, window_state
@@ -210,7 +215,8 @@ class MainWindow(QMainWindow):
             spec = input_spec(dataset, values.get("data_dir"), size)
         except DataError:  # no folder chosen yet, or unreadable: preview 2 classes
             spec = InputSpec(("?", "?"), (3, size, size))
-        return fitted_key(self.model_panel.model(), spec.num_classes, spec.image_shape)
+        model = self.model_panel.model()
+        return (model, spec.num_classes, model_input_shape(model, spec.image_shape))
 
     def _sync_tree_model(self, frozen: tuple[str, ...] | None = None) -> None:
         """Show the run's model if it has the chosen architecture, else a preview.
