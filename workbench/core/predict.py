@@ -278,7 +278,7 @@ class Predictor:
     Parameters
     ----------
     model_name : str
-        One of ``config.MODELS``.
+        A config's ``model``: a built-in, a torchvision name or file.py:Name.
     dataset : str
         The dataset the inputs are prepared like (``TrainConfig.style_dataset``):
         a digit dataset's drawings get its recipe; an image file for a photo
@@ -289,6 +289,9 @@ class Predictor:
         The inputs' description: shape, channels, per-channel statistics (a
         run's ``loaders.info``, a checkpoint's ``info_of``). By default the
         built-in ``dataset``'s.
+    weights : str
+        The run's ``weights``: a pretrained torchvision model is built as it
+        trained (GoogLeNet's input transform), its weights loaded next.
     """
 
     def __init__(
@@ -298,6 +301,7 @@ class Predictor:
         class_names: tuple[str, ...] | None = None,
         *,
         info: DatasetInfo | None = None,
+        weights: str = "none",
     ) -> None:
         from workbench.core.models import build_unseeded
 
@@ -309,7 +313,7 @@ class Predictor:
         # No random initialisation: it would touch the generator a run in
         # another thread draws from, and real weights are loaded next anyway.
         self.model = build_unseeded(
-            model_name, len(self.class_names), self.info.image_shape
+            model_name, len(self.class_names), self.info.image_shape, weights
         )
         self.model.eval()
         # Saliency needs gradients for the input only, never for the weights.
