@@ -14,7 +14,9 @@ until a torchvision name is asked about.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
+from pathlib import PurePath
 from typing import Any
 
 BUILTIN_MODELS = ("small-cnn", "cnn", "lazy-cnn", "mlp")
@@ -61,6 +63,14 @@ def is_model_file(name: str) -> bool:
 
 def is_torchvision(name: str) -> bool:
     return name not in BUILTIN_MODELS and name in torchvision_models()
+
+
+def model_slug(name: str) -> str:
+    """``name`` fit for a folder name: ``path/to/net.py:Net`` -> ``net-Net``."""
+    if is_model_file(name):
+        path, _, attr = name.rpartition(":")
+        name = f"{PurePath(path).stem}-{attr}"
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name)
 
 
 def family(name: str) -> str:

@@ -27,7 +27,6 @@ import logging
 import math
 import os
 import platform
-import re
 import secrets
 import socket
 import sys
@@ -52,6 +51,7 @@ from workbench.core.events import (
     event_from_record,
 )
 from workbench.core.files import append_jsonl, read_jsonl, write_atomically
+from workbench.core.model_catalog import model_slug
 from workbench.core.training_run import TrainingRun
 
 log = logging.getLogger(__name__)
@@ -65,14 +65,6 @@ TENSORBOARD_DIR = "tensorboard"
 # How a run ended; "running" on disk with a dead process means interrupted.
 STATUSES = ("running", "finished", "stopped", "closed", "failed", "dismissed")
 RESUMABLE = ("running", "closed")
-
-
-def _model_slug(model: str) -> str:
-    """``model`` fit for a folder name: ``path/to/net.py:Net`` -> ``net-Net``."""
-    path, _, attr = model.rpartition(":")
-    if path.endswith(".py"):
-        model = f"{Path(path).stem}-{attr}"
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", model)
 
 
 def runs_dir() -> Path:
@@ -133,7 +125,7 @@ class RunFolder:
         """
         root = root or runs_dir()
         stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-        name = f"{stamp}-{cfg.dataset}-{_model_slug(cfg.model)}-{secrets.token_hex(2)}"
+        name = f"{stamp}-{cfg.dataset}-{model_slug(cfg.model)}-{secrets.token_hex(2)}"
         folder = cls(root / name)
         folder._write(
             {
