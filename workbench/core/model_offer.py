@@ -17,6 +17,7 @@ from torch import nn
 from workbench.core.checkpoints import CheckpointError, config_of, load_weights_file
 from workbench.core.config import TrainConfig
 from workbench.core.data.describe import input_spec
+from workbench.core.data.model_inputs import model_channels
 from workbench.core.doctor import StateDiff, compare_state
 from workbench.core.models import build_model
 
@@ -60,7 +61,8 @@ def model_key(cfg: TrainConfig) -> ModelKey:
         When ``cfg`` names an image folder that cannot be read.
     """
     spec = input_spec(cfg.dataset, cfg.data_dir, cfg.resolved_image_size)
-    return (cfg.model, spec.num_classes, spec.image_shape)
+    channels = model_channels(cfg.model, spec.image_shape[0])
+    return (cfg.model, spec.num_classes, (channels, *spec.image_shape[1:]))
 
 
 def build_keyed(key: ModelKey, seed: int | None = None) -> nn.Module:
