@@ -47,6 +47,9 @@ class ModelCombo(QComboBox):
                     item.setData(value, Qt.ItemDataRole.UserRole)
                     item.setToolTip(tooltip)
                     model.appendRow(item)
+            # The popup as wide as the longest name, however narrow the box.
+            view = self.view()
+            view.setMinimumWidth(view.sizeHintForColumn(0) + 2 * view.frameWidth() + 20)
             index = self.findData(current) if current is not None else -1
             self.setCurrentIndex(index if index >= 0 else self._first_model_row())
         self.set_filter(self._filter)
