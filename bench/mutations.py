@@ -28,6 +28,7 @@ _CKPT = "tests/core/test_checkpoints.py"
 _TV = "tests/core/test_torchvision_models.py"
 _TV_CLI = "tests/core/test_torchvision_cli.py"
 _WEIGHTS = "tests/core/test_weights_cache.py"
+_MODEL_PANEL = "tests/ui/test_model_panel.py"
 
 MUTATIONS: list[Mutation] = [
     # --------------------------------------------------------- exact resume
@@ -1651,6 +1652,7 @@ MUTATIONS: list[Mutation] = [
         (
             f"{_TV}::test_the_model_key_has_the_channels_the_model_takes",
             f"{_TV_CLI}::test_init_from_a_resnet18_checkpoint",
+            f"{_MODEL_PANEL}::test_a_resnet18_run_reads_image_files_not_the_canvas",
         ),
     ),
     Mutation(
@@ -1660,5 +1662,79 @@ MUTATIONS: list[Mutation] = [
         "        info = fit_to_model(info, model, weights)\n",
         "        pass\n",
         (f"{_TV_CLI}::test_predict_and_inspect_read_the_resnet18_checkpoint",),
+    ),
+    # ------------------------------------ issue 14: the Model and Data panels
+    Mutation(
+        "model-panel-built-ins-only",
+        "The Model panel lists torchvision's models under their families",
+        "workbench/ui/panels/model.py",
+        "            for title, names in grouped_models()\n",
+        "            for title, names in grouped_models()[:1]\n",
+        (f"{_MODEL_PANEL}::test_every_model_is_listed_under_its_family",),
+    ),
+    Mutation(
+        "model-search-does-not-filter",
+        "The model search box hides the models whose name does not match",
+        "workbench/ui/model_combo.py",
+        "            view.setRowHidden(row, not match)\n",
+        "            view.setRowHidden(row, False)\n",
+        (
+            f"{_MODEL_PANEL}::test_the_search_box_filters_by_name_and_enter_picks_a_match",
+        ),
+    ),
+    Mutation(
+        "weights-choice-not-in-config",
+        "The weights chosen in the Model panel are the config's weights",
+        "workbench/ui/panels/model.py",
+        '        return {"model": self.model(), "weights": self.weights()}\n',
+        '        return {"model": self.model()}\n',
+        (f"{_MODEL_PANEL}::test_resnet18_with_imagenet_weights_sets_the_config",),
+    ),
+    Mutation(
+        "model-file-trust-notice-hidden",
+        "While a model file is chosen the panel says plainly that it runs its code",
+        "workbench/ui/panels/model.py",
+        "        self.trust_label.setVisible(chosen_file)\n",
+        "        self.trust_label.setVisible(False)\n",
+        (
+            f"{_MODEL_PANEL}::test_a_model_file_is_added_listed_remembered_and_"
+            "trusted_plainly",
+        ),
+    ),
+    Mutation(
+        "model-file-error-not-shown",
+        "A model file that cannot build says why, with the file and line",
+        "workbench/ui/main_window.py",
+        "                self.model_panel.show_problem(str(exc))\n",
+        "                pass\n",
+        (f"{_MODEL_PANEL}::test_a_broken_model_file_says_what_and_where",),
+    ),
+    Mutation(
+        "preprocessing-line-ignores-the-model",
+        "The Data panel's preprocessing line follows the chosen model and weights",
+        "workbench/ui/main_window.py",
+        "            model, self.model_panel.weights(), self.data_panel.dataset(), "
+        "shape[1]\n",
+        '            "mlp", "none", self.data_panel.dataset(), shape[1]\n',
+        (
+            f"{_MODEL_PANEL}::test_the_preprocessing_line_follows_model_weights_"
+            "and_dataset",
+        ),
+    ),
+    Mutation(
+        "torchvision-model-reads-the-canvas",
+        "A 3-channel (torchvision) model's Draw tab reads image files, not the canvas",
+        "workbench/core/predict.py",
+        "        return self.dataset in PHOTO_DATASETS or is_torchvision(self.model_name)\n",
+        "        return self.dataset in PHOTO_DATASETS\n",
+        (f"{_MODEL_PANEL}::test_a_resnet18_run_reads_image_files_not_the_canvas",),
+    ),
+    Mutation(
+        "weights-download-status-without-file",
+        "A weights download shows the weights' name and the file it fetches",
+        "workbench/ui/run_view.py",
+        '            f"Downloading {p.dataset}: {p.file_name} (file {p.file_index}/"\n',
+        '            f"Downloading {p.dataset}: (file {p.file_index}/"\n',
+        (f"{_MODEL_PANEL}::test_weights_download_shows_progress_and_stop_cancels_it",),
     ),
 ]

@@ -8,7 +8,12 @@ import pytest
 import torch
 from torch import nn
 
-from workbench.core.model_file import ModelFileError, build_from_file, parse_spec
+from workbench.core.model_file import (
+    ModelFileError,
+    build_from_file,
+    defined_names,
+    parse_spec,
+)
 
 GOOD = """
 from torch import nn
@@ -117,3 +122,36 @@ def test_every_failure_is_one_message_with_the_file_and_line(
 def test_bad_specs_say_what_to_give(tmp_path, spec):
     with pytest.raises(ModelFileError, match=r"path/to/file\.py:Name|no such file"):
         parse_spec(str(tmp_path / spec) if spec.startswith("nowhere") else spec)
+
+
+def test_defined_names_are_read_without_running_the_file(tmp_path):
+    path = tmp_path / "net.py"
+    path.write_text(
+        textwrap.dedent(
+            """\
+            from torch import nn
+            open(__file__ + ".ran", "w").close()
+
+
+            class Net(nn.Module):
+                pass
+
+
+            def make(num_classes):
+                return Net()
+
+
+            def _helper():
+                pass
+
+            size = 3
+            """
+        )
+    )
+    assert defined_names(path) == ["Net", "make"]
+    assert not (tmp_path / "net.py.ran").exists()  # parsed, never run
+    path.write_text("x = 1\ndef broken(:\n")
+    with pytest.raises(ModelFileError, match=r"net\.py:2: syntax error"):
+        defined_names(path)
+    with pytest.raises(ModelFileError, match="no such file"):
+        defined_names(tmp_path / "missing.py")

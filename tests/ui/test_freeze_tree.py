@@ -38,14 +38,15 @@ def test_rows_match_named_parameters(panel, name):
 
 
 def test_lazy_model_is_materialised_before_listing(qtbot, window):
-    window.model_panel.model_combo.setCurrentIndex(MODELS.index("lazy-cnn"))
+    combo = window.model_panel.model_combo
+    combo.setCurrentIndex(combo.findData("lazy-cnn"))
     assert window.model_panel.lazy_label.isVisibleTo(window)
     assert "dry-run batch" in window.model_panel.lazy_label.text()
     model = window.freeze_panel.model
     assert all(p.shape.numel() > 0 for p in model.parameters())
     total, _ = count_parameters(model)
     assert window.model_panel.count_label.text() == f"{total:,}"
-    window.model_panel.model_combo.setCurrentIndex(MODELS.index("mlp"))
+    combo.setCurrentIndex(combo.findData("mlp"))
     assert not window.model_panel.lazy_label.isVisibleTo(window)
 
 

@@ -5,12 +5,12 @@ with ``num_classes=`` (and ``in_channels=`` when it accepts it). Loading runs
 the code in that file: the user's choice, which the window says plainly. Every
 failure (a syntax error, an exception while building, no such name, a wrong
 output shape) becomes one :class:`ModelFileError` naming the file and line.
-
-Not yet wired to the config, the command line or the window (issue 14).
+:func:`defined_names` lists a file's names without running it.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import inspect
 import traceback
@@ -180,3 +180,32 @@ def _check_output(
             f"{model_file.path}: {model_file.name} gives {got} for a batch of 2; "
             f"it must give (2, {num_classes}): one score per class"
         )
+
+
+def defined_names(path: str | Path) -> list[str]:
+    """The top-level classes and functions of ``path``, read with ``ast``.
+
+    The file is parsed, never run: a window can offer its names before the
+    user decides to run it.
+
+    Raises
+    ------
+    ModelFileError
+        No such file, not readable, or a syntax error (with its line).
+    """
+    path = Path(path)
+    try:
+        source = path.read_text(encoding="utf-8")
+        tree = ast.parse(source, filename=str(path))
+    except SyntaxError as exc:
+        raise ModelFileError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
+    except FileNotFoundError:
+        raise ModelFileError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ModelFileError(f"{path}: cannot read it as Python ({exc})") from None
+    kinds = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    return [
+        node.name
+        for node in tree.body
+        if isinstance(node, kinds) and not node.name.startswith("_")
+    ]

@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from workbench.core.data import DATASET_INFO, DatasetInfo
+from workbench.core.model_catalog import is_torchvision
 from workbench.core.preprocess import (
     PredictError,
     digits_style,
@@ -321,8 +322,12 @@ class Predictor:
 
     @property
     def is_photo(self) -> bool:
-        """True when inputs are photos brought to size, not digit drawings."""
-        return self.dataset in PHOTO_DATASETS
+        """True when inputs are photos brought to size, not digit drawings.
+
+        torchvision's models take 3 channels: they read image files, also when
+        trained on gray digits (repeated to 3 channels), never the canvas.
+        """
+        return self.dataset in PHOTO_DATASETS or is_torchvision(self.model_name)
 
     @property
     def input_shape(self) -> tuple[int, int, int]:

@@ -167,3 +167,11 @@ def confirm(parent: QWidget | None, title: str, text: str) -> bool:
     )
     box.setDefaultButton(QMessageBox.StandardButton.No)
     return box.exec() == QMessageBox.StandardButton.Yes
+
+
+def get_item(
+    parent: QWidget | None, title: str, label: str, items: list[str]
+) -> str | None:
+    """Pick one of ``items`` (or type another); None when cancelled."""
+    value, accepted = QInputDialog.getItem(parent, title, label, items, 0, True)
+    return value if accepted and value else None

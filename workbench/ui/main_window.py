@@ -20,7 +20,7 @@ from torch import nn
 
 from workbench.core.config import DEFAULT_IMAGE_SIZE, ConfigError, TrainConfig
 from workbench.core.data import DataError
-from workbench.core.data.describe import InputSpec, input_spec
+from workbench.core.data.model_inputs import model_channels
 from workbench.core.doctor import load_exact
 from workbench.core.engine import TrainingRun
 from workbench.core.freezing import (
@@ -29,12 +29,8 @@ from workbench.core.freezing import (
     frozen_names,
     set_frozen,
 )
-from workbench.core.model_offer import (
-    ModelKey,
-    build_keyed,
-    model_input_shape,
-    model_key,
-)
+from workbench.core.model_offer import ModelKey, build_keyed, model_key
+from workbench.core.models import head_name
 from workbench.core.runs import RunFolder
 from workbench.core.session import Plan, StartKind
 from workbench.ui import dialogs, window_layout, window_state
@@ -192,6 +188,10 @@ class MainWindow(QMainWindow):
         self.loader_panel.set_device_kind(kind)
         self.speed_panel.set_device_kind(kind)
         self.training_panel.set_dataset(self.data_panel.dataset())
+        model, _classes, shape = self.chosen_model_key()
+        self.data_panel.preprocessing_label.show_for(
+            model, self.model_panel.weights(), self.data_panel.dataset(), shape[1]
+        )
         self._sync_tree_model(frozen)
         self.run_view.show_measurements()
         self.update_actions()
@@ -208,15 +208,13 @@ class MainWindow(QMainWindow):
 
     def chosen_model_key(self) -> ModelKey:
         """(architecture, classes, input shape) the panels choose."""
-        values = self.data_panel.config_values()
-        dataset = values["dataset"]
-        size = values.get("image_size") or DEFAULT_IMAGE_SIZE.get(dataset, 28)
+        values = {**self.data_panel.config_values(), **self.model_panel.config_values()}
+        model, dataset = values["model"], values["dataset"]
         try:
-            spec = input_spec(dataset, values.get("data_dir"), size)
-        except DataError:  # no folder chosen yet, or unreadable: preview 2 classes
-            spec = InputSpec(("?", "?"), (3, size, size))
-        model = self.model_panel.model()
-        return (model, spec.num_classes, model_input_shape(model, spec.image_shape))
+            return model_key(self._base_config.replace(**values))
+        except (ConfigError, DataError):  # no folder chosen yet: preview 2 classes
+            size = values.get("image_size") or DEFAULT_IMAGE_SIZE.get(dataset, 28)
+            return (model, 2, (model_channels(model, 3), size, size))
 
     def _sync_tree_model(self, frozen: tuple[str, ...] | None = None) -> None:
         """Show the run's model if it has the chosen architecture, else a preview.
@@ -230,7 +228,12 @@ class MainWindow(QMainWindow):
         elif self._tree_key == key and self.freeze_panel.model is not None:
             model = self.freeze_panel.model
         else:
-            model = build_keyed(key, seed=self.training_panel.seed())
+            try:
+                model = build_keyed(key, seed=self.training_panel.seed())
+            except ConfigError as exc:  # a broken model file, a too small image
+                self.model_panel.show_problem(str(exc))
+                return
+            self.model_panel.show_problem("")
             loaded = self.controller.session.initial_weights
             if run is None and loaded is not None and loaded.model_key == key:
                 load_exact(model, loaded.state)  # the next run starts from these
@@ -264,6 +267,7 @@ class MainWindow(QMainWindow):
         model = self.freeze_panel.model
         if model is not None:
             self.model_panel.show_counts(*count_parameters(model))
+            self.model_panel.show_head(head_name(model))
 
     @Slot()
     def _on_freeze_panel_mask_changed(self) -> None:

@@ -111,8 +111,8 @@ class RunView(QObject):
         done = f"{p.bytes_done / 1e6:.1f}"
         total = f" of {p.bytes_total / 1e6:.1f}" if p.bytes_total else ""
         self.window.set_status(
-            f"Downloading {p.dataset}: file {p.file_index}/{p.file_count}, "
-            f"{done}{total} MB"
+            f"Downloading {p.dataset}: {p.file_name} (file {p.file_index}/"
+            f"{p.file_count}), {done}{total} MB"
         )
 
     def _on_run_started(self, ev: E.RunStarted) -> None:

@@ -148,3 +148,20 @@ def save_layout(
             continue
         settings.setValue(f"splitters/{name}", splitter.saveState())
         settings.setValue(f"splitters/{name}_width", splitter.width())
+
+
+def model_files(settings: QSettings) -> list[str]:
+    """Model files the user added (``path/to/file.py:Name``), oldest first."""
+    text = settings.value("model_files")
+    try:
+        specs = json.loads(str(text)) if text else []
+    except ValueError:
+        return []
+    return [s for s in specs if isinstance(s, str)]
+
+
+def add_model_file(settings: QSettings, spec: str) -> list[str]:
+    """Remember ``spec`` among the added model files and return the list."""
+    specs = [s for s in model_files(settings) if s != spec] + [spec]
+    settings.setValue("model_files", json.dumps(specs))
+    return specs

@@ -21,8 +21,10 @@ from workbench.core import events as E
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.data import DATASET_INFO, DataError, DatasetInfo
 from workbench.core.data.describe import input_spec
+from workbench.core.data.model_inputs import fit_to_model
 from workbench.core.engine import TrainingRun
 from workbench.core.finetune import FrozenCheck, Scores
+from workbench.core.model_catalog import is_torchvision
 from workbench.core.models import snapshot_state
 from workbench.core.predict import PHOTO_DATASETS, ScoredImage
 from workbench.ui import dialogs
@@ -76,11 +78,15 @@ class DrawTab(QObject):
         info = self._reader_info(cfg, run)
         if info is None:
             return
-        photo = cfg.dataset in PHOTO_DATASETS
-        if photo:
-            self.panel.set_reader(cfg.model, cfg.dataset, info=info)
-        else:  # the digit recipe and statistics of the dataset drawn like
-            self.panel.set_reader(cfg.model, cfg.style_dataset, info.class_names)
+        # Photo datasets and 3-channel models read image files, not the canvas.
+        photo = cfg.dataset in PHOTO_DATASETS or is_torchvision(cfg.model)
+        try:
+            if photo:
+                self.panel.set_reader(cfg.model, cfg.dataset, info=info)
+            else:  # the digit recipe and statistics of the dataset drawn like
+                self.panel.set_reader(cfg.model, cfg.style_dataset, info.class_names)
+        except ConfigError:  # a broken model file: the Model panel says why
+            return
         tabs = w.tabs
         tabs.setTabText(tabs.indexOf(w.draw_page), TAB_TITLES[photo])
         if run is None:
@@ -117,7 +123,12 @@ class DrawTab(QObject):
         if run is not None:
             return run.loaders.info
         if cfg.dataset not in PHOTO_DATASETS:
-            return DATASET_INFO[cfg.dataset]
+            if not is_torchvision(cfg.model):
+                return DATASET_INFO[cfg.dataset]
+            # Gray digits repeated to 3 channels, at the model's size.
+            fitted = fit_to_model(DATASET_INFO[cfg.dataset], cfg.model, cfg.weights)
+            shape = self.window.chosen_model_key()[2]
+            return dataclasses.replace(fitted, image_shape=shape)
         _model, _classes, shape = self.window.chosen_model_key()
         try:
             spec = input_spec(cfg.dataset, cfg.data_dir, shape[1])

@@ -53,6 +53,7 @@ from workbench.ui.panels.samples import (
     folder_examples,
     sample_strip,
 )
+from workbench.ui.preprocessing_label import PreprocessingLabel
 from workbench.ui.tasks import TaskThread, describe_error, start_task
 
 log = logging.getLogger(__name__)
@@ -162,6 +163,8 @@ class DataPanel(ConfigPanel):
         self.augment_box = AugmentBox()
         self.augment_box.changed.connect(self._emit_changed)
         self.form.addRow("Augment", self.augment_box)
+        self.preprocessing_label = PreprocessingLabel()  # the window fills it
+        self.form.addRow(self.preprocessing_label)
 
         self.cache = cache if cache is not None else ArraysCache()
         self._tasks: list[TaskThread] = []
