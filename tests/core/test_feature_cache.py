@@ -208,3 +208,50 @@ def test_unfreezing_mid_run_falls_back_to_the_full_model_from_the_next_step(
     torch.testing.assert_close(
         weight, full_run.model.block4[0].weight.detach().cpu(), rtol=1e-4, atol=1e-6
     )
+
+
+class _Odd(torch.nn.Module):
+    """A user's model: a frozen conv, then ``how`` before or after the head."""
+
+    head_module = "head"
+
+    def __init__(self, how: str) -> None:
+        super().__init__()
+        self.how = how
+        self.conv = torch.nn.Conv2d(1, 4, 3, stride=4)
+        if how == "batchnorm":
+            self.bn = torch.nn.BatchNorm2d(4, affine=False)
+        self.head = torch.nn.Linear(4 * 7 * 7, 10)
+        self.conv.requires_grad_(False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.conv(x)
+        if self.how == "batchnorm":
+            x = self.bn(x)
+        x = torch.flatten(x, 1)
+        if self.how == "random":
+            x = torch.nn.functional.dropout(x, 0.5, training=self.training)
+        logits = self.head(x)
+        return logits * 2 if self.how == "scaled" else logits
+
+
+@pytest.mark.parametrize(
+    ("how", "why"),
+    [
+        ("batchnorm", "bn is BatchNorm in train mode before the head"),
+        (
+            "random",
+            "the head's input changes between two passes (randomness before it)",
+        ),
+        ("scaled", "the model's output is not its head's output"),
+    ],
+)
+def test_a_model_of_ones_own_is_checked_before_its_features_are_kept(
+    tiny_arrays, how, why
+):
+    run = prepare_run(_small_cnn_cfg(feature_cache="auto"), arrays=tiny_arrays)
+    run.model = _Odd(how)
+    feed = FeatureFeed.start(run)
+    assert feed.status == f"feature cache: off: {why}"
+    run.model = _Odd("plain")
+    assert FeatureFeed.start(run).active

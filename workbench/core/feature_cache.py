@@ -153,6 +153,7 @@ class FeatureFeed:
                         if why is not None:
                             return why
                     feat = capture.features(model, x)
+                    assert feat is not None  # _check_first_batch saw it reached
                     if features is None:
                         why = _too_big(feat, loader.num_samples, run.device)
                         if why is not None:
@@ -235,11 +236,10 @@ class _Capture:
         if self.stop:
             raise _AtHead
 
-    def features(self, model: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    def features(self, model: nn.Module, x: torch.Tensor) -> torch.Tensor | None:
+        """The head's input for batch ``x``; None if the pass never reached it."""
         with contextlib.suppress(_AtHead):
             model(x)
-        if self.value is None:
-            raise RuntimeError("the forward pass never reached the head")
         value, self.value = self.value, None
         return value
 
@@ -251,10 +251,10 @@ def _check_first_batch(
     model: nn.Module, head: nn.Module, x: torch.Tensor, capture: _Capture
 ) -> str | None:
     """Why the head's input changes, or does not make the output; or None."""
-    first = capture.features(model, x)
-    if not torch.allclose(
-        first.float(), capture.features(model, x).float(), rtol=1e-4, atol=1e-5
-    ):
+    first, again = capture.features(model, x), capture.features(model, x)
+    if first is None or again is None:
+        return "the forward pass never reaches the head module"
+    if not torch.allclose(first.float(), again.float(), rtol=1e-4, atol=1e-5):
         return "the head's input changes between two passes (randomness before it)"
     # In eval mode (no dropout, no statistics updated): the model's output must
     # be the head applied to its captured input.
@@ -263,13 +263,15 @@ def _check_first_batch(
     try:
         out = model(x)
         feat = capture.value
-        ref = head(feat)
+        ref = head(feat) if feat is not None else None
     finally:
         capture.stop = True
         capture.value = None
         train_mode(model)
-    if out.shape != ref.shape or not torch.allclose(
-        out.float(), ref.float(), rtol=1e-4, atol=1e-5
+    if (
+        ref is None
+        or out.shape != ref.shape
+        or not torch.allclose(out.float(), ref.float(), rtol=1e-4, atol=1e-5)
     ):
         return "the model's output is not its head's output"
     return None
