@@ -200,6 +200,7 @@ def test_unfreezing_mid_run_falls_back_to_the_full_model_from_the_next_step(
         "feature cache: off from step 6: block4.0.weight is trainable; "
         "the full model trains from here"
     ) in notices
+    assert cached_run.notices[-1].startswith("feature cache: off from step 6: ")
     _assert_same_losses(_losses(cached), _losses(full))
     # The unfrozen block trained in both.
     before = build_model("small-cnn", 10, seed=0, input_shape=(1, 28, 28))

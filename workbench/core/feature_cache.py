@@ -211,6 +211,8 @@ class FeatureFeed:
             return None
         self.features = self.labels = self._head = None
         self.status = f"{PREFIX}off from step {self.run.global_step + 1}: {why}"
+        notices = self.run.notices
+        notices[:] = [n for n in notices if not n.startswith(PREFIX)] + [self.status]
         message = self.status + "; the full model trains from here"
         return message, self.run.loaders.train.iter_from(batch)
 
