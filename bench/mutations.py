@@ -1619,4 +1619,12 @@ MUTATIONS: list[Mutation] = [
         "    if False:\n",
         (f"{_FC}::test_each_reason_to_stay_off_is_said",),
     ),
+    Mutation(
+        "feature-cache-features-without-autocast",
+        "Features are computed under the run's autocast (bf16), as the head receives them",
+        "workbench/core/feature_cache.py",
+        "            with torch.no_grad(), autocast_context(run.config.precision, run.device):\n",
+        "            with torch.no_grad():\n",
+        (f"{_FC}::test_bf16_features_are_kept_as_the_head_receives_them",),
+    ),
 ]

@@ -256,3 +256,15 @@ def test_a_model_of_ones_own_is_checked_before_its_features_are_kept(
     assert feed.status == f"feature cache: off: {why}"
     run.model = _Odd("plain")
     assert FeatureFeed.start(run).active
+
+
+def test_bf16_features_are_kept_as_the_head_receives_them(tiny_arrays):
+    runs = {}
+    for mode in ("off", "on"):
+        cfg = _small_cnn_cfg(precision="bf16", epochs=2, feature_cache=mode)
+        runs[mode] = fit(prepare_run(cfg, arrays=tiny_arrays))
+    assert _status(runs["on"]).startswith("feature cache: on (256 features")
+    _assert_same_losses(_losses(runs["on"]), _losses(runs["off"]))
+    np.testing.assert_array_equal(
+        _last_predictions(runs["on"]), _last_predictions(runs["off"])
+    )
