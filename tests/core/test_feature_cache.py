@@ -268,3 +268,12 @@ def test_bf16_features_are_kept_as_the_head_receives_them(tiny_arrays):
     np.testing.assert_array_equal(
         _last_predictions(runs["on"]), _last_predictions(runs["off"])
     )
+
+
+def test_the_dataloader_path_gets_the_same_cached_batches(tiny_arrays):
+    runs = {}
+    for mode in ("off", "on"):
+        cfg = _small_cnn_cfg(loader="dataloader", epochs=1, feature_cache=mode)
+        runs[mode] = fit(prepare_run(cfg, arrays=tiny_arrays))
+    assert _status(runs["on"]).startswith("feature cache: on (256 features")
+    _assert_same_losses(_losses(runs["on"]), _losses(runs["off"]))
