@@ -29,6 +29,7 @@ _TV = "tests/core/test_torchvision_models.py"
 _TV_CLI = "tests/core/test_torchvision_cli.py"
 _WEIGHTS = "tests/core/test_weights_cache.py"
 _MODEL_PANEL = "tests/ui/test_model_panel.py"
+_FC = "tests/core/test_feature_cache.py"
 
 MUTATIONS: list[Mutation] = [
     # --------------------------------------------------------- exact resume
@@ -1736,5 +1737,84 @@ MUTATIONS: list[Mutation] = [
         '            f"Downloading {p.dataset}: {p.file_name} (file {p.file_index}/"\n',
         '            f"Downloading {p.dataset}: (file {p.file_index}/"\n',
         (f"{_MODEL_PANEL}::test_weights_download_shows_progress_and_stop_cancels_it",),
+    ),
+    # ------------------------------------------------------------ feature cache
+    Mutation(
+        "feature-cache-trainable-backbone",
+        "The feature cache stays off while a parameter before the head is trainable",
+        "workbench/core/feature_cache.py",
+        "        if param.requires_grad and not name.startswith(inside):\n",
+        "        if False:\n",
+        (
+            f"{_FC}::test_each_reason_to_stay_off_is_said",
+            f"{_FC}::test_unfreezing_mid_run_falls_back_to_the_full_model_from_the_"
+            "next_step",
+        ),
+    ),
+    Mutation(
+        "feature-cache-features-in-train-mode",
+        "Features are computed with frozen BatchNorm in eval mode, as training uses it",
+        "workbench/core/feature_cache.py",
+        "        with contextlib.suppress(_AtHead):\n            model(x)\n",
+        "        model.train()\n        with contextlib.suppress(_AtHead):\n"
+        "            model(x)\n",
+        (
+            f"{_FC}::test_a_stopped_cached_run_continues_mid_epoch_in_the_same_order",
+            f"{_FC}::test_resnet18_head_only_trains_the_same_with_and_without_the_cache",
+        ),
+    ),
+    Mutation(
+        "feature-cache-order-differs",
+        "Cached features come in the loader's seeded order of each epoch",
+        "workbench/core/feature_cache.py",
+        "        order = loader.epoch_order()[start_batch * loader.batch_size :]\n",
+        "        order = loader.epoch_order(0)[start_batch * loader.batch_size :]\n",
+        (
+            f"{_FC}::test_a_stopped_cached_run_continues_mid_epoch_in_the_same_order",
+            f"{_FC}::test_resnet18_head_only_trains_the_same_with_and_without_the_cache",
+        ),
+    ),
+    Mutation(
+        "feature-cache-resume-from-epoch-start",
+        "A cached run continued mid-epoch goes on from the batch it stopped at",
+        "workbench/core/feature_cache.py",
+        "        order = loader.epoch_order()[start_batch * loader.batch_size :]\n",
+        "        order = loader.epoch_order()\n",
+        (f"{_FC}::test_a_stopped_cached_run_continues_mid_epoch_in_the_same_order",),
+    ),
+    Mutation(
+        "feature-cache-no-fallback",
+        "An unfreeze mid-run falls back to the full model from the next step",
+        "workbench/core/feature_cache.py",
+        "        why = backbone_blocker(self.run.model)\n",
+        "        why = None\n",
+        (
+            f"{_FC}::test_unfreezing_mid_run_falls_back_to_the_full_model_from_the_"
+            "next_step",
+        ),
+    ),
+    Mutation(
+        "feature-cache-dropout-ignored",
+        "Active dropout before the head keeps the feature cache off",
+        "workbench/core/feature_cache.py",
+        "        return module.p > 0\n",
+        "        return False\n",
+        (f"{_FC}::test_each_reason_to_stay_off_is_said",),
+    ),
+    Mutation(
+        "feature-cache-augment-ignored",
+        "Augmentation keeps the feature cache off",
+        "workbench/core/feature_cache.py",
+        "    if cfg.augment:\n",
+        "    if False:\n",
+        (f"{_FC}::test_each_reason_to_stay_off_is_said",),
+    ),
+    Mutation(
+        "feature-cache-features-without-autocast",
+        "Features are computed under the run's autocast (bf16), as the head receives them",
+        "workbench/core/feature_cache.py",
+        "            with torch.no_grad(), autocast_context(run.config.precision, run.device):\n",
+        "            with torch.no_grad():\n",
+        (f"{_FC}::test_bf16_features_are_kept_as_the_head_receives_them",),
     ),
 ]

@@ -95,7 +95,9 @@ class TrainConfig:
     ``path/to/file.py:Name``. ``weights``: a torchvision model's pretrained
     weights (``none``, ``default`` or an enum member such as ``IMAGENET1K_V1``).
     ``feature_cache``: keep the frozen backbone's outputs and train the head on
-    them (``auto``: whenever that gives the same result).
+    them (``auto``: whenever that gives the same result; ``on``: the same, and
+    the run's notices say why when it cannot, the full model training then;
+    ``off``: never). See ``workbench.core.feature_cache``.
 
     ``log_every``: steps between two logged losses; None (the default) is
     automatic: every step of a run of up to 5,000 steps, about 5,000 points of a

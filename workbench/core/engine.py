@@ -35,6 +35,7 @@ from workbench.core.events import (
     TrainResult,
     WeightsReady,
 )
+from workbench.core.feature_cache import FeatureFeed
 from workbench.core.freezing import (
     count_parameters,
     reconcile_optimizer,
@@ -316,6 +317,7 @@ def iter_fit(
     control = control or TrainControl()
     cfg, model, device = run.config, run.model, run.device
     total_params, trainable = count_parameters(model)
+    feed = FeatureFeed.start(run, lambda: control.stop_requested)
     yield RunStarted(
         total_steps=run.total_steps,
         steps_per_epoch=run.steps_per_epoch,
@@ -325,6 +327,7 @@ def iter_fit(
         model=cfg.model,
         parameters=total_params,
         trainable_parameters=trainable,
+        feature_cache=feed.status,
     )
     for message in run.notices:
         yield Notice(message)
@@ -353,7 +356,7 @@ def iter_fit(
         # Step time runs from the end of the previous step, so fetching the batch
         # (the data pipeline) counts, and time spent paused does not.
         mark = time.perf_counter()
-        for x, y in run.loaders.train.iter_from(run.batch_in_epoch):
+        for x, y in feed.iter_from(run.batch_in_epoch):
             if control.paused:
                 control.wait_if_paused()
                 mark = time.perf_counter()
@@ -370,6 +373,9 @@ def iter_fit(
                 if not run.optimizer.param_groups[0]["params"]:
                     raise TrainingError(_ALL_FROZEN)
                 train_mode(model)
+                if fallback := feed.recheck(run.batch_in_epoch):
+                    yield Notice(fallback[0])
+                    x, y = next(fallback[1])
             # A batch size not traced yet recompiles (the first step, and an
             # epoch's last partial batch): say so, and keep it out of the speed.
             compiling = cfg.compile and len(x) not in compiled_sizes
@@ -379,7 +385,7 @@ def iter_fit(
                 mark = time.perf_counter()
             run.optimizer.zero_grad(set_to_none=True)
             with autocast_context(cfg.precision, device):
-                logits = model(x)
+                logits = feed.forward(model, x)
                 loss = nn.functional.cross_entropy(logits.float(), y)
             scaler.scale(loss).backward()
             scaler.step(run.optimizer)

@@ -51,6 +51,8 @@ class RunStarted:
     model: str
     parameters: int
     trainable_parameters: int
+    # "feature cache: on (...)" or "feature cache: off: <why>" (feature_cache.py)
+    feature_cache: str = ""
 
 
 @dataclass(frozen=True, slots=True)
