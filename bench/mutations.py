@@ -1817,4 +1817,20 @@ MUTATIONS: list[Mutation] = [
         "            with torch.no_grad():\n",
         (f"{_FC}::test_bf16_features_are_kept_as_the_head_receives_them",),
     ),
+    Mutation(
+        "feature-cache-status-not-in-window",
+        "The Model panel says whether the run's feature cache is on, or why not",
+        "workbench/ui/run_view.py",
+        "        self.window.model_panel.show_feature_cache(ev.feature_cache)\n",
+        "",
+        (f"{_MODEL_PANEL}::test_the_model_panel_says_whether_the_feature_cache_is_on",),
+    ),
+    Mutation(
+        "feature-cache-status-not-on-the-command-line",
+        "The command line's start line says whether the feature cache is on",
+        "workbench/cli.py",
+        '            + (f", {event.feature_cache}" if event.feature_cache else "")\n',
+        "",
+        (f"{_TV_CLI}::test_the_start_line_says_whether_the_feature_cache_is_on",),
+    ),
 ]

@@ -386,6 +386,7 @@ def describe_event(event: Any, run: Any) -> str | None:
             f"training {event.model} on {run.config.dataset} ({images:,} images) on "
             f"{event.device}, {event.precision}, {event.trainable_parameters:,}/"
             f"{event.parameters:,} parameters trainable"
+            + (f", {event.feature_cache}" if event.feature_cache else "")
         )
     if isinstance(event, E.Notice):
         return f"note: {event.message}"

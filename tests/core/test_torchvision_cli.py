@@ -150,3 +150,15 @@ def test_pretrained_weights_offline_are_one_line_naming_file_and_folder(capsys):
     assert "Traceback" not in err
     assert f"Put {name} (from https://download.pytorch.org/models/{name})" in err
     assert f"in {cache_dir()} and try again" in err
+
+
+def test_the_start_line_says_whether_the_feature_cache_is_on(capsys):
+    frozen = ["--freeze", "conv1.*", "bn1.*", "layer*"]  # all but fc
+    assert main(["train", *COMMON, "--max-steps", "2", *frozen]) == 0
+    start = capsys.readouterr().out.splitlines()
+    (line,) = [s for s in start if s.startswith("training resnet18")]
+    assert "feature cache: on (1,437 features of size 512" in line
+    assert main(["train", *COMMON, "--max-steps", "2", "--feature-cache", "off"]) == 0
+    start = capsys.readouterr().out.splitlines()
+    (line,) = [s for s in start if s.startswith("training resnet18")]
+    assert line.endswith("feature cache: off: turned off")

@@ -300,6 +300,20 @@ def test_a_resnet18_run_reads_image_files_not_the_canvas(
     assert len(reading.probabilities) == 10
 
 
+def test_the_model_panel_says_whether_the_feature_cache_is_on(qtbot, window):
+    backbone = ("conv1.*", "bn1.*", "layer*")  # all but the head, fc
+    window.apply_config(
+        FAST.replace(model="resnet18", max_steps=2, batch_size=8, frozen=backbone)
+    )
+    run_to_end(qtbot, window, timeout=120_000)
+    label = window.model_panel.feature_cache_label
+    assert label.isVisibleTo(window)
+    assert label.text().startswith("Feature cache: on (")
+    window.apply_config(FAST.replace(model="resnet18", max_steps=2, batch_size=8))
+    run_to_end(qtbot, window, timeout=120_000)
+    assert label.text() == "Feature cache: off: conv1.weight is trainable"
+
+
 # ---------------------------------------------------------------- download
 
 WEIGHTS_FILE = "squeezenet1_1-b8a52dc0.pth"

@@ -119,6 +119,7 @@ class RunView(QObject):
         self.window.training_panel.start_progress(ev.start_step, ev.total_steps)
         self.window.curves.start(ev.steps_per_epoch)
         self.window.model_panel.show_counts(ev.parameters, ev.trainable_parameters)
+        self.window.model_panel.show_feature_cache(ev.feature_cache)
         self.window.set_status(
             f"Training {ev.model} on {ev.device} ({ev.precision}), "
             f"{ev.trainable_parameters:,} of {ev.parameters:,} parameters"
@@ -127,6 +128,8 @@ class RunView(QObject):
     def _on_notice(self, ev: E.Notice) -> None:
         log.info("%s", ev.message)
         self.window.add_note(ev.message)
+        if ev.message.startswith("feature cache: off from step"):  # a fallback
+            self.window.model_panel.show_feature_cache(ev.message)
 
     def _on_compile_started(self, ev: E.CompileStarted) -> None:
         self._compile_started_at = time.monotonic()

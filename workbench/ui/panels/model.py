@@ -114,6 +114,9 @@ class ModelPanel(ConfigPanel):
         self.form.addRow("Parameters", self.count_label)
         self.trainable_label = QLabel(objectName="trainableCountLabel")
         self.form.addRow("Trainable", self.trainable_label)
+        # The run's feature cache: on (the head trains on kept features) or why not.
+        self.feature_cache_label = self._note("featureCacheLabel")
+        self.feature_cache_label.hide()
         self.problem_label.hide()
         self._fill_models()
         self._show_model()
@@ -186,6 +189,11 @@ class ModelPanel(ConfigPanel):
         # One decimal: 99.5% trainable must not read as "100%".
         share = f" ({100 * trainable / total:.1f}%)" if total else ""
         self.trainable_label.setText(f"{trainable:,}{share}")
+
+    def show_feature_cache(self, status: str) -> None:
+        """The run's "feature cache: on (...)" or "feature cache: off: why"."""
+        self.feature_cache_label.setText(status[:1].upper() + status[1:])
+        self.feature_cache_label.setVisible(bool(status))
 
     def show_head(self, head: str) -> None:
         """Name the classifier layer of the shown model (pretrained runs replace it)."""
