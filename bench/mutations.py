@@ -1833,4 +1833,12 @@ MUTATIONS: list[Mutation] = [
         "",
         (f"{_TV_CLI}::test_the_start_line_says_whether_the_feature_cache_is_on",),
     ),
+    Mutation(
+        "replaced-head-not-said",
+        "A pretrained run says which module its new head replaced",
+        "workbench/core/engine.py",
+        "    return [replaced_head_notice(cfg.model, cfg.weights, head, info.num_classes)]\n",
+        "    return []\n",
+        (f"{_WEIGHTS}::test_a_pretrained_run_says_which_head_it_replaced",),
+    ),
 ]

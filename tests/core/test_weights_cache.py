@@ -324,3 +324,16 @@ def test_a_missing_file_on_the_server_is_a_clear_http_message(served):
     assert f"HTTP 404 File not found from {server.url}{FILE_NAME}" in text
     assert f"Put {FILE_NAME} (from {MEMBER.url}) in {cache_dir()}" in text
     assert _leftovers() == []
+
+
+def test_a_pretrained_run_says_which_head_it_replaced(weights_file, capsys):
+    from workbench.cli import main
+
+    _in_cache(weights_file)
+    flags = ["--model", "resnet18", "--weights", "IMAGENET1K_V1", "--max-steps", "1"]
+    assert main(["train", "--quiet", *flags]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "note: Pretrained ResNet18_Weights.IMAGENET1K_V1: the classifier head fc "
+        "(1,000 ImageNet classes) was replaced by a fresh layer for 10 classes." in out
+    )

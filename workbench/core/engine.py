@@ -21,7 +21,12 @@ import torch
 from torch import nn
 
 from workbench.core.config import TrainConfig
-from workbench.core.data import DownloadProgress, ImageArrays, build_loaders
+from workbench.core.data import (
+    DatasetInfo,
+    DownloadProgress,
+    ImageArrays,
+    build_loaders,
+)
 from workbench.core.devices import DeviceError, resolve_device
 from workbench.core.events import (
     CompileFinished,
@@ -50,9 +55,11 @@ from workbench.core.measures import evaluate_predictions as evaluate_predictions
 from workbench.core.measures import layer_health as layer_health
 from workbench.core.measures import mean_loss_and_accuracy
 from workbench.core.measures import weight_histograms as weight_histograms
-from workbench.core.models import build_model, snapshot_state
+from workbench.core.model_catalog import pretrained
+from workbench.core.models import build_model, head_name, snapshot_state
 from workbench.core.training_run import MetricHistory as MetricHistory
 from workbench.core.training_run import TrainingRun as TrainingRun
+from workbench.core.tv_models import replaced_head_notice
 
 
 class TrainingError(RuntimeError):
@@ -277,8 +284,16 @@ def prepare_run(
         device=device,
         total_steps=total_steps,
         log_every=resolve_log_every(cfg.log_every, total_steps),
-        notices=list(loaders.notices),
+        notices=[*loaders.notices, *_model_notices(cfg, model, loaders.info)],
     )
+
+
+def _model_notices(cfg: TrainConfig, model: nn.Module, info: DatasetInfo) -> list[str]:
+    """Which layer a pretrained model's new head replaced."""
+    if not pretrained(cfg.model, cfg.weights):
+        return []
+    head = head_name(model)
+    return [replaced_head_notice(cfg.model, cfg.weights, head, info.num_classes)]
 
 
 class _Interval:

@@ -154,6 +154,16 @@ def build_torchvision(
     return FittedModel(model, head, replaced)
 
 
+def replaced_head_notice(name: str, weights: str, head: str, num_classes: int) -> str:
+    """What a pretrained run changed in the published model, for the run's notes."""
+    member = resolve_weights(name, weights)
+    label = f"{type(member).__name__}.{member.name}"
+    return (
+        f"Pretrained {label}: the classifier head {head} (1,000 ImageNet classes) "
+        f"was replaced by a fresh layer for {num_classes} classes."
+    )
+
+
 def _check_pretrained_size(name: str, member: Any, size: tuple[int, int]) -> None:
     """Vision transformers' position embeddings fix the image size they take."""
     if not (name.startswith("vit_") or name == "maxvit_t"):
