@@ -27,7 +27,10 @@ def _use_dialog(monkeypatch, name, path):
 
 
 def test_save_then_open_restores_everything(qtbot, window, tmp_path, monkeypatch):
-    window.apply_config(FAST.replace(max_steps=None, epochs=50, lr=0.004))
+    # The feature cache off: head-only steps on kept features are so quick that
+    # the stop would land in the epoch-end evaluation, not mid-epoch.
+    cfg = FAST.replace(max_steps=None, epochs=50, lr=0.004, feature_cache="off")
+    window.apply_config(cfg)
     window.freeze_panel.head_button.click()
     logged = []
     event_signal(window, StepMetrics).connect(logged.append)

@@ -116,7 +116,10 @@ class ModelPanel(ConfigPanel):
         self.form.addRow("Trainable", self.trainable_label)
         # The run's feature cache: on (the head trains on kept features) or why not.
         self.feature_cache_label = self._note("featureCacheLabel")
-        self.feature_cache_label.hide()
+        # Two lines kept from the start: a run's status must not move the tree.
+        lines = self.feature_cache_label.fontMetrics().lineSpacing()
+        self.feature_cache_label.setMinimumHeight(2 * lines)
+        self.show_feature_cache("")
         self.problem_label.hide()
         self._fill_models()
         self._show_model()
@@ -192,8 +195,12 @@ class ModelPanel(ConfigPanel):
 
     def show_feature_cache(self, status: str) -> None:
         """The run's "feature cache: on (...)" or "feature cache: off: why"."""
+        status = status or "feature cache: decided when a run starts"
         self.feature_cache_label.setText(status[:1].upper() + status[1:])
-        self.feature_cache_label.setVisible(bool(status))
+        self.feature_cache_label.setToolTip(
+            "With every layer before the head frozen, the backbone's output for an "
+            "image never changes: it is computed once and the head trains on it."
+        )
 
     def show_head(self, head: str) -> None:
         """Name the classifier layer of the shown model (pretrained runs replace it)."""
