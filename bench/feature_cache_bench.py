@@ -11,12 +11,12 @@ epochs and of all epochs together, and the cached speed with the computation
 included. Target (issue): at least 20x. One step is logged, at each run's end,
 so only the last epoch of each holds a layer-health sample of all layers.
 
-Measured on this project's 2-core machine while other work shared it (one run
-each, defaults): ``--threads 1``: off 1,428 img/s (median of 3 epochs), on 184,100
-img/s (median of 15), 129x (124x over all epochs); features computed in 1.7 s, the
-first cached epoch with them 1,167 img/s. Torch's own 2 threads: off 154, on 2,001
-img/s, 13x: each tiny cached step then waits ~60 ms on a thread that the other work
-has descheduled (and the uncached epochs ran ~9x slower than on one thread).
+Measured on this project's 2-core machine, quiet, defaults (2 threads): off
+2,156 img/s (median of 3 epochs), on 175,274 img/s (median of 15): 81x (77x over
+all epochs); features computed once in 1.1 s, the first cached epoch with them
+1,797 img/s, all 15 cached epochs with it 23,380 img/s (10.8x). While other work
+shared the cores, 2 threads gave 13x (each tiny cached step waited on a
+descheduled thread) and ``--threads 1`` 129x.
 
 Run: ``.venv/bin/python bench/feature_cache_bench.py [--threads 1]`` (1-2 minutes).
 """
