@@ -1841,4 +1841,12 @@ MUTATIONS: list[Mutation] = [
         "    return []\n",
         (f"{_WEIGHTS}::test_a_pretrained_run_says_which_head_it_replaced",),
     ),
+    Mutation(
+        "torchvision-digits-file-read-as-photo",
+        "A digits-trained torchvision model reads an image file with the digits' recipe",
+        "workbench/core/predict.py",
+        "        if self.dataset not in PHOTO_DATASETS:\n",
+        "        if not self.is_photo:\n",
+        (f"{_MODEL_PANEL}::test_a_resnet18_run_reads_image_files_not_the_canvas",),
+    ),
 ]

@@ -22,6 +22,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog
 
 from workbench.core import weights_cache
+from workbench.core.predict import load_image, preprocess
 from workbench.ui import dialogs, window_state
 from workbench.ui.panels.model import ModelPanel
 
@@ -298,6 +299,10 @@ def test_a_resnet18_run_reads_image_files_not_the_canvas(
     assert reading is not None
     assert tuple(reading.input.shape) == (1, 3, 28, 28)
     assert len(reading.probabilities) == 10
+    # The digits' recipe (centred, gray repeated to 3 channels), as `predict` does.
+    expected = preprocess(load_image(picture), "digits", "resnet18")
+    assert torch.equal(reading.input, expected)
+    assert torch.equal(reading.input[0, 0], reading.input[0, 2])
 
 
 def test_the_model_panel_says_whether_the_feature_cache_is_on(qtbot, window):

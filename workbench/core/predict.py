@@ -375,6 +375,9 @@ class Predictor:
             raise PredictError(
                 "this model reads photos, not drawings: open an image file"
             )
+        return self._read_drawing(image, naive, saliency)
+
+    def _read_drawing(self, image: np.ndarray, naive: bool, saliency: bool) -> Reading:
         field = self.prepare(image, naive=naive)
         return self._read(to_model_input(field, self.info), field, naive, saliency)
 
@@ -385,15 +388,18 @@ class Predictor:
 
         A photo dataset's file is resized and centre-cropped like the run's
         images (:func:`photo_input`, bit for bit); a digit dataset's is read
-        as a picture of a digit (:func:`load_image`) and given its recipe.
+        as a picture of a digit (:func:`load_image`) and given its recipe,
+        whatever the model (a torchvision model gets it in 3 channels).
 
         Raises
         ------
         PredictError
             No such file, no image this program reads, or (digits) no ink.
         """
-        if not self.is_photo:
-            return self.read(load_image(path), naive=naive, saliency=saliency)
+        if self.dataset not in PHOTO_DATASETS:
+            # A digit dataset's recipe, also for a torchvision model (which reads
+            # files, not the canvas): the digit centred, gray repeated to 3.
+            return self._read_drawing(load_image(path), naive, saliency)
         pixels = photo_pixels(path, self.info)
         x = torch.from_numpy(pixels).to(torch.float32)
         x = self.info.normalise(x.div(255)[None])

@@ -81,8 +81,11 @@ class DrawTab(QObject):
         # Photo datasets and 3-channel models read image files, not the canvas.
         photo = cfg.dataset in PHOTO_DATASETS or is_torchvision(cfg.model)
         try:
-            if photo:
-                self.panel.set_reader(cfg.model, cfg.dataset, info=info)
+            if photo:  # a digits-trained torchvision model: the digits' recipe
+                recipe = (
+                    cfg.dataset if cfg.dataset in PHOTO_DATASETS else cfg.style_dataset
+                )
+                self.panel.set_reader(cfg.model, recipe, info=info, weights=cfg.weights)
             else:  # the digit recipe and statistics of the dataset drawn like
                 self.panel.set_reader(cfg.model, cfg.style_dataset, info.class_names)
         except ConfigError:  # a broken model file: the Model panel says why

@@ -231,6 +231,7 @@ class DrawPanel(QWidget):
         class_names: tuple[str, ...] | None = None,
         *,
         info: DatasetInfo | None = None,
+        weights: str = "none",
     ) -> bool:
         """Read with ``model`` on inputs prepared like ``dataset``.
 
@@ -241,10 +242,10 @@ class DrawPanel(QWidget):
         the reader was rebuilt.
         """
         names = None if class_names is None else tuple(class_names)
-        key = (model, dataset, names, info)
+        key = (model, dataset, names, info, weights)
         if key == self._reader_key:
             return False
-        self._predictor = Predictor(model, dataset, names, info=info)
+        self._predictor = Predictor(model, dataset, names, info=info, weights=weights)
         self._reader_key = key
         self.bars.set_class_names(self._predictor.class_names)
         photo = self._predictor.is_photo
