@@ -1449,13 +1449,13 @@ MUTATIONS: list[Mutation] = [
         "photo-reader-class-names-not-the-folders",
         "A folder run's readings and bars are named by its folders, not by class indices",
         "workbench/ui/window_teach.py",
-        "            self.panel.set_reader(cfg.model, cfg.dataset, info=info)\n",
-        "            self.panel.set_reader(\n"
-        "                cfg.model,\n"
-        "                cfg.dataset,\n"
-        "                tuple(map(str, range(info.num_classes))),\n"
-        "                info=info,\n"
-        "            )\n",
+        "                self.panel.set_reader(cfg.model, recipe, info=info, weights=cfg.weights)\n",
+        "                self.panel.set_reader(\n"
+        "                    cfg.model,\n"
+        "                    recipe,\n"
+        "                    tuple(map(str, range(info.num_classes))),\n"
+        "                    info=info,\n"
+        "                )\n",
         (
             "tests/ui/test_draw_photos.py::test_a_folder_run_reads_opened_and_dropped_files_with_its_class_names",
         ),
