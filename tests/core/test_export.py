@@ -202,3 +202,10 @@ def test_the_model_card_states_the_verification_figures(exports):
     assert "100.00% (360/360)" in card
     assert "All exported files reproduce the eager model." in card
     assert torch.__version__ in card
+
+
+def test_a_changed_class_fails_even_within_the_tolerance():
+    assert V.Verification(360, 360, 0.0).passed
+    assert not V.Verification(359, 360, 0.0).passed
+    assert not V.Verification(360, 360, 2e-4).passed
+    assert not V.Verification(360, 360, 0.0, error="batch of 1: refused").passed
