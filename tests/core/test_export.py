@@ -209,3 +209,28 @@ def test_a_changed_class_fails_even_within_the_tolerance():
     assert not V.Verification(359, 360, 0.0).passed
     assert not V.Verification(360, 360, 2e-4).passed
     assert not V.Verification(360, 360, 0.0, error="batch of 1: refused").passed
+
+
+def test_resnet18_exports_to_every_format_and_verifies(tmp_path, capsys):
+    """A torchvision model (3 channels on digits) takes all three formats."""
+    ckpt = tmp_path / "resnet18.pt"
+    flags = ["train", "--quiet", "--max-steps", "1", "--model", "resnet18"]
+    assert main([*flags, "--save", str(ckpt)]) == 0
+    capsys.readouterr()
+    assert main(["export", str(ckpt), "--out", str(tmp_path / "out")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert all(line.endswith("ok") for line in lines[:3])
+    doc = json.loads((tmp_path / "out" / "preprocess.json").read_text())
+    assert doc["channels"] == 3
+
+
+def test_an_out_path_that_is_a_file_is_one_line_and_exit_2(
+    checkpoints, tmp_path, capsys
+):
+    taken = tmp_path / "taken"
+    taken.write_text("not a folder")
+    code = main(["export", str(checkpoints["mlp"]), "--out", str(taken)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("ptcore-workbench export: error: cannot create")
+    assert len(err.strip().splitlines()) == 1
