@@ -139,7 +139,7 @@ def verify(
             agreed[fmt] += compare(fmt, x, expected)
         if progress is not None and index % 20 == 0:
             progress(f"verifying: {total} images")
-    singles = torch.cat(batches)[:SINGLE_IMAGES] if batches else torch.empty(0)
+    singles = batches[0][:SINGLE_IMAGES] if batches else torch.empty(0)
     for image in singles.split(1):
         expected = model(image).float()
         for fmt in runners:
