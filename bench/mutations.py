@@ -1850,3 +1850,84 @@ MUTATIONS: list[Mutation] = [
         (f"{_MODEL_PANEL}::test_a_resnet18_run_reads_image_files_not_the_canvas",),
     ),
 ]
+
+_EXPORT = "tests/core/test_export.py"
+
+MUTATIONS += [
+    # ------------------------------------------------------------------ export
+    Mutation(
+        "export-verifies-the-model-with-itself",
+        "Each exported file is loaded back and compared with the eager model",
+        "workbench/core/export.py",
+        "            runners[fmt] = V.load_runner(fmt, path)\n",
+        "            runners[fmt] = model\n",
+        (f"{_EXPORT}::test_a_wrong_artifact_fails_with_exit_1_and_a_marker",),
+    ),
+    Mutation(
+        "export-threshold-ignored",
+        "A logit further than 1e-4 from the eager one fails the export",
+        "workbench/core/export_verify.py",
+        "            and self.max_diff <= self.tolerance\n",
+        "",
+        (
+            f"{_EXPORT}::test_a_wrong_artifact_fails_with_exit_1_and_a_marker",
+            f"{_EXPORT}::test_a_changed_class_fails_even_within_the_tolerance",
+        ),
+    ),
+    Mutation(
+        "export-agreement-ignored",
+        "A single changed top-1 class fails the export",
+        "workbench/core/export_verify.py",
+        "            and self.agreed == self.total\n",
+        "",
+        (f"{_EXPORT}::test_a_changed_class_fails_even_within_the_tolerance",),
+    ),
+    Mutation(
+        "export-batch-1-not-checked",
+        "Exported files are also checked one image at a time (batch 1)",
+        "workbench/core/export_verify.py",
+        "    for image in singles.split(1):\n",
+        "    for image in singles.split(SINGLE_IMAGES):\n",
+        (f"{_EXPORT}::test_an_artifact_wrong_only_at_batch_1_fails",),
+    ),
+    Mutation(
+        "export-no-failed-marker",
+        "A failed export leaves VERIFICATION_FAILED.txt beside its files",
+        "workbench/core/export.py",
+        "    _mark(out, result)\n",
+        "",
+        (f"{_EXPORT}::test_a_wrong_artifact_fails_with_exit_1_and_a_marker",),
+    ),
+    Mutation(
+        "export-pt2-static-batch",
+        "model.pt2 takes any batch size",
+        "workbench/core/export.py",
+        "        model, (_example(shape),), dynamic_shapes=(_batch_dim(),)\n",
+        "        model, (_example(shape),)\n",
+        (f"{_EXPORT}::test_every_built_in_model_exports_to_every_format_and_verifies",),
+    ),
+    Mutation(
+        "export-onnx-static-batch",
+        "model.onnx takes any batch size",
+        "workbench/core/export.py",
+        "        dynamic_shapes=(_batch_dim(),),\n",
+        "",
+        (f"{_EXPORT}::test_every_built_in_model_exports_to_every_format_and_verifies",),
+    ),
+    Mutation(
+        "export-refusal-crashes",
+        "A format that cannot take the model says why; the others still export",
+        "workbench/core/export.py",
+        '            reasons[fmt] = f"cannot export {name}: {V.first_line(exc)}"\n',
+        "            raise\n",
+        (f"{_EXPORT}::test_a_format_that_cannot_take_the_model_says_why",),
+    ),
+    Mutation(
+        "export-card-without-figures",
+        "MODEL_CARD.md states each format's verification figures",
+        "workbench/core/export_card.py",
+        "        *_figure_lines(result),\n",
+        "",
+        (f"{_EXPORT}::test_the_model_card_states_the_verification_figures",),
+    ),
+]

@@ -11,6 +11,7 @@ from workbench.core.config import ConfigError
 from workbench.core.data import DataError
 from workbench.core.devices import DeviceError
 from workbench.core.engine import TrainingError
+from workbench.core.export import ExportError
 from workbench.core.freezing import FreezeError
 from workbench.core.predict import PredictError
 
@@ -20,6 +21,7 @@ USER_ERRORS: tuple[type[Exception], ...] = (
     DataError,
     DeviceError,
     TrainingError,
+    ExportError,
     FreezeError,
     PredictError,
 )
