@@ -1852,6 +1852,7 @@ MUTATIONS: list[Mutation] = [
 ]
 
 _EXPORT = "tests/core/test_export.py"
+_EXPORT_UI = "tests/ui/test_export_ui.py"
 
 MUTATIONS += [
     # ------------------------------------------------------------------ export
@@ -1929,5 +1930,54 @@ MUTATIONS += [
         "        *_figure_lines(result),\n",
         "",
         (f"{_EXPORT}::test_the_model_card_states_the_verification_figures",),
+    ),
+    # ------------------------------------------------------------------ export (window)
+    Mutation(
+        "export-ui-failure-looks-fine",
+        "The window's export card says verification FAILED when an artifact differs",
+        "workbench/ui/window_export.py",
+        "    if result.verification_failed:\n",
+        "    if False:\n",
+        (f"{_EXPORT_UI}::test_a_wrong_artifact_shows_verification_failed_in_red",),
+    ),
+    Mutation(
+        "export-ui-enabled-without-run",
+        "File > Export model… is disabled while there is no run to export",
+        "workbench/ui/main_window.py",
+        "        a.export.setEnabled(run is not None and (idle or state.training))\n",
+        "        a.export.setEnabled(True)\n",
+        (f"{_EXPORT_UI}::test_no_run_no_export",),
+    ),
+    Mutation(
+        "export-ui-while-training",
+        "Export model… during training says to stop the run and asks nothing",
+        "workbench/ui/window_export.py",
+        "        if c.state is not RunState.IDLE:\n            w.set_status(\n",
+        "        if False:\n            w.set_status(\n",
+        (f"{_EXPORT_UI}::test_a_training_run_says_stop_first",),
+    ),
+    Mutation(
+        "export-ui-file-as-folder",
+        "Exporting into a file is one clear message before any work",
+        "workbench/ui/window_export.py",
+        "        if out.exists() and not out.is_dir():\n",
+        "        if False:\n",
+        (f"{_EXPORT_UI}::test_an_unusable_folder_is_one_clear_message",),
+    ),
+    Mutation(
+        "export-ui-silent-progress",
+        "The export's steps show in the status line while it runs",
+        "workbench/ui/run_controller.py",
+        "            progressed=self.task_progress.emit,\n",
+        "",
+        (f"{_EXPORT_UI}::test_export_writes_every_format_and_shows_them_verified",),
+    ),
+    Mutation(
+        "export-ui-on-gui-thread",
+        "The export runs in a background task: the window stays busy, not frozen",
+        "workbench/ui/run_controller.py",
+        '            "export",\n            work,\n            RunState.EXPORTING,\n',
+        '            "export",\n            work,\n            RunState.IDLE,\n',
+        (f"{_EXPORT_UI}::test_export_writes_every_format_and_shows_them_verified",),
     ),
 ]

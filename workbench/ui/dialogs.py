@@ -81,6 +81,21 @@ def show_error(
     return box
 
 
+def show_report(
+    parent: QWidget | None, title: str, html: str, *, ok: bool
+) -> QMessageBox:
+    """An outcome (rich text) in a box that opens without blocking."""
+    icon = QMessageBox.Icon.Information if ok else QMessageBox.Icon.Warning
+    box = QMessageBox(icon, title, html, QMessageBox.StandardButton.Ok, parent)
+    box.setObjectName("reportDialog")
+    box.setStyleSheet("QLabel#qt_msgbox_label { min-width: 36em; }")  # a line each
+    box.setTextFormat(Qt.TextFormat.RichText)
+    box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    box.open()
+    return box
+
+
 def ask_resume(parent: QWidget | None, title: str, text: str) -> str:
     """Offer to resume an interrupted run: ``resume``, ``later`` or ``dismiss``."""
     box = QMessageBox(QMessageBox.Icon.Question, title, text, parent=parent)

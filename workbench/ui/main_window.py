@@ -51,6 +51,7 @@ from workbench.ui.run_view import RunView
 from workbench.ui.tasks import describe_error
 from workbench.ui.trainer_thread import TrainerThread
 from workbench.ui.window_actions import build_actions
+from workbench.ui.window_export import ExportActions
 from workbench.ui.window_files import FileActions
 from workbench.ui.window_runs import RunsTab
 from workbench.ui.window_teach import DrawTab
@@ -88,6 +89,7 @@ class MainWindow(QMainWindow):
         self.files = FileActions(self, self.controller, self._settings)
         self.draw_tab = DrawTab(self, self.controller)
         self.runs_tab = RunsTab(self, self.controller, self._settings)
+        self.exporter = ExportActions(self, self.controller)
         self.commands = build_actions(self)
         self.files.fill_recent_menu()
         self._connect_controller()
@@ -395,6 +397,7 @@ class MainWindow(QMainWindow):
             action.setEnabled(idle)
         a.recent_menu.setEnabled(idle and not a.recent_menu.isEmpty())
         a.save.setEnabled(run is not None and state in (RunState.IDLE, RunState.PAUSED))
+        a.export.setEnabled(run is not None and (idle or state.training))
 
     # ================================================================== helpers
 

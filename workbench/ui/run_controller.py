@@ -10,6 +10,7 @@ decisions (what Start does, which folder a run writes) are the core
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable
 from enum import StrEnum
@@ -42,6 +43,7 @@ class RunState(StrEnum):
     PAUSED = "paused"  # the engine waits between two batches
     OPENING = "opening"  # a checkpoint is being restored
     SCORING = "scoring"  # a finished fine-tune is being measured
+    EXPORTING = "exporting"  # a checkpoint is being exported and verified
 
     @property
     def training(self) -> bool:
@@ -69,6 +71,9 @@ class RunController(QObject):
     open_failed = Signal(str, str)
     fine_tune_scored = Signal(object, object, bool)  # Scores, FrozenCheck, stopped
     score_failed = Signal(str, str)
+    task_progress = Signal(object)  # a task's progress (export: a line of text)
+    exported = Signal(object)  # ExportResult
+    export_failed = Signal(str, str)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -192,6 +197,33 @@ class RunController(QObject):
             self.score_failed.emit,
         )
 
+    def export(self, checkpoint: Path, out_dir: Path, temporary: bool) -> None:
+        """Export and verify ``checkpoint`` into ``out_dir`` off the GUI thread.
+
+        ``task_progress`` carries each step's text; ``exported`` the
+        ``ExportResult``, or ``export_failed`` (message, traceback). A
+        ``temporary`` checkpoint (the current run, saved for this) is deleted.
+        """
+
+        def work(progress: Any, cancel: Any) -> Any:
+            from workbench.core.export import export_checkpoint
+
+            try:
+                return export_checkpoint(checkpoint, out_dir, progress=progress)
+            finally:
+                if temporary:
+                    checkpoint.unlink(missing_ok=True)
+                    with contextlib.suppress(OSError):
+                        checkpoint.parent.rmdir()  # its own temporary folder
+
+        self._run_task(
+            "export",
+            work,
+            RunState.EXPORTING,
+            self.exported.emit,
+            self.export_failed.emit,
+        )
+
     def _run_task(
         self,
         name: str,
@@ -212,6 +244,7 @@ class RunController(QObject):
             succeeded=self._on_task_succeeded,
             failed=self._on_task_failed,
             finished=self._on_task_finished,
+            progressed=self.task_progress.emit,
         )
 
     @Slot(object)

@@ -4,7 +4,7 @@
 connects it to the method that does the work; buttons elsewhere trigger the
 same actions, so a shortcut and a click always do the same thing.
 
-Shortcuts in use: Ctrl+O, Ctrl+Shift+O, Ctrl+S, Ctrl+Q (File); Ctrl+Return or
+Shortcuts in use: Ctrl+O, Ctrl+Shift+O, Ctrl+S, Ctrl+E, Ctrl+Q (File); Ctrl+Return or
 F5, F6 or Pause, Shift+F5 or Ctrl+. (Run); Ctrl+Shift+D (Data); Ctrl+1 to
 Ctrl+5, Ctrl+M, Ctrl+Shift+M (View); in the Draw tab Ctrl+I, Esc, Ctrl+Z, 0-9,
 Enter; Delete in my digits' list.
@@ -55,6 +55,7 @@ class WindowActions:
     recent_menu: QMenu
     load_weights: QAction
     save: QAction
+    export: QAction
     load_config: QAction
     save_config: QAction
     quit: QAction
@@ -115,6 +116,15 @@ def build_actions(window: MainWindow) -> WindowActions:
             "saveCheckpointAction",
             files.save_checkpoint_dialog,
             (QKeySequence(QKeySequence.StandardKey.Save),),
+        ),
+        export=_action(
+            window,
+            "&Export model…",
+            "exportModelAction",
+            window.exporter.export_dialog,
+            (QKeySequence("Ctrl+E"),),
+            "TorchScript, torch.export and ONNX files of the current run's model, "
+            "each checked against it on the validation images",
         ),
         load_config=_action(
             window, "&Load run config…", "loadConfigAction", files.load_config_dialog
@@ -179,6 +189,7 @@ def build_actions(window: MainWindow) -> WindowActions:
     file_menu.addMenu(actions.recent_menu)
     file_menu.addAction(actions.load_weights)
     file_menu.addAction(actions.save)
+    file_menu.addAction(actions.export)
     file_menu.addSeparator()
     file_menu.addAction(actions.load_config)
     file_menu.addAction(actions.save_config)
