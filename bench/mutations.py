@@ -1980,4 +1980,12 @@ MUTATIONS += [
         '            "export",\n            work,\n            RunState.IDLE,\n',
         (f"{_EXPORT_UI}::test_export_writes_every_format_and_shows_them_verified",),
     ),
+    Mutation(
+        "export-ui-temp-checkpoint-kept",
+        "The run saved for an export is deleted once the export ends",
+        "workbench/ui/run_controller.py",
+        "                    checkpoint.unlink(missing_ok=True)\n",
+        "",
+        (f"{_EXPORT_UI}::test_export_writes_every_format_and_shows_them_verified",),
+    ),
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import torch
@@ -53,8 +54,12 @@ def test_export_writes_every_format_and_shows_them_verified(
         show_status(text)
 
     monkeypatch.setattr(window, "set_status", record)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     out = tmp_path / "exported"
     _export(qtbot, window, monkeypatch, out)
+    assert not list(scratch.iterdir())  # the run's temporary checkpoint is gone
     # Each step was shown in the status line while the task ran.
     assert any(
         s.startswith("Exporting: exporting onnx to model.onnx") for s in statuses
