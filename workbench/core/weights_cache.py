@@ -13,15 +13,13 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tempfile
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import torch
 import torch.hub
 
+from workbench.core.data.download import FetchFailed, fetch_file
 from workbench.core.data.registry import (
     CancelCallback,
     DataError,
@@ -32,7 +30,6 @@ from workbench.core.data.registry import (
 
 MIRROR_ENV = "PTCORE_WEIGHTS_MIRROR"
 _CHUNK_BYTES = 256 * 1024
-_TIMEOUT_S = 30
 _HASH_PREFIX = re.compile(r"-([a-f0-9]{6,})\.")
 
 
@@ -108,53 +105,48 @@ def _download(
     progress: ProgressCallback | None,
     cancel: CancelCallback | None,
 ) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(
-            dir=path.parent, prefix=f".{path.name}.", suffix=".part"
-        )
-    except OSError as exc:
-        raise WeightsError(f"cannot write to {path.parent}: {exc}") from exc
-    tmp = Path(tmp_name)
     source = _source_url(url)
     name = f"{type(member).__name__}.{member.name}"
+
+    def report(done: int, total: int | None) -> None:
+        if progress is not None:
+            progress(DownloadProgress(name, path.name, 1, 1, done, total))
+
+    def check_cancel() -> None:
+        if cancel is not None and cancel():
+            raise DownloadCancelled(f"Download of {name} cancelled.")
+
     try:
-        digest = hashlib.sha256()
-        with os.fdopen(fd, "wb") as out:
-            try:
-                request = urllib.request.Request(source)
-                with urllib.request.urlopen(request, timeout=_TIMEOUT_S) as response:
-                    length = response.headers.get("Content-Length")
-                    total = int(length) if length and length.isdigit() else None
-                    done = 0
-                    while chunk := response.read(_CHUNK_BYTES):
-                        if cancel is not None and cancel():
-                            raise DownloadCancelled(f"Download of {name} cancelled.")
-                        out.write(chunk)
-                        digest.update(chunk)
-                        done += len(chunk)
-                        if progress is not None:
-                            progress(
-                                DownloadProgress(name, path.name, 1, 1, done, total)
-                            )
-            except urllib.error.HTTPError as exc:
-                exc.close()
-                reason = f"HTTP {exc.code} {exc.reason} from {source}"
-                raise WeightsError(_missing_message(member, path, reason)) from exc
-            except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
-                reason = f"{getattr(exc, 'reason', exc)} for {source}"
-                raise WeightsError(_missing_message(member, path, reason)) from exc
-        if total is not None and done != total:
-            reason = f"the connection closed after {done} of {total} bytes"
-            raise WeightsError(_missing_message(member, path, reason))
-        match = _HASH_PREFIX.search(path.name)
-        if match and not digest.hexdigest().startswith(match.group(1)):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fetch_file(
+            source,
+            path,
+            report=report,
+            check_cancel=check_cancel,
+            corrupt=lambda tmp: _damaged(tmp, path.name),
+        )
+    except FetchFailed as failure:
+        if failure.kind == "corrupted":
             raise WeightsError(
-                f"The download of {path.name} from {source} is damaged (its SHA-256 "
-                f"does not start with {match.group(1)}); nothing was kept."
-            )
-        os.replace(tmp, path)
+                f"The download of {path.name} from {source} is damaged "
+                f"({failure.reason}); nothing was kept."
+            ) from failure
+        joint = "from" if failure.kind == "http" else "for"
+        reason = f"{failure.reason} {joint} {source}"
+        raise WeightsError(_missing_message(member, path, reason)) from failure
     except OSError as exc:
-        raise WeightsError(f"cannot write {path}: {exc}") from exc
-    finally:
-        tmp.unlink(missing_ok=True)
+        raise WeightsError(f"cannot write to {path.parent}: {exc}") from exc
+
+
+def _damaged(file: Path, name: str) -> str | None:
+    """Why ``file`` is not the published ``name``: its name carries a hash prefix."""
+    match = _HASH_PREFIX.search(name)
+    if match is None:
+        return None
+    digest = hashlib.sha256()
+    with file.open("rb") as handle:
+        while chunk := handle.read(_CHUNK_BYTES):
+            digest.update(chunk)
+    if not digest.hexdigest().startswith(match.group(1)):
+        return f"its SHA-256 does not start with {match.group(1)}"
+    return None

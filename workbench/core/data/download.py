@@ -8,7 +8,7 @@ import os
 import tempfile
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Literal
@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 MIRROR_ENV = "PTCORE_DATA_MIRROR"
 _CHUNK_BYTES = 64 * 1024
 _TIMEOUT_S = 30
+_MD5_MISMATCH = "MD5 checksum mismatch"
 
 
 def resolve_root(data_dir: str | Path | None, folder: str) -> Path:
@@ -73,12 +74,12 @@ def missing_raw_files(raw_dir: Path, dataset_cls: type[datasets.MNIST]) -> list[
 _FailureKind = Literal["offline", "interrupted", "http", "corrupted"]
 
 
-class _MirrorFailed(Exception):
-    """One mirror could not deliver one file.
+class FetchFailed(Exception):
+    """One server could not deliver one file.
 
     ``kind`` says why: ``"offline"`` no connection could be made, ``"interrupted"``
     the connection broke off mid-file, ``"http"`` the server refused the file,
-    ``"corrupted"`` the bytes arrived but fail the MD5 check.
+    ``"corrupted"`` the bytes arrived but fail their checksum.
     """
 
     def __init__(self, url: str, reason: str, kind: _FailureKind) -> None:
@@ -86,6 +87,78 @@ class _MirrorFailed(Exception):
         self.url = url
         self.reason = reason
         self.kind = kind
+
+
+def fetch_file(
+    url: str,
+    target: Path,
+    *,
+    report: Callable[[int, int | None], None],
+    check_cancel: Callable[[], None],
+    corrupt: Callable[[Path], str | None],
+) -> None:
+    """Stream ``url`` to a temp file beside ``target``; move it there if sound.
+
+    ``report(done, total)`` follows the bytes, ``check_cancel()`` raises to stop
+    (polled every chunk), ``corrupt(file)`` says why the bytes are damaged, or
+    None. Nothing but a sound, whole file ever lands at ``target``.
+
+    Raises
+    ------
+    FetchFailed
+        No connection, a refusal, a broken transfer or damaged bytes.
+    DataError
+        The disk refused a write.
+    """
+    fd, tmp_name = tempfile.mkstemp(
+        dir=target.parent, prefix=f".{target.name}.", suffix=".part"
+    )
+    tmp_path = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            _stream(url, out, tmp_path, report, check_cancel)
+        problem = corrupt(tmp_path)
+        if problem is not None:
+            raise FetchFailed(url, problem, "corrupted")
+        os.replace(tmp_path, target)
+    finally:
+        tmp_path.unlink(missing_ok=True)
+
+
+def _stream(
+    url: str,
+    out: BinaryIO,
+    out_path: Path,
+    report: Callable[[int, int | None], None],
+    check_cancel: Callable[[], None],
+) -> None:
+    """Copy ``url`` to ``out`` in chunks, reporting progress, polling cancel."""
+    done = 0
+    total: int | None = None
+    try:
+        # torchvision's own User-Agent: some mirrors refuse Python's default.
+        request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
+        with urllib.request.urlopen(request, timeout=_TIMEOUT_S) as response:
+            length = response.headers.get("Content-Length")
+            total = int(length) if length and length.isdigit() else None
+            report(done, total)
+            while chunk := response.read(_CHUNK_BYTES):
+                check_cancel()
+                _write_chunk(out, chunk, out_path)
+                done += len(chunk)
+                report(done, total)
+    except urllib.error.HTTPError as exc:
+        exc.close()  # it holds the response's socket
+        raise FetchFailed(url, f"HTTP {exc.code} {exc.reason}", "http") from exc
+    except urllib.error.URLError as exc:
+        raise FetchFailed(url, str(exc.reason), "offline") from exc
+    except (OSError, http.client.HTTPException) as exc:
+        # Timeouts and resets mid-transfer: the connection, not the server's data.
+        reason = str(exc) or type(exc).__name__
+        raise FetchFailed(url, reason, "interrupted") from exc
+    if total is not None and done != total:
+        reason = f"connection closed after {done} of {total} bytes"
+        raise FetchFailed(url, reason, "interrupted")
 
 
 def download_dataset(
@@ -213,7 +286,7 @@ class _Downloader:
 
     def fetch(self, file_name: str, md5: str, index: int, archive: Path) -> None:
         """Download ``file_name`` to ``archive``, verified; raise if no mirror can."""
-        failures: list[_MirrorFailed] = []
+        failures: list[FetchFailed] = []
         for base in self.bases:
             self._check_cancel()
             url = base + file_name
@@ -221,7 +294,7 @@ class _Downloader:
             try:
                 self._download_verified(url, md5, archive, index)
                 return
-            except _MirrorFailed as failure:
+            except FetchFailed as failure:
                 log.warning("download failed: %s", failure)
                 failures.append(failure)
         raise DataError(
@@ -241,51 +314,14 @@ class _Downloader:
             )
 
     def _download_verified(self, url: str, md5: str, archive: Path, index: int) -> None:
-        """Stream ``url`` to a temp file next to ``archive``; move it there if valid."""
-        fd, tmp_name = tempfile.mkstemp(
-            dir=archive.parent, prefix=f".{archive.name}.", suffix=".part"
+        """Fetch ``url`` to ``archive`` if its MD5 matches."""
+        fetch_file(
+            url,
+            archive,
+            report=lambda done, total: self._report(archive, index, done, total),
+            check_cancel=self._check_cancel,
+            corrupt=lambda tmp: None if check_integrity(tmp, md5) else _MD5_MISMATCH,
         )
-        tmp_path = Path(tmp_name)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                self._stream(url, out, tmp_path, archive, index)
-            if not check_integrity(tmp_path, md5):
-                raise _MirrorFailed(url, "MD5 checksum mismatch", "corrupted")
-            os.replace(tmp_path, archive)
-        finally:
-            tmp_path.unlink(missing_ok=True)
-
-    def _stream(
-        self, url: str, out: BinaryIO, out_path: Path, archive: Path, index: int
-    ) -> None:
-        """Copy ``url`` to ``out`` in chunks, reporting progress, polling cancel."""
-        done = 0
-        total: int | None = None
-        try:
-            # torchvision's own User-Agent: some mirrors refuse Python's default.
-            request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
-            with urllib.request.urlopen(request, timeout=_TIMEOUT_S) as response:
-                length = response.headers.get("Content-Length")
-                total = int(length) if length and length.isdigit() else None
-                self._report(archive, index, done, total)
-                while chunk := response.read(_CHUNK_BYTES):
-                    self._check_cancel()
-                    _write_chunk(out, chunk, out_path)
-                    done += len(chunk)
-                    self._report(archive, index, done, total)
-        except urllib.error.HTTPError as exc:
-            exc.close()  # it holds the response's socket
-            reason = f"HTTP {exc.code} {exc.reason}"
-            raise _MirrorFailed(url, reason, "http") from exc
-        except urllib.error.URLError as exc:
-            raise _MirrorFailed(url, str(exc.reason), "offline") from exc
-        except (OSError, http.client.HTTPException) as exc:
-            # Timeouts and resets mid-transfer: the connection, not the server's data.
-            reason = str(exc) or type(exc).__name__
-            raise _MirrorFailed(url, reason, "interrupted") from exc
-        if total is not None and done != total:
-            reason = f"connection closed after {done} of {total} bytes"
-            raise _MirrorFailed(url, reason, "interrupted")
 
 
 def _write_chunk(out: BinaryIO, chunk: bytes, out_path: Path) -> None:
@@ -297,7 +333,7 @@ def _write_chunk(out: BinaryIO, chunk: bytes, out_path: Path) -> None:
 
 
 def _download_failed_message(
-    info: DatasetInfo, archive: Path, layout: str, failures: list[_MirrorFailed]
+    info: DatasetInfo, archive: Path, layout: str, failures: list[FetchFailed]
 ) -> str:
     alternatives = (
         " Alternatives: use the bundled offline dataset with `--dataset digits`, or "
