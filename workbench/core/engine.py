@@ -53,7 +53,7 @@ from workbench.core.measures import evaluate as evaluate
 from workbench.core.measures import evaluate_one_batch as evaluate_one_batch
 from workbench.core.measures import evaluate_predictions as evaluate_predictions
 from workbench.core.measures import layer_health as layer_health
-from workbench.core.measures import mean_loss_and_accuracy
+from workbench.core.measures import mean_loss_and_accuracy, sync_device
 from workbench.core.measures import weight_histograms as weight_histograms
 from workbench.core.model_catalog import pretrained
 from workbench.core.models import build_model, head_name, snapshot_state
@@ -414,7 +414,7 @@ def iter_fit(
                 if first_compile:
                     # Also compile the eval graph now: validation does not stall later.
                     evaluate_one_batch(run)
-                _sync(device)
+                sync_device(device)
                 seconds = time.perf_counter() - mark
                 compiled_sizes.add(len(x))
                 compile_seconds += seconds
@@ -486,13 +486,6 @@ def _compile_overhead(
         return 0.0
     steady = 0.0 if math.isnan(step_seconds) else step_seconds
     return max(compiling_seconds - compiled_steps * steady, 0.0)
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    elif device.type == "mps":
-        torch.mps.synchronize()
 
 
 def _log_step(

@@ -25,8 +25,9 @@ from collections.abc import Callable, Iterator
 import torch
 from torch import nn
 
+from workbench.core.data.loaders import split_batches
 from workbench.core.freezing import train_mode
-from workbench.core.measures import autocast_context
+from workbench.core.measures import autocast_context, sync_device
 from workbench.core.models import head_name
 from workbench.core.training_run import TrainingRun
 
@@ -144,7 +145,7 @@ class FeatureFeed:
         features = labels = None
         try:
             with torch.no_grad(), autocast_context(run.config.precision, run.device):
-                cuts = _split(order, loader.batch_size)
+                cuts = split_batches(order, loader.batch_size)
                 for (x, y), index in zip(loader.iter_from(0), cuts, strict=True):
                     if stop():
                         return "stopped while computing the features"
@@ -169,7 +170,7 @@ class FeatureFeed:
             train_mode(model)
         if features is None or labels is None:
             return "the training set is empty"
-        _sync(run.device)
+        sync_device(run.device)
         self.seconds = time.perf_counter() - started
         self.features, self.labels, self._head = features, labels, head
         return None
@@ -182,7 +183,9 @@ class FeatureFeed:
             return
         order = loader.epoch_order()[start_batch * loader.batch_size :]
         order = order.to(self.features.device)
-        for batch, index in enumerate(_split(order, loader.batch_size), start_batch):
+        for batch, index in enumerate(
+            split_batches(order, loader.batch_size), start_batch
+        ):
             if self.features is None or self.labels is None:
                 # Fell back mid-epoch: the loader's images from this batch on.
                 yield from loader.iter_from(batch)
@@ -291,13 +294,3 @@ def _too_big(feat: torch.Tensor, samples: int, device: torch.device) -> str | No
     if need > budget:
         return f"the features would take {need / 2**30:.1f} GiB"
     return None
-
-
-def _split(order: torch.Tensor, batch_size: int) -> tuple[torch.Tensor, ...]:
-    # As the loaders cut an epoch (an empty order has no batches).
-    return torch.split(order, batch_size) if len(order) else ()
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)

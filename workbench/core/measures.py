@@ -30,6 +30,14 @@ def autocast_context(
     return torch.autocast(device.type, dtype=dtype)
 
 
+def sync_device(device: torch.device) -> None:
+    """Wait for the device's queued work: a timer must not stop before it ends."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    elif device.type == "mps":
+        torch.mps.synchronize()
+
+
 def evaluate(run: TrainingRun) -> tuple[float, float]:
     """Mean loss and accuracy on the validation split, in ``eval()`` mode."""
     return mean_loss_and_accuracy(evaluate_predictions(run))

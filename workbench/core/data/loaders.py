@@ -45,7 +45,8 @@ def _epoch_order(
     return torch.randperm(num_samples, generator=generator, device="cpu")
 
 
-def _split_batches(order: torch.Tensor, batch_size: int) -> tuple[torch.Tensor, ...]:
+def split_batches(order: torch.Tensor, batch_size: int) -> tuple[torch.Tensor, ...]:
+    """An epoch's order cut into batches, as every loader cuts it."""
     # Tensor.split turns an empty tensor into one empty piece, not into no pieces.
     return torch.split(order, batch_size) if len(order) else ()
 
@@ -229,7 +230,7 @@ class FastLoader(_EpochOrder):
     def _batches(
         self, order: torch.Tensor, epoch: int, start_batch: int
     ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-        batches = _split_batches(order, self.batch_size)
+        batches = split_batches(order, self.batch_size)
         for batch, index in enumerate(batches, start=start_batch):
             x, y = self._take(index)
             x = x.to(torch.float32)
@@ -369,7 +370,7 @@ class _EpochBatchSampler(Sampler[list[int]]):
         self._batches: list[list[int]] = []
 
     def plan(self, order: torch.Tensor) -> None:
-        self._batches = [b.tolist() for b in _split_batches(order, self.batch_size)]
+        self._batches = [b.tolist() for b in split_batches(order, self.batch_size)]
 
     def __len__(self) -> int:
         return len(self._batches)
