@@ -493,12 +493,11 @@ def cmd_predict(args: argparse.Namespace) -> int:
     """Print each image's predicted class and top probabilities."""
     from workbench.core.checkpoints import (
         config_of,
+        eval_model,
         info_of,
         load_checkpoint,
-        load_model_state,
     )
     from workbench.core.model_source import SHA_KEY, model_file_change
-    from workbench.core.models import build_unseeded
     from workbench.core.predict import (
         PHOTO_DATASETS,
         PredictError,
@@ -514,8 +513,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     changed = model_file_change(cfg.model, payload.get(SHA_KEY), args.checkpoint)
     if changed is not None:
         sys.stderr.write(f"warning: {changed}\n")
-    model = build_unseeded(cfg.model, info.num_classes, info.image_shape, cfg.weights)
-    load_model_state(model, payload["model_state"])
+    model = eval_model(payload)
     failures = 0
     for path in args.images:
         try:

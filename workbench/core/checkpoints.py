@@ -31,6 +31,7 @@ from workbench.core.engine import prepare_run
 from workbench.core.files import write_atomically
 from workbench.core.freezing import frozen_names, match_patterns
 from workbench.core.model_source import SHA_KEY, model_sha
+from workbench.core.models import build_unseeded
 from workbench.core.training_run import MetricHistory, TrainingRun
 
 __all__ = [
@@ -383,6 +384,17 @@ def info_of(payload: dict[str, Any]) -> DatasetInfo:
         return dataset_info(cfg.dataset)
     except DataError as exc:
         raise CheckpointError(f"the checkpoint names {exc}") from exc
+
+
+def eval_model(payload: dict[str, Any]) -> nn.Module:
+    """The checkpoint's model with its weights, in eval mode, on the CPU.
+
+    Built without drawing random numbers (its weights are loaded next).
+    """
+    cfg, info = config_of(payload), info_of(payload)
+    model = build_unseeded(cfg.model, info.num_classes, info.image_shape, cfg.weights)
+    load_model_state(model, payload["model_state"])
+    return model.cpu().eval()
 
 
 def restore_run(

@@ -21,12 +21,11 @@ from torch import nn
 from workbench.core import export_verify as V
 from workbench.core.checkpoints import (
     config_of,
+    eval_model,
     info_of,
     load_checkpoint,
-    load_model_state,
 )
 from workbench.core.export_card import write_card, write_labels, write_preprocess
-from workbench.core.models import build_unseeded
 
 FORMATS = ("torchscript", "exported", "onnx")
 FILE_NAMES = {"torchscript": "model.pt", "exported": "model.pt2", "onnx": "model.onnx"}
@@ -139,14 +138,6 @@ def check_formats(formats: tuple[str, ...] | list[str]) -> tuple[str, ...]:
             + ", ".join(FORMATS)
         )
     return tuple(f for f in FORMATS if f in formats)
-
-
-def eval_model(payload: dict[str, Any]) -> nn.Module:
-    """The checkpoint's model with its weights, in eval mode, on the CPU."""
-    cfg, info = config_of(payload), info_of(payload)
-    model = build_unseeded(cfg.model, info.num_classes, info.image_shape, cfg.weights)
-    load_model_state(model, payload["model_state"])
-    return model.cpu().eval()
 
 
 def validation_images(payload: dict[str, Any]) -> list[torch.Tensor]:
