@@ -3,7 +3,9 @@
 Offscreen, Qt delivers no key press to a window that is not active, so the
 tests drive actions with ``trigger()``. This script checks what those tests
 cannot: that the Draw tab's keys work from the real keyboard, after Ctrl+2,
-wherever the focus is, and are dead while another tab is shown. Run it as::
+wherever the focus is, and are dead while another tab is shown; that the
+Model panel's Find box takes a click, typing and Return; and that Ctrl+E
+(Export model…) stays inert without a run. Run it as::
 
     xvfb-run -a .venv/bin/python scripts/xvfb_key_check.py [--shots DIR]
 
@@ -109,6 +111,28 @@ def main() -> int:
         check(
             "digits are dead while another tab is shown",
             panel.add_button.text() == "Add to my digits as 7",
+        )
+        # The Model panel: a click in Find, a typed name, Return picks the match.
+        models = window.model_panel
+        find = models.search_edit
+        centre = find.mapToGlobal(QPoint(find.width() // 2, find.height() // 2))
+        xdotool("mousemove", str(centre.x()), str(centre.y()), "click", "1")
+        yield None
+        xdotool("type", "--delay", "40", "mobilenet_v3_s")
+        yield None
+        xdotool("key", "Return")
+        yield None
+        check(
+            "Find + Return picks mobilenet_v3_small",
+            models.model() == "mobilenet_v3_small",
+        )
+        check("its weights can be chosen", models.weights_combo.isEnabled())
+        xdotool("key", "ctrl+e")
+        yield None
+        check(
+            "Ctrl+E does nothing without a run (Export model… disabled)",
+            not window.commands.export.isEnabled()
+            and window.exporter.last_result is None,
         )
         app.quit()
 
