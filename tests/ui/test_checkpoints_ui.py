@@ -27,9 +27,12 @@ def _use_dialog(monkeypatch, name, path):
 
 
 def test_save_then_open_restores_everything(qtbot, window, tmp_path, monkeypatch):
-    # The feature cache off: head-only steps on kept features are so quick that
-    # the stop would land in the epoch-end evaluation, not mid-epoch.
-    cfg = FAST.replace(max_steps=None, epochs=50, lr=0.004, feature_cache="off")
+    # Epochs of 180 small steps, without the feature cache (head-only steps on
+    # kept features are quicker still): the stop lands mid-epoch, not after the
+    # epoch's last step has already run.
+    cfg = FAST.replace(
+        max_steps=None, epochs=50, lr=0.004, batch_size=8, feature_cache="off"
+    )
     window.apply_config(cfg)
     window.freeze_panel.head_button.click()
     logged = []
