@@ -1586,7 +1586,7 @@ MUTATIONS: list[Mutation] = [
         "A download whose SHA-256 does not start with the file name's prefix is refused",
         "workbench/core/weights_cache.py",
         "    if not digest.hexdigest().startswith(match.group(1)):\n",
-        "        if False:\n",
+        "    if False:\n",
         (f"{_WEIGHTS}::test_a_damaged_download_is_refused_and_nothing_kept",),
     ),
     Mutation(
