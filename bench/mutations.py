@@ -1988,4 +1988,15 @@ MUTATIONS += [
         "",
         (f"{_EXPORT_UI}::test_export_writes_every_format_and_shows_them_verified",),
     ),
+    Mutation(
+        "gc-in-worker-threads",
+        "Cycles are collected in the GUI thread, never in a trainer or task thread",
+        "workbench/ui/gui_gc.py",
+        "    _collector = GarbageCollector(interval=1.0)\n",
+        "    return\n",
+        (
+            "tests/ui/test_gui_gc.py::test_a_task_thread_leaves_collection_to_the_gui_thread",
+            "tests/ui/test_gui_gc.py::test_a_trainer_thread_pins_collection_too",
+        ),
+    ),
 ]

@@ -19,6 +19,7 @@ from shiboken6 import isValid
 
 from workbench.core.data import DataError, DownloadCancelled, DownloadProgress
 from workbench.core.errors import USER_ERRORS
+from workbench.ui.gui_gc import collect_in_gui_thread
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,7 @@ class TaskThread(QThread):
         *,
         name: str = "task",
     ) -> None:
+        collect_in_gui_thread()  # before this thread can allocate
         super().__init__(parent)
         self.setObjectName(name)
         self._work = work

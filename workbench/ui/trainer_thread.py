@@ -23,6 +23,7 @@ from workbench.core.data import DownloadCancelled
 from workbench.core.engine import TrainControl
 from workbench.core.session import Plan, Session
 from workbench.core.threads import prepare_main_thread, prepare_training_thread
+from workbench.ui.gui_gc import collect_in_gui_thread
 from workbench.ui.tasks import describe_error
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,7 @@ class TrainerThread(QThread):
     _live: ClassVar[weakref.WeakSet[TrainerThread]] = weakref.WeakSet()
 
     def __init__(self, parent: QObject | None = None) -> None:
+        collect_in_gui_thread()  # before this thread can allocate
         super().__init__(parent)
         self.setObjectName("trainerThread")
         self.control: TrainControl = _SignallingControl(self.pause_reached.emit)
