@@ -1,0 +1,246 @@
+"""The written script is plain PyTorch that repeats ``train`` bit for bit on the CPU.
+
+Each configuration trains twice: the workbench's ``train`` command, and the
+script ``write_script`` made for the same config, run with ``python -I`` in a
+fresh interpreter (``-I`` ignores PYTHONPATH: the script cannot import
+workbench). Per-step losses must be equal (not close) for the whole run, or
+200 steps, and so must the final validation accuracy.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.idx_files import write_mnist_raw
+from workbench import cli
+from workbench.core.config import TrainConfig, save_config
+from workbench.core.script_writer import ScriptError, script_problem, write_script
+
+_CPU = {"device": "cpu"}
+
+# Every built-in model; Adam, AdamW and SGD; one-cycle and constant; a frozen
+# block; the fast path and the DataLoader path; bf16; digits and MNIST (and
+# Fashion-MNIST) from a torchvision root; a torchvision architecture.
+CONFIGS: dict[str, dict[str, Any]] = {
+    "small-cnn-adam-onecycle-fast": {"dataset": "digits", "epochs": 3},
+    "cnn-dropout-sgd-constant": {
+        "dataset": "digits",
+        "model": "cnn",
+        "optimizer": "sgd",
+        "lr": 0.05,
+        "schedule": "constant",
+        "batch_size": 64,
+        "max_steps": 24,
+    },
+    "lazy-cnn-adamw-dataloader": {
+        "dataset": "digits",
+        "model": "lazy-cnn",
+        "optimizer": "adamw",
+        "loader": "dataloader",
+        "batch_size": 128,
+        "epochs": 2,
+    },
+    "mlp-sgd-onecycle-dataloader": {
+        "dataset": "digits",
+        "model": "mlp",
+        "optimizer": "sgd",
+        "lr": 0.1,
+        "loader": "dataloader",
+        "batch_size": 32,
+        "max_steps": 200,
+    },
+    "small-cnn-frozen-block": {
+        "dataset": "digits",
+        "frozen": ["block1", "block2.*"],
+        "epochs": 3,
+    },
+    "small-cnn-bf16": {"dataset": "digits", "precision": "bf16", "epochs": 3},
+    "mnist-root-fast": {"dataset": "mnist", "batch_size": 64, "epochs": 3},
+    "mnist-root-dataloader-cnn": {
+        "dataset": "mnist",
+        "model": "cnn",
+        "loader": "dataloader",
+        "batch_size": 64,
+        "epochs": 2,
+    },
+    "fashion-root-mlp-max-steps": {
+        "dataset": "fashion-mnist",
+        "model": "mlp",
+        "batch_size": 32,
+        "max_steps": 30,
+    },
+    "torchvision-resnet18": {
+        "dataset": "digits",
+        "model": "resnet18",
+        "batch_size": 64,
+        "max_steps": 8,
+    },
+}
+
+
+def _train_and_script(
+    overrides: dict[str, Any], tmp_path: Path
+) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """(train's metrics, the script's metrics, the script's text)."""
+    values = {**_CPU, **overrides}
+    if values["dataset"] != "digits":
+        root = tmp_path / "data"
+        write_mnist_raw(root, values["dataset"], n_train=640, n_test=200)
+        values["data_dir"] = str(root)
+        values["download"] = False
+    cfg = TrainConfig(**values)
+    config_file = tmp_path / "run.json"
+    save_config(cfg, config_file)
+    script = tmp_path / "run.py"
+    text = write_script(cfg, source=str(config_file))
+    script.write_text(text, encoding="utf-8")
+    train_json = tmp_path / "train.json"
+    code = cli.main(
+        ["train", "--config", str(config_file), "--metrics-json", str(train_json)]
+    )
+    assert code == 0
+    script_json = tmp_path / "script.json"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-I",
+            str(script),
+            "--metrics-json",
+            str(script_json),
+            "--out",
+            str(tmp_path / "weights.pt"),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return (
+        json.loads(train_json.read_text()),
+        json.loads(script_json.read_text()),
+        text,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_the_script_repeats_train_bit_for_bit(name: str, tmp_path: Path) -> None:
+    trained, scripted, _ = _train_and_script(CONFIGS[name], tmp_path)
+    steps = trained["steps"][:200]
+    assert len(steps) >= 8
+    assert scripted["steps"][: len(steps)] == steps  # equal floats, not close ones
+    assert len(scripted["steps"]) == len(trained["steps"])
+    assert scripted["final"]["val_accuracy"] == trained["final"]["val_accuracy"]
+    assert scripted["final"]["global_step"] == trained["final"]["global_step"]
+    for ours, theirs in zip(scripted["epochs"], trained["epochs"], strict=True):
+        for key in ("epoch", "global_step", "train_loss", "val_loss", "confusion"):
+            assert ours[key] == theirs[key], key
+    assert scripted["config"] == trained["config"]
+
+
+def test_the_script_is_plain_pytorch_without_workbench(tmp_path: Path) -> None:
+    cfg = TrainConfig(dataset="digits", frozen=("block1",), **_CPU)
+    text = write_script(cfg)
+    tree = ast.parse(text)
+    imported = {
+        alias.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    } | {
+        node.module.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module
+    }
+    assert "workbench" not in imported
+    assert imported <= {
+        "__future__",
+        "argparse",
+        "contextlib",
+        "json",
+        "math",
+        "random",
+        "time",
+        "collections",
+        "typing",
+        "numpy",
+        "torch",
+        "torchvision",
+        "sklearn",
+        "PIL",
+    }
+    # The ideas the workbench shows are there in plain sight.
+    for piece in (
+        "optimizer.zero_grad(set_to_none=True)",
+        "loss.backward()",
+        "optimizer.step()",
+        "model.eval()",
+        "torch.inference_mode()",
+        "param.requires_grad_(name not in FROZEN)",
+        "torch.save(model.state_dict(), args.out)",
+        'FROZEN = ["block1.0.weight", "block1.2.weight", "block1.2.bias"]',
+    ):
+        assert piece in text, piece
+
+
+@pytest.mark.parametrize(
+    ("overrides", "words"),
+    [
+        ({"dataset": "cifar10"}, "dataset cifar10"),
+        ({"dataset": "digits", "augment": ("flip",)}, "augment flip"),
+        ({"dataset": "digits", "model": "resnet18", "weights": "default"}, "weights"),
+    ],
+)
+def test_a_config_the_writer_does_not_know_is_one_clear_message(
+    overrides: dict[str, Any], words: str
+) -> None:
+    cfg = TrainConfig(**{**_CPU, **overrides})
+    problem = script_problem(cfg)
+    assert problem is not None
+    assert words in problem
+    with pytest.raises(ScriptError, match="cannot write a script"):
+        write_script(cfg)
+
+
+def test_compile_is_named_in_the_header_as_not_exact() -> None:
+    text = write_script(TrainConfig(dataset="digits", compile=True, **_CPU))
+    header = text.split('"""')[1]
+    assert "torch.compile" in header
+    assert "Not repeated exactly" in header
+    assert "model.compile(mode=COMPILE_MODE)" in text
+    plain = write_script(TrainConfig(dataset="digits", **_CPU))
+    assert "Not repeated exactly" not in plain.split('"""')[1]
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"dataset": "digits", "frozen": ("block1",)},
+        {"dataset": "mnist", "loader": "dataloader", "model": "resnet18"},
+        {"dataset": "digits", "model": "inception_v3", "precision": "bf16"},
+        {"dataset": "kmnist", "model": "lazy-cnn", "compile": True, "device": "auto"},
+    ],
+)
+def test_the_script_is_tidy_code_ruff_accepts(
+    overrides: dict[str, Any], tmp_path: Path
+) -> None:
+    script = tmp_path / "run.py"
+    script.write_text(write_script(TrainConfig(**overrides)), encoding="utf-8")
+    ruff = [sys.executable, "-m", "ruff"]
+    lint = [*ruff, "check", "--isolated", "--select", "E,F,W,I,UP,B", str(script)]
+    checked = subprocess.run(lint, capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout
+    formatted = subprocess.run(
+        [*ruff, "format", "--isolated", "--check", "--diff", str(script)],
+        capture_output=True,
+        text=True,
+    )
+    assert formatted.returncode == 0, formatted.stdout
