@@ -17,7 +17,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from workbench import __version__, cli_export, cli_models
+from workbench import __version__, cli_export, cli_models, cli_script
 from workbench.cli_progress import DownloadBars, StepBar
 from workbench.console import percent, say
 from workbench.core import config as C
@@ -222,6 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
         summary.add_argument(f"--{flag}", type=int, default=default, metavar="N")
     sub.add_parser("models", help="every model --model takes, by family")
     cli_export.add_export_parser(sub)
+    cli_script.add_script_parser(sub)
     summary.add_argument("--batch-size", type=int, default=256, metavar="N")
     return parser
 
@@ -568,6 +569,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "summary": cli_models.cmd_summary,
         "models": cli_models.cmd_models,
         "export": cli_export.cmd_export,
+        "script": cli_script.cmd_script,
     }
     from workbench.core.errors import USER_ERRORS
 

@@ -1,0 +1,57 @@
+"""The command line's ``script``: a config or checkpoint as a plain PyTorch script."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from workbench.console import say
+
+CONFIG_SUFFIXES = (".json", ".toml")
+
+
+def add_script_parser(sub: argparse._SubParsersAction) -> None:
+    """``script CONFIG_OR_CHECKPOINT [-o run.py]``."""
+    script = sub.add_parser(
+        "script",
+        help="write the experiment of a config or checkpoint as one plain PyTorch "
+        "script (no workbench import) that repeats the run",
+    )
+    script.add_argument(
+        "source",
+        metavar="CONFIG_OR_CHECKPOINT",
+        help="a config file (.json, .toml) or a checkpoint (.pt)",
+    )
+    script.add_argument(
+        "-o", "--out", metavar="FILE", help="write the script here (default: print it)"
+    )
+
+
+def cmd_script(args: argparse.Namespace) -> int:
+    """0 with the script written; errors are ConfigError/CheckpointError (exit 2)."""
+    from workbench.core.checkpoints import config_of, load_checkpoint
+    from workbench.core.config import load_config
+    from workbench.core.files import write_atomically
+    from workbench.core.script_writer import ScriptError, write_script
+
+    source = Path(args.source)
+    if source.suffix.lower() in CONFIG_SUFFIXES:
+        cfg = load_config(source)
+    else:
+        cfg = config_of(load_checkpoint(source))
+    text = write_script(cfg, source=source.name)
+    if not args.out:
+        sys.stdout.write(text)
+        return 0
+    out = Path(args.out)
+    try:
+        write_atomically(out, lambda handle: handle.write(text.encode("utf-8")))
+    except OSError as exc:
+        raise ScriptError(
+            f"cannot write the script to {out}: {exc.strerror or exc}"
+        ) from exc
+    say(
+        f"wrote {out}: python {out.name} repeats the run ({cfg.model} on {cfg.dataset})"
+    )
+    return 0
