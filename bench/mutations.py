@@ -30,6 +30,7 @@ _TV_CLI = "tests/core/test_torchvision_cli.py"
 _WEIGHTS = "tests/core/test_weights_cache.py"
 _MODEL_PANEL = "tests/ui/test_model_panel.py"
 _FC = "tests/core/test_feature_cache.py"
+_SCRIPT = "tests/core/test_script_writer.py::test_the_script_repeats_train_bit_for_bit"
 
 MUTATIONS: list[Mutation] = [
     # --------------------------------------------------------- exact resume
@@ -1997,6 +1998,66 @@ MUTATIONS += [
         (
             "tests/ui/test_gui_gc.py::test_a_task_thread_leaves_collection_to_the_gui_thread",
             "tests/ui/test_gui_gc.py::test_a_trainer_thread_pins_collection_too",
+        ),
+    ),
+    Mutation(
+        "script-model-init-shifts-dropout",
+        "The script builds the model from a forked random stream, as train does",
+        "workbench/core/script_writer.py",
+        '        "    with torch.random.fork_rng(devices=[]):\\n"\n',
+        '        "    if True:\\n"\n',
+        (f"{_SCRIPT}[cnn-dropout-sgd-constant]",),
+    ),
+    Mutation(
+        "script-loader-draws-global-rng",
+        "The script's DataLoader has its own generator: dropout's stream is untouched",
+        "workbench/core/script_parts.py",
+        "        generator=torch.Generator().manual_seed(SEED),\n",
+        "",
+        (f"{_SCRIPT}[mnist-root-dataloader-cnn]",),
+    ),
+    Mutation(
+        "script-same-order-every-epoch",
+        "The script draws each epoch in train's seeded order",
+        "workbench/core/script_parts.py",
+        "np.random.SeedSequence([SEED, epoch])",
+        "np.random.SeedSequence([SEED, 0])",
+        (f"{_SCRIPT}[small-cnn-adam-onecycle-fast]",),
+    ),
+    Mutation(
+        "script-no-schedule-step",
+        "The script steps the one-cycle schedule every batch",
+        "workbench/core/script_writer.py",
+        '        update += "            scheduler.step()\\n"\n',
+        '        update += ""\n',
+        (f"{_SCRIPT}[small-cnn-adam-onecycle-fast]",),
+    ),
+    Mutation(
+        "script-validates-in-train-mode",
+        "The script evaluates under model.eval()",
+        "workbench/core/script_parts.py",
+        "    model.eval()  # dropout off, BatchNorm uses its running statistics\n",
+        "",
+        (f"{_SCRIPT}[small-cnn-adam-onecycle-fast]",),
+    ),
+    Mutation(
+        "script-ignores-frozen",
+        "The script freezes by requires_grad exactly what train freezes",
+        "workbench/core/script_writer.py",
+        '        "        param.requires_grad_(name not in FROZEN)\\n"\n',
+        '        "        param.requires_grad_(True)\\n"\n',
+        (f"{_SCRIPT}[small-cnn-frozen-block]",),
+    ),
+    Mutation(
+        "script-writes-unknown-settings",
+        "A setting the script cannot repeat is refused with one clear message",
+        "workbench/core/script_writer.py",
+        "    if cfg.augment:\n",
+        "    if False:\n",
+        (
+            "tests/core/test_script_writer.py::"
+            "test_a_config_the_writer_does_not_know_is_one_clear_message",
+            "tests/core/test_cli_script.py::test_bad_input_is_one_clear_line_and_no_file",
         ),
     ),
 ]
