@@ -211,10 +211,11 @@ def test_a_changed_class_fails_even_within_the_tolerance():
     assert not V.Verification(360, 360, 0.0, error="batch of 1: refused").passed
 
 
-def test_resnet18_exports_to_every_format_and_verifies(tmp_path, capsys):
+@pytest.mark.parametrize("model", ["resnet18", "mobilenet_v3_small"])
+def test_torchvision_models_export_to_every_format_and_verify(model, tmp_path, capsys):
     """A torchvision model (3 channels on digits) takes all three formats."""
-    ckpt = tmp_path / "resnet18.pt"
-    flags = ["train", "--quiet", "--max-steps", "1", "--model", "resnet18"]
+    ckpt = tmp_path / f"{model}.pt"
+    flags = ["train", "--quiet", "--max-steps", "1", "--model", model]
     assert main([*flags, "--save", str(ckpt)]) == 0
     capsys.readouterr()
     assert main(["export", str(ckpt), "--out", str(tmp_path / "out")]) == 0
@@ -234,3 +235,41 @@ def test_an_out_path_that_is_a_file_is_one_line_and_exit_2(
     assert code == 2
     assert err.startswith("ptcore-workbench export: error: cannot create")
     assert len(err.strip().splitlines()) == 1
+
+
+def test_the_model_card_has_the_data_fingerprint_and_confusion_matrix(exports):
+    cards = {m: (exports[m][1] / "MODEL_CARD.md").read_text() for m in ("cnn", "mlp")}
+    card = cards["cnn"]
+    assert "## Confusion matrix" in card
+    rows = [
+        line
+        for line in card.splitlines()
+        if line.startswith("| ") and "|---" not in line
+    ]
+    table = [row for row in rows if row.split("|")[1].strip().isdigit()]
+    assert len(table) == 10
+    counts = [sum(int(v) for v in row.split("|")[2:-1]) for row in table]
+    assert sum(counts) == 360
+    fingerprints = {
+        m: next(line for line in text.splitlines() if "fingerprint" in line)
+        for m, text in cards.items()
+    }
+    # The same validation data under two models: the same fingerprint.
+    assert fingerprints["cnn"] == fingerprints["mlp"]
+    assert len(fingerprints["cnn"].split("`")[1]) == 64
+
+
+def test_verification_images_stream_instead_of_being_held_at_once():
+    made = []
+
+    def endless():
+        while True:
+            made.append(1)
+            yield torch.zeros(256, 1, 28, 28), torch.zeros(256, dtype=torch.long)
+
+    stream = V.validation_batches(endless(), limit=1_000)
+    x, y = next(stream)
+    assert x.shape == (V.VERIFY_BATCH, 1, 28, 28)
+    assert len(y) == V.VERIFY_BATCH
+    assert len(made) == 1  # one source batch read, not all of them
+    assert sum(len(x) for x, _ in stream) + V.VERIFY_BATCH == 1_000

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -140,7 +140,7 @@ def check_formats(formats: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     return tuple(f for f in FORMATS if f in formats)
 
 
-def validation_images(payload: dict[str, Any]) -> list[torch.Tensor]:
+def validation_images(payload: dict[str, Any]) -> Iterator[V.Batch]:
     """The run's validation images as its loaders feed them, batches of 64."""
     from workbench.core.data import build_loaders
 
@@ -187,12 +187,13 @@ def export_checkpoint(
         except Exception as exc:  # an exporter's refusal is a result, not a crash
             reasons[fmt] = f"cannot export {name}: {V.first_line(exc)}"
             path.unlink(missing_ok=True)
-    checks = V.verify(model, runners, batches, say)
+    record = V.EagerRecord(info.num_classes)
+    checks = V.verify(model, runners, batches, say, record)
     results = tuple(_result(fmt, checks.get(fmt), reasons.get(fmt)) for fmt in formats)
     result = ExportResult(out, name, results)
     write_preprocess(out / "preprocess.json", payload, INPUT_NAME, OUTPUT_NAME)
     write_labels(out / "labels.json", info)
-    write_card(out / "MODEL_CARD.md", payload, result)
+    write_card(out / "MODEL_CARD.md", payload, result, record)
     _mark(out, result)
     return result
 

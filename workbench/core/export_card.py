@@ -17,7 +17,12 @@ from workbench.core.checkpoints import config_of, info_of
 from workbench.core.data import DataError, DatasetInfo
 from workbench.core.data.model_inputs import fit_to_model
 from workbench.core.data.registry import dataset_info
-from workbench.core.export_verify import SINGLE_IMAGES, TOLERANCE, VERIFY_BATCH
+from workbench.core.export_verify import (
+    SINGLE_IMAGES,
+    TOLERANCE,
+    VERIFY_BATCH,
+    EagerRecord,
+)
 from workbench.core.predict import PHOTO_DATASETS
 from workbench.core.preprocess import style_of
 
@@ -111,7 +116,57 @@ def _figure_lines(result: Any) -> list[str]:
     return lines
 
 
-def write_card(path: Path, payload: dict[str, Any], result: Any) -> None:
+# A confusion table wider than this is unreadable in a card: per-class lines then.
+_TABLE_CLASSES = 20
+
+
+def _confusion_lines(record: EagerRecord, names: tuple[str, ...]) -> list[str]:
+    """The eager model's confusion matrix on the verification images."""
+    matrix = record.confusion
+    if len(names) <= _TABLE_CLASSES:
+        lines = [
+            "| true \\ predicted | " + " | ".join(names) + " |",
+            "|---|" + "---|" * len(names),
+        ]
+        lines += [
+            f"| {name} | " + " | ".join(str(v) for v in row) + " |"
+            for name, row in zip(names, matrix.tolist(), strict=True)
+        ]
+        return lines
+    totals = matrix.sum(1)
+    return [
+        f"- {name}: {matrix[i, i]}/{totals[i]} right" for i, name in enumerate(names)
+    ]
+
+
+def _data_lines(cfg: Any, info: DatasetInfo, record: EagerRecord | None) -> list[str]:
+    lines = ["## Data", f"- dataset: {cfg.dataset} ({info.title})"]
+    if cfg.data_dir:
+        lines.append(f"- data folder: {cfg.data_dir}")
+    if record is None or not record.images:
+        return [*lines, ""]
+    lines += [
+        f"- validation images checked: {record.images}",
+        f"- fingerprint (SHA-256 of those inputs and labels, as the model saw "
+        f"them): `{record.fingerprint}`",
+        "",
+        "## Confusion matrix",
+        f"The exported model's classes on the {record.images} validation images "
+        f"(rows: true class, columns: predicted); accuracy "
+        f"{100 * record.accuracy:.2f}%.",
+        "",
+        *_confusion_lines(record, info.class_names),
+        "",
+    ]
+    return lines
+
+
+def write_card(
+    path: Path,
+    payload: dict[str, Any],
+    result: Any,
+    record: EagerRecord | None = None,
+) -> None:
     """MODEL_CARD.md: what the model is, how it was trained and checked."""
     cfg, info = config_of(payload), info_of(payload)
     verdict = (
@@ -131,8 +186,8 @@ def write_card(path: Path, payload: dict[str, Any], result: Any) -> None:
         "width), normalised as `preprocess.json` says",
         f"- outputs: {info.num_classes} logits, labels in `labels.json`",
         "",
+        *_data_lines(cfg, info, record),
         "## Training",
-        f"- dataset: {cfg.dataset} ({info.title})",
         f"- validation accuracy: {_accuracy_line(payload)}",
         f"- epochs finished: {len((payload.get('history') or {}).get('epochs') or [])}",
         f"- config: optimizer {cfg.optimizer}, lr {cfg.lr:g}, schedule "

@@ -9,11 +9,13 @@ a batch size frozen into the graph shows up as a failure, not in production.
 
 from __future__ import annotations
 
+import hashlib
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -86,32 +88,68 @@ def load_runner(fmt: str, path: Path) -> Runner:
     raise ValueError(f"unknown export format {fmt!r}")
 
 
+Batch = tuple[torch.Tensor, torch.Tensor]  # normalised images, labels
+
+
 def validation_batches(
-    batches: Iterable[tuple[torch.Tensor, torch.Tensor]], limit: int = MAX_IMAGES
-) -> list[torch.Tensor]:
-    """Up to ``limit`` normalised validation images, as batches of 64 on the CPU."""
-    chunks: list[torch.Tensor] = []
+    batches: Iterable[Batch], limit: int = MAX_IMAGES
+) -> Iterator[Batch]:
+    """Up to ``limit`` validation images with labels, batches of 64, on the CPU.
+
+    Made as they are needed: 10,000 images at 3x224x224 would be 6 GB at once.
+    """
     seen = 0
-    for x, _y in batches:
+    for x, y in batches:
         x = x[: limit - seen].detach().to("cpu", torch.float32)
-        chunks.extend(x.split(VERIFY_BATCH))
+        y = y[: len(x)].detach().to("cpu")
+        yield from zip(x.split(VERIFY_BATCH), y.split(VERIFY_BATCH), strict=True)
         seen += len(x)
         if seen >= limit:
-            break
-    return chunks
+            return
+
+
+class EagerRecord:
+    """What the eager model made of the verification images, for the model card.
+
+    The confusion matrix (rows true class, columns predicted) and a SHA-256 of
+    the exact inputs and labels: the fingerprint of the data the export was
+    proven on.
+    """
+
+    def __init__(self, num_classes: int) -> None:
+        self.confusion = np.zeros((num_classes, num_classes), dtype=np.int64)
+        self._digest = hashlib.sha256()
+        self.images = 0
+
+    def add(self, x: torch.Tensor, y: torch.Tensor, logits: torch.Tensor) -> None:
+        self._digest.update(x.contiguous().numpy().tobytes())
+        self._digest.update(y.to(torch.int64).numpy().tobytes())
+        np.add.at(self.confusion, (y.numpy(), logits.argmax(1).numpy()), 1)
+        self.images += len(x)
+
+    @property
+    def fingerprint(self) -> str:
+        return self._digest.hexdigest()
+
+    @property
+    def accuracy(self) -> float:
+        return float(np.trace(self.confusion) / max(self.images, 1))
 
 
 @torch.no_grad()
 def verify(
     model: nn.Module,
     runners: dict[str, Runner],
-    batches: list[torch.Tensor],
+    batches: Iterable[Batch],
     progress: Callable[[str], None] | None = None,
+    record: EagerRecord | None = None,
 ) -> dict[str, Verification]:
     """Each runner's outputs against ``model``'s (in eval mode) on ``batches``.
 
     The eager logits are computed once per batch and compared with every
-    runner; the first :data:`SINGLE_IMAGES` images are then run one at a time.
+    runner (one pass: ``batches`` may be a stream); the first
+    :data:`SINGLE_IMAGES` images are then run one at a time. ``record``
+    collects the eager predictions and the inputs' fingerprint.
     """
     model.eval()
     agreed = dict.fromkeys(runners, 0)
@@ -132,14 +170,18 @@ def verify(
         worst[fmt] = max(worst[fmt], float((got.float() - expected).abs().max()))
         return int((got.argmax(1) == expected.argmax(1)).sum())
 
-    for index, x in enumerate(batches):
+    singles = torch.empty(0)
+    for index, (x, y) in enumerate(batches):
         expected = model(x).float()
+        if record is not None:
+            record.add(x, y, expected)
+        if index == 0:
+            singles = x[:SINGLE_IMAGES]
         total += len(x)
         for fmt in runners:
             agreed[fmt] += compare(fmt, x, expected)
         if progress is not None and index % 20 == 0:
             progress(f"verifying: {total} images")
-    singles = batches[0][:SINGLE_IMAGES] if batches else torch.empty(0)
     for image in singles.split(1):
         expected = model(image).float()
         for fmt in runners:
