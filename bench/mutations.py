@@ -30,7 +30,12 @@ _TV_CLI = "tests/core/test_torchvision_cli.py"
 _WEIGHTS = "tests/core/test_weights_cache.py"
 _MODEL_PANEL = "tests/ui/test_model_panel.py"
 _FC = "tests/core/test_feature_cache.py"
-_SCRIPT = "tests/core/test_script_writer.py::test_the_script_repeats_train_bit_for_bit"
+_SCRIPT_RUN = (
+    "tests/core/test_script_writer.py::test_the_script_repeats_train_bit_for_bit"
+)
+_PREDICT_PY = "tests/core/test_export_predict.py"
+_SCRIPT = "workbench/core/export_predict_template.py"
+_SAME = "test_predict_script_matches_the_workbench_in_a_fresh_interpreter"
 
 MUTATIONS: list[Mutation] = [
     # --------------------------------------------------------- exact resume
@@ -375,7 +380,7 @@ MUTATIONS: list[Mutation] = [
         "mnist-centring-no-shift",
         "A drawing prepared with the MNIST recipe is placed by its centre of mass at the field's centre, like MNIST digits",
         "workbench/core/preprocess.py",
-        "    dy, dx = round(13.5 - cy), round(13.5 - cx)",
+        "    dy, dx = round(centre - cy), round(centre - cx)",
         "    dy, dx = 0, 0",
         (
             "tests/core/test_mnist_centring.py::test_an_asymmetric_digit_is_moved_by_the_hand_computed_shift",
@@ -389,8 +394,8 @@ MUTATIONS: list[Mutation] = [
         "mnist-centring-wrong-sign",
         "The centre-of-mass shift moves the digit's mass towards the centre, not away from it",
         "workbench/core/preprocess.py",
-        "    dy, dx = round(13.5 - cy), round(13.5 - cx)",
-        "    dy, dx = round(cy - 13.5), round(cx - 13.5)",
+        "    dy, dx = round(centre - cy), round(centre - cx)",
+        "    dy, dx = round(cy - centre), round(cx - centre)",
         (
             "tests/core/test_mnist_centring.py::test_an_asymmetric_digit_is_moved_by_the_hand_computed_shift",
             "tests/core/test_mnist_centring.py::test_the_centre_of_mass_ends_within_half_a_pixel_of_the_centre",
@@ -403,7 +408,7 @@ MUTATIONS: list[Mutation] = [
         "mnist-centring-shift-not-clipped",
         "The centre-of-mass shift is clipped so the digit stays whole inside the 28x28 field (nothing wraps around)",
         "workbench/core/preprocess.py",
-        "    dy = int(np.clip(dy, -top, 28 - top - h))\n    dx = int(np.clip(dx, -left, 28 - left - w))",
+        "    dy = int(np.clip(dy, -top, FIELD - top - h))\n    dx = int(np.clip(dx, -left, FIELD - left - w))",
         "",
         (
             "tests/core/test_mnist_centring.py::test_the_shift_is_clipped_so_the_digit_stays_whole",
@@ -2006,7 +2011,7 @@ MUTATIONS += [
         "workbench/core/script_writer.py",
         '        "    with torch.random.fork_rng(devices=[]):\\n"\n',
         '        "    if True:\\n"\n',
-        (f"{_SCRIPT}[cnn-dropout-sgd-constant]",),
+        (f"{_SCRIPT_RUN}[cnn-dropout-sgd-constant]",),
     ),
     Mutation(
         "script-loader-draws-global-rng",
@@ -2014,7 +2019,7 @@ MUTATIONS += [
         "workbench/core/script_parts.py",
         "        generator=torch.Generator().manual_seed(SEED),\n",
         "",
-        (f"{_SCRIPT}[mnist-root-dataloader-cnn]",),
+        (f"{_SCRIPT_RUN}[mnist-root-dataloader-cnn]",),
     ),
     Mutation(
         "script-same-order-every-epoch",
@@ -2022,7 +2027,7 @@ MUTATIONS += [
         "workbench/core/script_parts.py",
         "np.random.SeedSequence([SEED, epoch])",
         "np.random.SeedSequence([SEED, 0])",
-        (f"{_SCRIPT}[small-cnn-adam-onecycle-fast]",),
+        (f"{_SCRIPT_RUN}[small-cnn-adam-onecycle-fast]",),
     ),
     Mutation(
         "script-no-schedule-step",
@@ -2030,7 +2035,7 @@ MUTATIONS += [
         "workbench/core/script_writer.py",
         '        update += "            scheduler.step()\\n"\n',
         '        update += ""\n',
-        (f"{_SCRIPT}[small-cnn-adam-onecycle-fast]",),
+        (f"{_SCRIPT_RUN}[small-cnn-adam-onecycle-fast]",),
     ),
     Mutation(
         "script-validates-in-train-mode",
@@ -2038,7 +2043,7 @@ MUTATIONS += [
         "workbench/core/script_parts.py",
         "    model.eval()  # dropout off, BatchNorm uses its running statistics\n",
         "",
-        (f"{_SCRIPT}[small-cnn-adam-onecycle-fast]",),
+        (f"{_SCRIPT_RUN}[small-cnn-adam-onecycle-fast]",),
     ),
     Mutation(
         "script-ignores-frozen",
@@ -2046,7 +2051,7 @@ MUTATIONS += [
         "workbench/core/script_writer.py",
         '        "        param.requires_grad_(name not in FROZEN)\\n"\n',
         '        "        param.requires_grad_(True)\\n"\n',
-        (f"{_SCRIPT}[small-cnn-frozen-block]",),
+        (f"{_SCRIPT_RUN}[small-cnn-frozen-block]",),
     ),
     Mutation(
         "script-writes-unknown-settings",
@@ -2059,5 +2064,84 @@ MUTATIONS += [
             "test_a_config_the_writer_does_not_know_is_one_clear_message",
             "tests/core/test_cli_script.py::test_bad_input_is_one_clear_line_and_no_file",
         ),
+    ),
+    # ------------------------------------------- export: standalone predict.py
+    Mutation(
+        "predict-script-not-written",
+        "Every export folder holds predict.py, a copy of the template",
+        "workbench/core/export.py",
+        "    shutil.copyfile(PREDICT_TEMPLATE, out / PREDICT_SCRIPT)\n",
+        "",
+        (f"{_PREDICT_PY}::test_every_export_holds_the_script",),
+    ),
+    Mutation(
+        "predict-script-no-centring",
+        "predict.py centres an MNIST-style digit by its mass, as the workbench does",
+        _SCRIPT,
+        "    return np.roll(field, (dy, dx), axis=(0, 1))\n",
+        "    return field\n",
+        (f"{_PREDICT_PY}::{_SAME}[mnist-onnx]",),
+    ),
+    Mutation(
+        "predict-script-no-normalise",
+        "predict.py normalises with preprocess.json's mean and std",
+        _SCRIPT,
+        "    return ((pixels - mean) / std)[None]\n",
+        "    return pixels[None]\n",
+        (f"{_PREDICT_PY}::{_SAME}[digits-onnx]", f"{_PREDICT_PY}::{_SAME}[photo-onnx]"),
+    ),
+    Mutation(
+        "predict-script-no-inversion",
+        "predict.py inverts dark ink on light paper, as the workbench does",
+        _SCRIPT,
+        '    if border.mean() > recipe["invert_above"]:\n        gray = 1.0 - gray\n',
+        "",
+        (f"{_PREDICT_PY}::{_SAME}[digits-onnx]",),
+    ),
+    Mutation(
+        "predict-script-top-crop",
+        "predict.py crops a photo's middle, as the workbench's loaders do",
+        _SCRIPT,
+        "        top = round((height - size) / 2.0)\n",
+        "        top = 0\n",
+        (f"{_PREDICT_PY}::{_SAME}[photo-onnx]",),
+    ),
+    Mutation(
+        "predict-script-no-jpeg-draft",
+        "predict.py decodes a large JPEG at the reduced scale the workbench reads",
+        _SCRIPT,
+        "        file.draft(None, (size, size))\n",
+        "",
+        (f"{_PREDICT_PY}::{_SAME}[photo-onnx]",),
+    ),
+    Mutation(
+        "resize-one-pixel-wide-repeats-a-row",
+        "A digit fitted 1 pixel wide keeps its column (torch's kernel repeats a row)",
+        "workbench/core/preprocess.py",
+        "    if width == 1 and height > 1:\n",
+        "    if False:\n",
+        (
+            f"{_PREDICT_PY}::test_a_one_pixel_wide_resize_is_pillows_bilinear",
+            f"{_PREDICT_PY}::{_SAME}[mnist-onnx]",
+        ),
+    ),
+    Mutation(
+        "predict-script-image-error-traceback",
+        "predict.py: a missing or unreadable image is one line and exit 2",
+        _SCRIPT,
+        "        except Refused as exc:\n            sys.stderr.write",
+        "        except KeyError as exc:\n            sys.stderr.write",
+        (
+            f"{_PREDICT_PY}::test_a_missing_image_is_one_line_and_exit_2",
+            f"{_PREDICT_PY}::test_an_unreadable_image_is_one_line_and_exit_2",
+        ),
+    ),
+    Mutation(
+        "predict-script-missing-model-traceback",
+        "predict.py: a missing model file is one line and exit 2",
+        _SCRIPT,
+        "        if onnx_file is None:\n            raise Refused",
+        "        if False:\n            raise Refused",
+        (f"{_PREDICT_PY}::test_a_missing_model_file_is_one_line_and_exit_2",),
     ),
 ]

@@ -95,7 +95,13 @@ def test_format_subset_writes_only_those_files(checkpoints, tmp_path):
     )
     assert code == 0
     names = {p.name for p in out.iterdir()}
-    assert names == {"model.onnx", "preprocess.json", "labels.json", "MODEL_CARD.md"}
+    assert names == {
+        "model.onnx",
+        "preprocess.json",
+        "labels.json",
+        "MODEL_CARD.md",
+        "predict.py",
+    }
 
 
 def _shift_last_bias(real):

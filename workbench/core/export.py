@@ -9,6 +9,7 @@ that does not match is kept, marked with ``VERIFICATION_FAILED.txt``.
 from __future__ import annotations
 
 import copy
+import shutil
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -30,6 +31,10 @@ from workbench.core.export_card import write_card, write_labels, write_preproces
 FORMATS = ("torchscript", "exported", "onnx")
 FILE_NAMES = {"torchscript": "model.pt", "exported": "model.pt2", "onnx": "model.onnx"}
 FAILED_MARKER = "VERIFICATION_FAILED.txt"
+# A standalone script (numpy, Pillow, torch or onnxruntime; no workbench) that
+# prepares a picture like the workbench and runs the exported model on it.
+PREDICT_SCRIPT = "predict.py"
+PREDICT_TEMPLATE = Path(__file__).with_name("export_predict_template.py")
 # Names the ONNX graph's input and output carry (preprocess.json repeats them).
 INPUT_NAME, OUTPUT_NAME = "input", "logits"
 
@@ -194,6 +199,7 @@ def export_checkpoint(
     write_preprocess(out / "preprocess.json", payload, INPUT_NAME, OUTPUT_NAME)
     write_labels(out / "labels.json", info)
     write_card(out / "MODEL_CARD.md", payload, result, record)
+    shutil.copyfile(PREDICT_TEMPLATE, out / PREDICT_SCRIPT)
     _mark(out, result)
     return result
 

@@ -24,7 +24,7 @@ from workbench.core.export_verify import (
     EagerRecord,
 )
 from workbench.core.predict import PHOTO_DATASETS
-from workbench.core.preprocess import style_of
+from workbench.core.preprocess import recipe_numbers, style_of
 
 
 def input_stats(payload: dict[str, Any]) -> tuple[list[float], list[float]]:
@@ -64,14 +64,20 @@ def preprocess_document(
     }
     if photo:
         doc["resize"] = f"shorter side to {height}, then centre crop {height}x{width}"
+        # What predict.py needs to repeat folder_images.read_square exactly.
+        doc["size"] = height
+        doc["interpolation"] = "bilinear, antialiased (Pillow BILINEAR)"
+        doc["crop"] = "centre, offsets rounded half to even"
     else:
         # The digit recipe: white ink on black, placed like the training data.
-        doc["style"] = style_of(cfg.style_dataset)
+        style = style_of(cfg.style_dataset)
+        doc["style"] = style
         doc["canvas"] = (
             "grayscale, white ink on black; crop to the ink and place it the way "
             f"the {cfg.style_dataset} images were made (workbench.core.preprocess)"
             + ("; repeated to 3 channels" if channels == 3 else "")
         )
+        doc.update(recipe_numbers(style))
     return doc
 
 
@@ -207,6 +213,12 @@ def write_card(
         *_figure_lines(result),
         "",
         verdict,
+        "",
+        "## Use",
+        "`python predict.py IMAGE` prints the class of a picture; `--json` gives "
+        "every probability, `--runtime onnx` runs model.onnx. It needs numpy, "
+        "Pillow and torch or onnxruntime, not the workbench, and prepares the "
+        "picture as the workbench does (`preprocess.json`).",
         "",
     ]
     path.write_text("\n".join(lines), encoding="utf-8")

@@ -18,6 +18,7 @@ from torch import nn
 from workbench.core.data import DATASET_INFO, DatasetInfo
 from workbench.core.model_catalog import is_torchvision
 from workbench.core.preprocess import (
+    INVERT_ABOVE,
     PredictError,
     digits_style,
     mnist_style,
@@ -79,7 +80,7 @@ def load_image(path: str | Path) -> np.ndarray:
             f"{path} is not an image this program can read: {exc}"
         ) from exc
     border = np.concatenate([gray[0], gray[-1], gray[:, 0], gray[:, -1]])
-    if border.mean() > 0.5:
+    if border.mean() > INVERT_ABOVE:
         gray = 1.0 - gray
     return gray
 

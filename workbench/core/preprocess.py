@@ -16,6 +16,12 @@ from torch import nn
 # The recipes by name: "mnist" for MNIST-made data, "digits" for UCI digits.
 STYLES = ("mnist", "digits")
 _INK_THRESHOLD = 0.1
+# Sizes the recipes work to; an export's preprocess.json repeats them.
+FIELD = 28  # every recipe fills a FIELD x FIELD picture
+BOX = 20  # the ink is fitted into a BOX x BOX square inside it
+DIGITS_LOW = 8  # the UCI digits were recorded at 8x8
+# A picture whose border is brighter than this is dark ink on paper: inverted.
+INVERT_ABOVE = 0.5
 
 
 class PredictError(ValueError):
@@ -23,6 +29,12 @@ class PredictError(ValueError):
 
 
 def _resize(image: np.ndarray, height: int, width: int) -> np.ndarray:
+    """Antialiased bilinear resize (Pillow's BILINEAR on float images), in [0, 1]."""
+    if width == 1 and height > 1:
+        # torch's antialiased kernel repeats the first row in a 1-pixel-wide
+        # output (torch 2.14, CPU); the filter is separable, so resize the
+        # transposed picture instead.
+        return _resize(image.T, width, height).T.copy()
     tensor = torch.from_numpy(np.ascontiguousarray(image, dtype=np.float32))
     out = nn.functional.interpolate(
         tensor[None, None],
@@ -51,18 +63,19 @@ def _fit_box(image: np.ndarray, box: int) -> np.ndarray:
 
 def mnist_style(image: np.ndarray) -> np.ndarray:
     """Crop, fit into 20x20, and centre by mass in 28x28 (values in [0, 1])."""
-    digit = _fit_box(_crop_to_ink(image), 20)
+    digit = _fit_box(_crop_to_ink(image), BOX)
     h, w = digit.shape
-    field = np.zeros((28, 28), dtype=np.float32)
-    top, left = (28 - h) // 2, (28 - w) // 2
+    field = np.zeros((FIELD, FIELD), dtype=np.float32)
+    top, left = (FIELD - h) // 2, (FIELD - w) // 2
     field[top : top + h, left : left + w] = digit
     mass = field.sum()
     ys, xs = np.indices(field.shape)
     cy, cx = (ys * field).sum() / mass, (xs * field).sum() / mass
-    # Shift the centre of mass to the field's centre, as MNIST did.
-    dy, dx = round(13.5 - cy), round(13.5 - cx)
-    dy = int(np.clip(dy, -top, 28 - top - h))
-    dx = int(np.clip(dx, -left, 28 - left - w))
+    # Shift the centre of mass to the field's centre (13.5), as MNIST did.
+    centre = (FIELD - 1) / 2
+    dy, dx = round(centre - cy), round(centre - cx)
+    dy = int(np.clip(dy, -top, FIELD - top - h))
+    dx = int(np.clip(dx, -left, FIELD - left - w))
     return np.roll(field, (dy, dx), axis=(0, 1))
 
 
@@ -73,10 +86,11 @@ def digits_style(image: np.ndarray) -> np.ndarray:
     scaled into a 20x20 box centred in the field.
     """
     digit = _crop_to_ink(image)
-    low = _resize(digit, 8, 8)
+    low = _resize(digit, DIGITS_LOW, DIGITS_LOW)
     low = low / max(float(low.max()), 1e-6)
-    field = np.zeros((28, 28), dtype=np.float32)
-    field[4:24, 4:24] = _resize(low, 20, 20)
+    field = np.zeros((FIELD, FIELD), dtype=np.float32)
+    start = (FIELD - BOX) // 2
+    field[start : start + BOX, start : start + BOX] = _resize(low, BOX, BOX)
     return field
 
 
@@ -84,7 +98,7 @@ def naive_resize(image: np.ndarray) -> np.ndarray:
     """Squash the whole picture to 28x28: what skipping preprocessing looks like."""
     if not (image > _INK_THRESHOLD).any():
         raise PredictError("the image holds no ink: draw or load a digit first")
-    return _resize(image, 28, 28)
+    return _resize(image, FIELD, FIELD)
 
 
 def style_image(image: np.ndarray, style: str) -> np.ndarray:
@@ -107,6 +121,26 @@ def style_image(image: np.ndarray, style: str) -> np.ndarray:
     if style == "mnist":
         return mnist_style(image)
     raise ValueError(f"unknown style {style!r}; choose one of {', '.join(STYLES)}")
+
+
+def recipe_numbers(style: str) -> dict[str, object]:
+    """Every number ``style``'s recipe uses, for a reader without this module.
+
+    An export's ``preprocess.json`` carries them, so its ``predict.py`` can
+    repeat the recipe with numpy and Pillow alone.
+    """
+    if style not in STYLES:
+        raise ValueError(f"unknown style {style!r}; choose one of {', '.join(STYLES)}")
+    numbers: dict[str, object] = {
+        "field_size": FIELD,
+        "box_size": BOX,
+        "ink_threshold": _INK_THRESHOLD,
+        "invert_above": INVERT_ABOVE,
+        "interpolation": "bilinear, antialiased (Pillow BILINEAR on float images)",
+    }
+    if style == "digits":
+        numbers["low_size"] = DIGITS_LOW
+    return numbers
 
 
 def style_of(dataset: str) -> str:
