@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
+import torchvision
 
 from tests.idx_files import write_mnist_raw
 from workbench import cli
@@ -27,7 +30,8 @@ _CPU = {"device": "cpu"}
 
 # Every built-in model; Adam, AdamW and SGD; one-cycle and constant; a frozen
 # block; the fast path and the DataLoader path; bf16; digits and MNIST (and
-# Fashion-MNIST) from a torchvision root; a torchvision architecture.
+# Fashion-MNIST) from a torchvision root; a torchvision architecture, fresh and
+# pretrained with its backbone frozen (the feature cache trains its head).
 CONFIGS: dict[str, dict[str, Any]] = {
     "small-cnn-adam-onecycle-fast": {"dataset": "digits", "epochs": 3},
     "cnn-dropout-sgd-constant": {
@@ -76,6 +80,14 @@ CONFIGS: dict[str, dict[str, Any]] = {
         "batch_size": 32,
         "max_steps": 30,
     },
+    "resnet18-pretrained-frozen-backbone": {
+        "dataset": "digits",
+        "model": "resnet18",
+        "weights": "IMAGENET1K_V1",
+        "frozen": ["conv1", "bn1", "layer1", "layer2", "layer3", "layer4"],
+        "batch_size": 64,
+        "max_steps": 12,
+    },
     "torchvision-resnet18": {
         "dataset": "digits",
         "model": "resnet18",
@@ -85,11 +97,26 @@ CONFIGS: dict[str, dict[str, Any]] = {
 }
 
 
+def _published_weights(torch_home: Path) -> None:
+    """resnet18's ImageNet weights file as torchvision names it, made here.
+
+    Both the workbench and the script find it in the hub cache: no network.
+    """
+    weights = torchvision.models.ResNet18_Weights.IMAGENET1K_V1
+    folder = torch_home / "hub" / "checkpoints"
+    folder.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(1)
+    model = torchvision.models.get_model("resnet18", weights=None)
+    torch.save(model.state_dict(), folder / Path(weights.url).name)
+
+
 def _train_and_script(
     overrides: dict[str, Any], tmp_path: Path
 ) -> tuple[dict[str, Any], dict[str, Any], str]:
     """(train's metrics, the script's metrics, the script's text)."""
     values = {**_CPU, **overrides}
+    if values.get("weights", "none") != "none":
+        _published_weights(Path(os.environ["TORCH_HOME"]))
     if values["dataset"] != "digits":
         root = tmp_path / "data"
         write_mnist_raw(root, values["dataset"], n_train=640, n_test=200)
@@ -128,6 +155,14 @@ def _train_and_script(
         json.loads(script_json.read_text()),
         text,
     )
+
+
+@pytest.fixture(autouse=True)
+def _own_torch_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pretrained weights come from a fresh hub cache, never the user's."""
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch-home"))
+    # torch.hub.get_dir() prefers a directory set_dir() stored over $TORCH_HOME.
+    monkeypatch.setattr(torch.hub, "_hub_dir", None)
 
 
 @pytest.mark.slow
@@ -196,7 +231,7 @@ def test_the_script_is_plain_pytorch_without_workbench(tmp_path: Path) -> None:
     [
         ({"dataset": "cifar10"}, "dataset cifar10"),
         ({"dataset": "digits", "augment": ("flip",)}, "augment flip"),
-        ({"dataset": "digits", "model": "resnet18", "weights": "default"}, "weights"),
+        ({"dataset": "my-digits"}, "dataset my-digits"),
     ],
 )
 def test_a_config_the_writer_does_not_know_is_one_clear_message(
@@ -227,6 +262,14 @@ def test_compile_is_named_in_the_header_as_not_exact() -> None:
         {"dataset": "mnist", "loader": "dataloader", "model": "resnet18"},
         {"dataset": "digits", "model": "inception_v3", "precision": "bf16"},
         {"dataset": "kmnist", "model": "lazy-cnn", "compile": True, "device": "auto"},
+        {"dataset": "digits", "model": "inception_v3", "weights": "default"},
+        {"dataset": "digits", "model": "squeezenet1_0", "weights": "default"},
+        {
+            "dataset": "mnist",
+            "model": "mobilenet_v3_small",
+            "weights": "default",
+            "frozen": ("features",),
+        },
     ],
 )
 def test_the_script_is_tidy_code_ruff_accepts(

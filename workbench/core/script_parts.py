@@ -9,6 +9,8 @@ test holds them to it. Change one side, change the other.
 
 from __future__ import annotations
 
+import json
+
 SEEDING = '''
 def seed_everything(seed: int) -> None:
     """Seed Python, NumPy and torch, and ask oneDNN for deterministic kernels."""
@@ -185,3 +187,15 @@ def write_metrics(path: str | None, document: dict[str, Any]) -> None:
         with open(path, "w", encoding="utf-8") as handle:
             json.dump(document, handle, indent=2)
 '''
+
+
+def literal(value: object) -> str:
+    """``value`` as Python source, strings in double quotes (ruff's style)."""
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(literal(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        inner = ", ".join(literal(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    return repr(value)

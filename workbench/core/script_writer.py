@@ -9,8 +9,6 @@ test_script_writer.py``). The code blocks live in :mod:`script_parts`.
 
 from __future__ import annotations
 
-import inspect
-import json
 import textwrap
 from dataclasses import dataclass
 
@@ -25,12 +23,13 @@ from workbench.core.data.registry import (
     dataset_info,
 )
 from workbench.core.freezing import FreezeError, match_patterns
-from workbench.core.model_catalog import is_model_file, pretrained
-from workbench.core.models import _BUILDERS, MODEL_TITLES, build_unseeded
+from workbench.core.model_catalog import is_model_file
+from workbench.core.models import _BUILDERS, build_unseeded
+from workbench.core.script_model import model_functions
+from workbench.core.script_parts import literal
 
 # The datasets a script can load by itself, exactly as the workbench does.
 SCRIPT_DATASETS = ("digits", "mnist", "fashion-mnist", "kmnist")
-_LAZY = ("lazy-cnn",)
 
 
 class ScriptError(ConfigError):
@@ -55,11 +54,6 @@ def script_problem(cfg: TrainConfig) -> str | None:
         return (
             f"model {cfg.model}: a script copies built-in and torchvision models; "
             "import your model file into the script by hand"
-        )
-    if pretrained(cfg.model, cfg.weights):
-        return (
-            f"weights {cfg.weights}: scripts start from fresh weights for now; "
-            "choose weights none"
         )
     if cfg.augment:
         return (
@@ -87,7 +81,7 @@ def write_script(cfg: TrainConfig, *, source: str = "the workbench") -> str:
         parts.SEEDING,
         _data_functions(cfg, shapes),
         parts.EVALUATE,
-        _model_functions(cfg, shapes, bool(frozen)),
+        model_functions(cfg, shapes.info, bool(frozen)),
         parts.MAIN_ARGS,
         _main(cfg, shapes, bool(frozen)),
         '\nif __name__ == "__main__":\n    main()\n',
@@ -188,21 +182,9 @@ def _imports(cfg: TrainConfig) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _literal(value: object) -> str:
-    """``value`` as Python source, strings in double quotes (ruff's style)."""
-    if isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(_literal(v) for v in value) + "]"
-    if isinstance(value, tuple):
-        inner = ", ".join(_literal(v) for v in value)
-        return f"({inner},)" if len(value) == 1 else f"({inner})"
-    return repr(value)
-
-
 def _device_expression(spec: str) -> str:
     if spec != "auto":
-        return f"torch.device({_literal(spec)})"
+        return f"torch.device({literal(spec)})"
     return (
         'torch.device(\n    "cuda"\n    if torch.cuda.is_available()\n'
         '    else "mps"\n    if torch.backends.mps.is_available()\n    else "cpu"\n)'
@@ -219,7 +201,7 @@ def _settings(cfg: TrainConfig, shapes: _Shapes, frozen: list[str]) -> str:
     elif cfg.data_dir:
         data_dir = cfg.data_dir
     config = "".join(
-        f"    {_literal(key)}: {_literal(value)},\n"
+        f"    {literal(key)}: {literal(value)},\n"
         for key, value in cfg.to_dict().items()
     )
     values = [
@@ -228,30 +210,37 @@ def _settings(cfg: TrainConfig, shapes: _Shapes, frozen: list[str]) -> str:
         "",
         f"SEED = {cfg.seed}",
         f"DEVICE = {_device_expression(cfg.device)}",
-        f"PRECISION = {_literal(cfg.precision)}",
-        f"DATA_DIR = {_literal(data_dir)}",
-        f"DOWNLOAD = {_literal(cfg.download)}",
+        f"PRECISION = {literal(cfg.precision)}",
+        f"DATA_DIR = {literal(data_dir)}",
+        f"DOWNLOAD = {literal(cfg.download)}",
         f"NUM_CLASSES = {info.num_classes}",
         f"INPUT_SHAPE = {tuple(info.image_shape)!r}  # channels, height, width",
-        f"MEAN = {_literal(tuple(shapes.stats.mean))}",
-        f"STD = {_literal(tuple(shapes.stats.std))}",
+        f"MEAN = {literal(tuple(shapes.stats.mean))}",
+        f"STD = {literal(tuple(shapes.stats.std))}",
         f"BATCH_SIZE = {cfg.batch_size}",
         "# Validation batches are large: no gradients, so memory allows it.",
         f"VAL_BATCH_SIZE = {max(cfg.batch_size, 1024)}",
         f"EPOCHS = {cfg.resolved_epochs}",
         f"MAX_STEPS = {cfg.max_steps!r}  # None: every step of every epoch",
-        f"LR = {_literal(cfg.lr)}",
-        f"WEIGHT_DECAY = {_literal(cfg.weight_decay)}",
+        f"LR = {literal(cfg.lr)}",
+        f"WEIGHT_DECAY = {literal(cfg.weight_decay)}",
         f"LOG_EVERY = {cfg.log_every!r}  # None: every step of up to 5,000",
-        f"FROZEN = {_literal(frozen)}",
+        _frozen_line(frozen),
     ]
     if cfg.loader == "dataloader":
         values.append(f"WORKERS = {cfg.workers}")
         values.append("# Pinned host memory only speeds up copies to a CUDA device.")
         values.append(f'PIN_MEMORY = {cfg.pin_memory!r} and DEVICE.type == "cuda"')
     if cfg.compile:
-        values.append(f"COMPILE_MODE = {_literal(cfg.compile_mode)}")
+        values.append(f"COMPILE_MODE = {literal(cfg.compile_mode)}")
     return "\n".join(values) + "\n"
+
+
+def _frozen_line(frozen: list[str]) -> str:
+    line = f"FROZEN = {literal(frozen)}"
+    if len(line) <= 88:
+        return line
+    return "FROZEN = [\n" + "".join(f"    {literal(n)},\n" for n in frozen) + "]"
 
 
 def _data_functions(cfg: TrainConfig, shapes: _Shapes) -> str:
@@ -270,84 +259,6 @@ def _data_functions(cfg: TrainConfig, shapes: _Shapes) -> str:
         blocks.append(parts.LOADER_DATASETS)
         if cfg.dataset == "digits":
             blocks.append(parts.ARRAY_DATASET)
-    return "\n\n\n".join(b.strip("\n") for b in blocks) + "\n"
-
-
-def _precision_function(cfg: TrainConfig) -> str:
-    if cfg.precision == "fp32":
-        body = "    return contextlib.nullcontext()  # fp32: no autocast"
-    else:
-        dtype = "bfloat16" if cfg.precision == "bf16" else "float16"
-        body = (
-            "    # Matrix products in reduced precision, the loss in float32.\n"
-            f"    return torch.autocast(DEVICE.type, dtype=torch.{dtype})"
-        )
-    doc = f'    """Autocast for {cfg.precision}."""'
-    return f"def precision_context() -> Any:\n{doc}\n{body}\n"
-
-
-def _model_functions(cfg: TrainConfig, shapes: _Shapes, frozen: bool) -> str:
-    blocks = [_precision_function(cfg)]
-    if cfg.model in _BUILDERS:
-        cls = _BUILDERS[cfg.model]
-        blocks.append(
-            "InputShape = tuple[int, int, int]\nMNIST_SHAPE: InputShape = (1, 28, 28)"
-        )
-        blocks.append(inspect.getsource(cls))
-        construct = f"model = {cls.__name__}(NUM_CLASSES, INPUT_SHAPE)"
-        title = MODEL_TITLES[cfg.model]
-    else:
-        from workbench.core.tv_models import _builder_options
-
-        options = _builder_options(
-            cfg.model, shapes.info.image_shape[1], pretrained=False
-        )
-        arguments = [_literal(cfg.model), "num_classes=NUM_CLASSES"]
-        arguments += [f"{key}={_literal(value)}" for key, value in options.items()]
-        construct = f"model = models.get_model({', '.join(arguments)})"
-        if len(construct) > 88 - 8:  # one argument a line, as ruff format would
-            inner = "".join(f"            {argument},\n" for argument in arguments)
-            construct = f"model = models.get_model(\n{inner}        )"
-        title = f"torchvision's {cfg.model}"
-    lazy = ""
-    if cfg.model in _LAZY:
-        lazy = (
-            "        # Lazy layers learn their input sizes from a first batch.\n"
-            "        model.eval()\n"
-            "        with torch.no_grad():\n"
-            "            model(torch.zeros(2, *INPUT_SHAPE))\n"
-            "        model.train()\n"
-        )
-    blocks.append(
-        "def build_model() -> nn.Module:\n"
-        f'    """{title}.\n\n    Its initial weights are fixed by SEED.\n    """\n'
-        "    # Built from a copy of the random stream seeded with SEED, as the\n"
-        "    # workbench does: the global stream (dropout) stays as seeding left it.\n"
-        "    with torch.random.fork_rng(devices=[]):\n"
-        "        torch.manual_seed(SEED)\n"
-        f"        {construct}\n"
-        f"{lazy}"
-        "    return model\n"
-    )
-    blocks.append(
-        "def freeze(model: nn.Module) -> None:\n"
-        '    """A frozen parameter gets no gradient: the optimizer never moves it."""\n'
-        "    for name, param in model.named_parameters():\n"
-        "        param.requires_grad_(name not in FROZEN)\n"
-    )
-    if frozen:
-        blocks.append(
-            "def train_mode(model: nn.Module) -> None:\n"
-            '    """model.train(), but a BatchNorm whose weights are frozen stays in\n'
-            "    eval mode: in train mode it would still update its running stats.\n"
-            '    """\n'
-            "    model.train()\n"
-            "    for module in model.modules():\n"
-            "        if isinstance(module, nn.modules.batchnorm._BatchNorm):\n"
-            "            params = list(module.parameters(recurse=False))\n"
-            "            if params and not any(p.requires_grad for p in params):\n"
-            "                module.eval()\n"
-        )
     return "\n\n\n".join(b.strip("\n") for b in blocks) + "\n"
 
 
