@@ -2144,4 +2144,12 @@ MUTATIONS += [
         "        if False:\n            raise Refused",
         (f"{_PREDICT_PY}::test_a_missing_model_file_is_one_line_and_exit_2",),
     ),
+    Mutation(
+        "script-pretrained-weights-not-loaded",
+        "A script of a pretrained run loads the same published weights",
+        "workbench/core/script_model.py",
+        '        "model.load_state_dict(state)",\n',
+        "",
+        (f"{_SCRIPT_RUN}[resnet18-pretrained-frozen-backbone]",),
+    ),
 ]
