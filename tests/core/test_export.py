@@ -279,3 +279,38 @@ def test_verification_images_stream_instead_of_being_held_at_once():
     assert len(y) == V.VERIFY_BATCH
     assert len(made) == 1  # one source batch read, not all of them
     assert sum(len(x) for x, _ in stream) + V.VERIFY_BATCH == 1_000
+
+
+def test_a_failed_write_is_one_line_and_leaves_no_half_export(
+    checkpoints, tmp_path, monkeypatch, capsys
+):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("the user's own file")
+
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(X, "write_card", disk_full)
+    code = main(["export", str(checkpoints["mlp"]), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "No space left on device" in err
+    assert "nothing there was changed" in err
+    assert len(err.strip().splitlines()) == 1
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+
+
+def test_exporting_again_leaves_no_stale_model_beside_the_new_card(
+    checkpoints, tmp_path
+):
+    out = tmp_path / "out"
+    X.export_checkpoint(checkpoints["mlp"], out)
+    assert (out / "model.onnx").is_file()
+    result = X.export_checkpoint(checkpoints["mlp"], out, ["torchscript"])
+    assert result.passed
+    assert result.out_dir == out
+    assert not (out / "model.onnx").exists()
+    assert not (out / "model.pt2").exists()
+    assert (out / "model.pt").is_file()
+    assert not [p for p in out.iterdir() if p.name.startswith(".export-")]

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import copy
 import shutil
+import tempfile
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -171,19 +172,46 @@ def export_checkpoint(
     formats = check_formats(formats)
     payload = load_checkpoint(checkpoint)
     model = eval_model(payload)
-    info = info_of(payload)
-    name = config_of(payload).model
     out = Path(out_dir).expanduser()
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ExportError(f"cannot create {out}: {exc.strerror or exc}") from None
+    # Everything is written into a hidden folder inside ``out`` and moved in
+    # when complete: a failure (a full disk) leaves no half-written export.
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=".export-", dir=out))
+    except OSError as exc:
+        raise ExportError(f"cannot write in {out}: {exc.strerror or exc}") from None
+    try:
+        result = _export_into(staging, payload, model, formats, say)
+        _publish(staging, out)
+    except OSError as exc:
+        raise ExportError(
+            f"cannot write the export in {out}: {exc.strerror or exc}; "
+            "nothing there was changed"
+        ) from exc
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return replace(result, out_dir=out)
+
+
+def _export_into(
+    folder: Path,
+    payload: dict[str, Any],
+    model: nn.Module,
+    formats: tuple[str, ...],
+    say: Progress,
+) -> ExportResult:
+    """Every file of the export, written into ``folder``."""
+    info = info_of(payload)
+    name = config_of(payload).model
     say("reading the validation images")
     batches = validation_images(payload)
     runners: dict[str, V.Runner] = {}
     reasons: dict[str, str] = {}
     for fmt in formats:
-        path = out / FILE_NAMES[fmt]
+        path = folder / FILE_NAMES[fmt]
         say(f"exporting {fmt} to {path.name}")
         try:
             # A copy: an exporter may trace or rewrite the module it is given.
@@ -195,13 +223,27 @@ def export_checkpoint(
     record = V.EagerRecord(info.num_classes)
     checks = V.verify(model, runners, batches, say, record)
     results = tuple(_result(fmt, checks.get(fmt), reasons.get(fmt)) for fmt in formats)
-    result = ExportResult(out, name, results)
-    write_preprocess(out / "preprocess.json", payload, INPUT_NAME, OUTPUT_NAME)
-    write_labels(out / "labels.json", info)
-    write_card(out / "MODEL_CARD.md", payload, result, record)
-    shutil.copyfile(PREDICT_TEMPLATE, out / PREDICT_SCRIPT)
-    _mark(out, result)
+    result = ExportResult(folder, name, results)
+    write_preprocess(folder / "preprocess.json", payload, INPUT_NAME, OUTPUT_NAME)
+    write_labels(folder / "labels.json", info)
+    write_card(folder / "MODEL_CARD.md", payload, result, record)
+    shutil.copyfile(PREDICT_TEMPLATE, folder / PREDICT_SCRIPT)
+    _mark(folder, result)
     return result
+
+
+def _publish(staging: Path, out: Path) -> None:
+    """Move the finished export into ``out``; drop what an earlier one left.
+
+    A model file or failure marker of a previous export into the same folder
+    would sit beside a card that does not mention it: it goes.
+    """
+    made = {path.name for path in staging.iterdir()}
+    for stale in (*FILE_NAMES.values(), FAILED_MARKER):
+        if stale not in made:
+            (out / stale).unlink(missing_ok=True)
+    for path in staging.iterdir():
+        path.replace(out / path.name)
 
 
 def _result(fmt: str, check: V.Verification | None, reason: str | None) -> FormatResult:
@@ -218,12 +260,11 @@ def _result(fmt: str, check: V.Verification | None, reason: str | None) -> Forma
     return FormatResult(fmt, FILE_NAMES[fmt], check, message)
 
 
-def _mark(out: Path, result: ExportResult) -> None:
-    """Leave the marker beside failed artifacts; drop a stale one otherwise."""
-    marker = out / FAILED_MARKER
+def _mark(folder: Path, result: ExportResult) -> None:
+    """Leave the marker beside failed artifacts."""
     if not result.verification_failed:
-        marker.unlink(missing_ok=True)
         return
+    marker = folder / FAILED_MARKER
     lines = [
         "These exported files did NOT reproduce the eager model's outputs.",
         "Do not deploy them; see MODEL_CARD.md for the figures.",
