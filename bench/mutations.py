@@ -30,6 +30,7 @@ _TV_CLI = "tests/core/test_torchvision_cli.py"
 _WEIGHTS = "tests/core/test_weights_cache.py"
 _MODEL_PANEL = "tests/ui/test_model_panel.py"
 _FC = "tests/core/test_feature_cache.py"
+_CODE = "tests/ui/test_code_view.py"
 
 MUTATIONS: list[Mutation] = [
     # --------------------------------------------------------- exact resume
@@ -1998,5 +1999,38 @@ MUTATIONS += [
             "tests/ui/test_gui_gc.py::test_a_task_thread_leaves_collection_to_the_gui_thread",
             "tests/ui/test_gui_gc.py::test_a_trainer_thread_pins_collection_too",
         ),
+    ),
+    # --------------------------------------------------------- the Code tab
+    Mutation(
+        "code-tab-not-updated",
+        "The Code tab writes the script again when a setting changes",
+        "workbench/ui/main_window.py",
+        "        self.code_view.mark_stale()\n",
+        "",
+        (f"{_CODE}::test_a_settings_change_rewrites_the_script",),
+    ),
+    Mutation(
+        "code-tab-copy-nothing",
+        "Copy puts the whole script on the clipboard",
+        "workbench/ui/code_view.py",
+        "        QGuiApplication.clipboard().setText(text)\n",
+        "",
+        (f"{_CODE}::test_copy_puts_the_whole_script_on_the_clipboard",),
+    ),
+    Mutation(
+        "code-tab-save-nothing",
+        "Save… writes the shown script to the chosen file",
+        "workbench/ui/code_view.py",
+        "            written = write_atomically(path, lambda handle: handle.write(data))\n",
+        "            written = path\n",
+        (f"{_CODE}::test_save_writes_the_shown_script",),
+    ),
+    Mutation(
+        "code-tab-refusal-unexplained",
+        "A config the script writer refuses shows the writer's reason",
+        "workbench/ui/code_view.py",
+        '            self.caption.setText(f"No script for these settings. {reason}")\n',
+        '            self.caption.setText("No script for these settings.")\n',
+        (f"{_CODE}::test_a_config_it_cannot_write_says_why",),
     ),
 ]
