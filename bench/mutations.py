@@ -2029,8 +2029,8 @@ MUTATIONS += [
         "code-tab-refusal-unexplained",
         "A config the script writer refuses shows the writer's reason",
         "workbench/ui/code_view.py",
-        '            self.caption.setText(f"No script for these settings. {reason}")\n',
-        '            self.caption.setText("No script for these settings.")\n',
+        '            self.caption.setText(f"<b>No script for these settings:</b> {reason}")\n',
+        '            self.caption.setText("<b>No script for these settings.</b>")\n',
         (f"{_CODE}::test_a_config_it_cannot_write_says_why",),
     ),
 ]

@@ -44,6 +44,7 @@ CAPTION = (
     "Plain PyTorch for the settings on the left: <code>python run.py</code> "
     "repeats this run step for step on the CPU."
 )
+_WRITER_LEAD_IN = "cannot write a script: "  # ScriptError's messages begin so
 
 
 class CodeView(QWidget):
@@ -136,7 +137,8 @@ class CodeView(QWidget):
         """Follow a light or dark palette."""
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange:
-            self.highlighter.set_dark(is_dark(self.editor.palette()))
+            # Our palette: the editor's child event may not have come yet.
+            self.highlighter.set_dark(is_dark(self.palette()))
 
     @Slot()
     def refresh(self) -> None:
@@ -209,10 +211,13 @@ class CodeView(QWidget):
         for widget in (self.editor, self.copy_button, self.save_button):
             widget.setEnabled(False)
         if reason:
-            reason = html.escape(_sentence(reason))
-            self.caption.setText(f"No script for these settings. {reason}")
+            # The writer's own lead-in would repeat ours.
+            reason = html.escape(_sentence(reason.removeprefix(_WRITER_LEAD_IN)))
+            self.caption.setText(f"<b>No script for these settings:</b> {reason}")
+            self.editor.setPlaceholderText("No script: the reason is above.")
         else:
             self.caption.setText("Writing the script…")
+            self.editor.setPlaceholderText("")
         self.note.clear()
 
     def shutdown(self, timeout_ms: int = 5000) -> None:
@@ -259,7 +264,6 @@ class CodeView(QWidget):
 
 
 def _sentence(text: str) -> str:
-    """``text`` with a capital first letter and a full stop."""
+    """``text`` ending in a full stop."""
     text = text.strip()
-    text = text[:1].upper() + text[1:]
     return text if text.endswith((".", "!", "?")) else text + "."
