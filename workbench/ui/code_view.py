@@ -7,8 +7,8 @@ once the tab is shown, after changes pause for :data:`DEBOUNCE_MS` (a spin
 box being typed into is not rewritten at every keystroke).
 
 Writing runs in a background task: for a config with frozen layers the writer
-builds the architecture to match the patterns, which takes half a second for
-a resnet50 on a small machine (a frozen small-cnn, 6 ms).
+builds the architecture to match the patterns: 0.1 to 0.6 s for a resnet50 on
+a 2-core machine (a frozen small-cnn: 6 ms; no frozen layers: under 3 ms).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 import logging
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Slot
@@ -248,7 +249,7 @@ class CodeView(QWidget):
         if path is not None:
             self.save(path)
 
-    def save(self, path: Any) -> bool:
+    def save(self, path: str | Path) -> bool:
         """Write the script to ``path`` whole or not at all; False on an error."""
         data = self.text().encode("utf-8")
         try:
