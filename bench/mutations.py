@@ -36,6 +36,7 @@ _SCRIPT_RUN = (
 _PREDICT_PY = "tests/core/test_export_predict.py"
 _SCRIPT = "workbench/core/export_predict_template.py"
 _SAME = "test_predict_script_matches_the_workbench_in_a_fresh_interpreter"
+_CODE = "tests/ui/test_code_view.py"
 
 MUTATIONS: list[Mutation] = [
     # --------------------------------------------------------- exact resume
@@ -1901,7 +1902,7 @@ MUTATIONS += [
         "export-no-failed-marker",
         "A failed export leaves VERIFICATION_FAILED.txt beside its files",
         "workbench/core/export.py",
-        "    _mark(out, result)\n",
+        "    _mark(folder, result)\n",
         "",
         (f"{_EXPORT}::test_a_wrong_artifact_fails_with_exit_1_and_a_marker",),
     ),
@@ -2008,7 +2009,7 @@ MUTATIONS += [
     Mutation(
         "script-model-init-shifts-dropout",
         "The script builds the model from a forked random stream, as train does",
-        "workbench/core/script_writer.py",
+        "workbench/core/script_model.py",
         '        "    with torch.random.fork_rng(devices=[]):\\n"\n',
         '        "    if True:\\n"\n',
         (f"{_SCRIPT_RUN}[cnn-dropout-sgd-constant]",),
@@ -2048,7 +2049,7 @@ MUTATIONS += [
     Mutation(
         "script-ignores-frozen",
         "The script freezes by requires_grad exactly what train freezes",
-        "workbench/core/script_writer.py",
+        "workbench/core/script_model.py",
         '        "        param.requires_grad_(name not in FROZEN)\\n"\n',
         '        "        param.requires_grad_(True)\\n"\n',
         (f"{_SCRIPT_RUN}[small-cnn-frozen-block]",),
@@ -2070,7 +2071,7 @@ MUTATIONS += [
         "predict-script-not-written",
         "Every export folder holds predict.py, a copy of the template",
         "workbench/core/export.py",
-        "    shutil.copyfile(PREDICT_TEMPLATE, out / PREDICT_SCRIPT)\n",
+        "    shutil.copyfile(PREDICT_TEMPLATE, folder / PREDICT_SCRIPT)\n",
         "",
         (f"{_PREDICT_PY}::test_every_export_holds_the_script",),
     ),
@@ -2151,5 +2152,38 @@ MUTATIONS += [
         '        "model.load_state_dict(state)",\n',
         "",
         (f"{_SCRIPT_RUN}[resnet18-pretrained-frozen-backbone]",),
+    ),
+    # --------------------------------------------------------- the Code tab
+    Mutation(
+        "code-tab-not-updated",
+        "The Code tab writes the script again when a setting changes",
+        "workbench/ui/main_window.py",
+        "        self.code_view.mark_stale()\n",
+        "",
+        (f"{_CODE}::test_a_settings_change_rewrites_the_script",),
+    ),
+    Mutation(
+        "code-tab-copy-nothing",
+        "Copy puts the whole script on the clipboard",
+        "workbench/ui/code_view.py",
+        "        QGuiApplication.clipboard().setText(text)\n",
+        "",
+        (f"{_CODE}::test_copy_puts_the_whole_script_on_the_clipboard",),
+    ),
+    Mutation(
+        "code-tab-save-nothing",
+        "Save… writes the shown script to the chosen file",
+        "workbench/ui/code_view.py",
+        "            written = write_atomically(path, lambda handle: handle.write(data))\n",
+        "            written = path\n",
+        (f"{_CODE}::test_save_writes_the_shown_script",),
+    ),
+    Mutation(
+        "code-tab-refusal-unexplained",
+        "A config the script writer refuses shows the writer's reason",
+        "workbench/ui/code_view.py",
+        '            self.caption.setText(f"<b>No script for these settings:</b> {reason}")\n',
+        '            self.caption.setText("<b>No script for these settings.</b>")\n',
+        (f"{_CODE}::test_a_config_it_cannot_write_says_why",),
     ),
 ]

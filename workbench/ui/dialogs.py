@@ -40,10 +40,14 @@ def get_open_path(parent: QWidget | None, title: str, name_filter: str) -> Path 
     return Path(path)
 
 
-def get_save_path(parent: QWidget | None, title: str, name_filter: str) -> Path | None:
-    """Ask where to save; adds the filter's suffix when the name has none."""
+def get_save_path(
+    parent: QWidget | None, title: str, name_filter: str, *, name: str = ""
+) -> Path | None:
+    """Ask where to save (``name`` filled in); adds the filter's suffix if none."""
     settings = window_state.open_window_settings()
     start = window_state.last_folder(settings, _kind(name_filter))
+    if name:
+        start = str(Path(start, name)) if start else name
     path, _ = QFileDialog.getSaveFileName(parent, title, start, name_filter)
     if not path:
         return None

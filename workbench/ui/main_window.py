@@ -34,6 +34,7 @@ from workbench.core.models import head_name
 from workbench.core.runs import RunFolder
 from workbench.core.session import Plan, StartKind
 from workbench.ui import dialogs, window_layout, window_state
+from workbench.ui.code_view import CodeView
 from workbench.ui.curves import TrainingCurves
 from workbench.ui.panels.data import DataPanel
 from workbench.ui.panels.device import DevicePanel
@@ -117,6 +118,7 @@ class MainWindow(QMainWindow):
         self.evaluation_panel = EvaluationPanel()
         self.health_panel = LayerHealthPanel()
         self.runs_panel = RunsPanel()
+        self.code_view = CodeView(self.current_config, source="the workbench window")
         self._config_panels = (
             self.training_panel,
             self.data_panel,
@@ -128,6 +130,7 @@ class MainWindow(QMainWindow):
         for panel in self._config_panels:
             panel.changed.connect(self._on_panel_changed)
         self.freeze_panel.mask_changed.connect(self._on_freeze_panel_mask_changed)
+        self.freeze_panel.mask_changed.connect(self.code_view.mark_stale)
         self.data_panel.arrays_changed.connect(self.update_actions)
 
     def _build_layout(self) -> None:
@@ -196,6 +199,7 @@ class MainWindow(QMainWindow):
         )
         self._sync_tree_model(frozen)
         self.run_view.show_measurements()
+        self.code_view.mark_stale()
         self.update_actions()
         if self.current_run is None:
             self.draw_tab.refresh_reader()
@@ -468,4 +472,5 @@ class MainWindow(QMainWindow):
         """Stop the run and background loads and wait for their threads."""
         self.controller.shutdown()
         self.data_panel.shutdown()
+        self.code_view.shutdown()
         self.curves.stop_updates()

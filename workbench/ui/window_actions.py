@@ -6,7 +6,7 @@ same actions, so a shortcut and a click always do the same thing.
 
 Shortcuts in use: Ctrl+O, Ctrl+Shift+O, Ctrl+S, Ctrl+E, Ctrl+Q (File); Ctrl+Return or
 F5, F6 or Pause, Shift+F5 or Ctrl+. (Run); Ctrl+Shift+D (Data); Ctrl+1 to
-Ctrl+5, Ctrl+M, Ctrl+Shift+M (View); in the Draw tab Ctrl+I, Esc, Ctrl+Z, 0-9,
+Ctrl+6, Ctrl+M, Ctrl+Shift+M (View); in the Draw tab Ctrl+I, Esc, Ctrl+Z, 0-9,
 Enter; Delete in my digits' list.
 
 Start goes through the Data panel first (:meth:`DataPanel.request_start`): a
@@ -39,6 +39,7 @@ TABS = (
     ("&Evaluation", "showEvaluationAction"),
     ("Layer &health", "showHealthAction"),
     ("&Runs", "showRunsAction"),
+    ("C&ode", "showCodeAction"),
 )
 
 

@@ -197,6 +197,7 @@ def build_layout(window: Any, stored: QSettings | None = None) -> WindowLayout:
     tabs.addTab(_scrolling(window.evaluation_panel, "evaluationPage"), "Evaluation")
     tabs.addTab(_scrolling(window.health_panel, "healthPage"), "Layer health")
     tabs.addTab(_scrolling(window.runs_panel, "runsPage"), "Runs")
+    tabs.addTab(_scrolling(window.code_view, "codePage"), "Code")
 
     def tabs_need() -> int:
         # The Draw tab whole, beside the scroll bar its page may need for height.
