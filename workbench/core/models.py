@@ -279,10 +279,9 @@ def build_unseeded(
     right away (the Draw tab's reader). A pretrained torchvision model is built
     as it was trained (its replaced head included), without its weights file.
     """
-    _check_buildable(name, input_shape)
-    with torch.device("meta"):
-        model = _construct(name, num_classes, input_shape, weights, _no_weights)
-    model = model.to_empty(device="cpu")
+    model = build_on_meta(name, num_classes, input_shape, weights).to_empty(
+        device="cpu"
+    )
     with torch.no_grad():
         for tensor in (*model.parameters(), *model.buffers()):
             tensor.zero_()
@@ -290,6 +289,22 @@ def build_unseeded(
         if isinstance(module, nn.modules.batchnorm._BatchNorm):
             module.reset_running_stats()
     return model
+
+
+def build_on_meta(
+    name: str,
+    num_classes: int = 10,
+    input_shape: InputShape = MNIST_SHAPE,
+    weights: str = NO_WEIGHTS,
+) -> nn.Module:
+    """The architecture on the ``meta`` device: names and shapes, no memory.
+
+    Enough to list parameters or find the head (a script's freeze mask) in a
+    few milliseconds, even for a large model; nothing random is drawn.
+    """
+    _check_buildable(name, input_shape)
+    with torch.device("meta"):
+        return _construct(name, num_classes, input_shape, weights, _no_weights)
 
 
 def _no_weights(member: object) -> None:

@@ -12,7 +12,7 @@ import inspect
 
 from workbench.core.config import TrainConfig
 from workbench.core.data.registry import DatasetInfo
-from workbench.core.models import _BUILDERS, MODEL_TITLES, build_unseeded
+from workbench.core.models import _BUILDERS, MODEL_TITLES, build_on_meta
 from workbench.core.script_parts import literal
 
 _LAZY = ("lazy-cnn",)
@@ -125,7 +125,7 @@ def _torchvision_construct(
         "model.load_state_dict(state)",
     ]
     # The architecture as the workbench fits it (on the meta device: no weights).
-    built = build_unseeded(cfg.model, info.num_classes, info.image_shape, cfg.weights)
+    built = build_on_meta(cfg.model, info.num_classes, info.image_shape, cfg.weights)
     if options.get("aux_logits"):
         lines += [
             "# The side classifiers only served ImageNet training.",

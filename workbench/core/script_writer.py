@@ -24,7 +24,7 @@ from workbench.core.data.registry import (
 )
 from workbench.core.freezing import FreezeError, match_patterns
 from workbench.core.model_catalog import is_model_file
-from workbench.core.models import _BUILDERS, build_unseeded
+from workbench.core.models import _BUILDERS, build_on_meta
 from workbench.core.script_model import model_functions
 from workbench.core.script_parts import literal
 
@@ -102,7 +102,7 @@ def _frozen_names(cfg: TrainConfig, info: DatasetInfo) -> list[str]:
     """The parameter names ``cfg.frozen`` matches, in model order."""
     if not cfg.frozen:
         return []
-    model = build_unseeded(cfg.model, info.num_classes, info.image_shape, cfg.weights)
+    model = build_on_meta(cfg.model, info.num_classes, info.image_shape, cfg.weights)
     try:
         names = match_patterns(model, cfg.frozen)
     except FreezeError as exc:
