@@ -7,8 +7,9 @@ once the tab is shown, after changes pause for :data:`DEBOUNCE_MS` (a spin
 box being typed into is not rewritten at every keystroke).
 
 Writing runs in a background task: for a config with frozen layers the writer
-builds the architecture to match the patterns: 0.1 to 0.6 s for a resnet50 on
-a 2-core machine (a frozen small-cnn: 6 ms; no frozen layers: under 3 ms).
+builds the architecture (on the meta device) to match the patterns, about
+40-75 ms for a resnet50 on a 2-core machine (a frozen small-cnn: 6 ms; no
+frozen layers: under 3 ms); a model file or a larger network may take longer.
 """
 
 from __future__ import annotations
