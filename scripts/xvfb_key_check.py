@@ -4,7 +4,8 @@ Offscreen, Qt delivers no key press to a window that is not active, so the
 tests drive actions with ``trigger()``. This script checks what those tests
 cannot: that the Draw tab's keys work from the real keyboard, after Ctrl+2,
 wherever the focus is, and are dead while another tab is shown; that the
-Model panel's Find box takes a click, typing and Return; and that Ctrl+E
+Model panel's Find box takes a click, typing and Return; that Ctrl+6 shows the
+Code tab and its Copy button takes a real click; and that Ctrl+E
 (Export model…) stays inert without a run. Run it as::
 
     xvfb-run -a .venv/bin/python scripts/xvfb_key_check.py [--shots DIR]
@@ -134,6 +135,23 @@ def main() -> int:
             not window.commands.export.isEnabled()
             and window.exporter.last_result is None,
         )
+        # The Code tab: Ctrl+6 shows it, the script follows the chosen model,
+        # and a real click on Copy puts it on the clipboard.
+        xdotool("key", "ctrl+6")
+        for _ in range(4):  # the script is written in the background
+            yield None
+        code = window.code_view
+        text = code.editor.toPlainText()
+        check("Ctrl+6 shows the Code tab", code.isVisible())
+        check(
+            "the script builds the chosen model",
+            '"mobilenet_v3_small"' in text and "optimizer.zero_grad" in text,
+        )
+        copy = code.copy_button
+        centre = copy.mapToGlobal(QPoint(copy.width() // 2, copy.height() // 2))
+        xdotool("mousemove", str(centre.x()), str(centre.y()), "click", "1")
+        yield None
+        check("Copy puts the script on the clipboard", app.clipboard().text() == text)
         app.quit()
 
     walk = steps()
