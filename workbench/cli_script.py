@@ -36,11 +36,12 @@ def cmd_script(args: argparse.Namespace) -> int:
     from workbench.core.script_writer import ScriptError, write_script
 
     source = Path(args.source)
-    if source.suffix.lower() in CONFIG_SUFFIXES:
-        cfg = load_config(source)
-    else:
+    from_checkpoint = source.suffix.lower() not in CONFIG_SUFFIXES
+    if from_checkpoint:
         cfg = config_of(load_checkpoint(source))
-    text = write_script(cfg, source=source.name)
+    else:
+        cfg = load_config(source)
+    text = write_script(cfg, source=source.name, from_checkpoint=from_checkpoint)
     if not args.out:
         sys.stdout.write(text)
         return 0

@@ -63,11 +63,14 @@ def script_problem(cfg: TrainConfig) -> str | None:
     return None
 
 
-def write_script(cfg: TrainConfig, *, source: str = "the workbench") -> str:
+def write_script(
+    cfg: TrainConfig, *, source: str = "the workbench", from_checkpoint: bool = False
+) -> str:
     """The run ``cfg`` describes, as the text of a standalone script.
 
     ``source`` names where the config came from (a file, a checkpoint) for the
-    header. Raises :class:`ScriptError` naming a setting it cannot write.
+    header; ``from_checkpoint`` adds what a checkpoint's config cannot say.
+    Raises :class:`ScriptError` naming a setting it cannot write.
     """
     problem = script_problem(cfg)
     if problem is not None:
@@ -75,7 +78,7 @@ def write_script(cfg: TrainConfig, *, source: str = "the workbench") -> str:
     shapes = _shapes(cfg)
     frozen = _frozen_names(cfg, shapes.info)
     blocks = [
-        _header(cfg, source),
+        _header(cfg, source, from_checkpoint),
         _imports(cfg),
         _settings(cfg, shapes, frozen),
         parts.SEEDING,
@@ -110,9 +113,16 @@ def _frozen_names(cfg: TrainConfig, info: DatasetInfo) -> list[str]:
     return [n for n, _ in model.named_parameters() if n in names]
 
 
-def _not_exact(cfg: TrainConfig) -> list[str]:
+def _not_exact(cfg: TrainConfig, from_checkpoint: bool) -> list[str]:
     """What the script cannot promise to repeat bit for bit."""
     notes = []
+    if from_checkpoint:
+        notes.append(
+            "written from a checkpoint: the run starts from the seed with the "
+            "freeze mask the checkpoint was saved with. A run whose mask changed "
+            "while it trained, or that began from other weights (a fine-tune, "
+            "loaded weights), is not repeated step for step."
+        )
     if cfg.compile:
         notes.append(
             "torch.compile generates its own kernels on each machine: losses may "
@@ -127,7 +137,7 @@ def _not_exact(cfg: TrainConfig) -> list[str]:
     return notes
 
 
-def _header(cfg: TrainConfig, source: str) -> str:
+def _header(cfg: TrainConfig, source: str, from_checkpoint: bool) -> str:
     lines = [
         f'"""Train {cfg.model} on {cfg.dataset}: a workbench run in plain PyTorch.',
         "",
@@ -140,7 +150,7 @@ def _header(cfg: TrainConfig, source: str) -> str:
         "Run on the CPU, it repeats `ptcore-workbench train` with this config step",
         "for step: the same loss at every step, bit for bit, and the same accuracy.",
     ]
-    notes = _not_exact(cfg)
+    notes = _not_exact(cfg, from_checkpoint)
     if notes:
         lines += ["", "Not repeated exactly:"]
         for note in notes:
