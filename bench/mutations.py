@@ -2186,4 +2186,37 @@ MUTATIONS += [
         '            self.caption.setText("<b>No script for these settings.</b>")\n',
         (f"{_CODE}::test_a_config_it_cannot_write_says_why",),
     ),
+    Mutation(
+        "export-stale-model-kept",
+        "A re-export leaves no model file its card does not mention",
+        "workbench/core/export.py",
+        "            (out / stale).unlink(missing_ok=True)\n",
+        "            pass\n",
+        (
+            "tests/core/test_export.py::"
+            "test_exporting_again_leaves_no_stale_model_beside_the_new_card",
+        ),
+    ),
+    Mutation(
+        "export-failed-write-leaves-files",
+        "A failed export write leaves nothing of itself in the folder",
+        "workbench/core/export.py",
+        "        shutil.rmtree(staging, ignore_errors=True)\n",
+        "        pass\n",
+        (
+            "tests/core/test_export.py::"
+            "test_a_failed_write_is_one_line_and_leaves_no_half_export",
+        ),
+    ),
+    Mutation(
+        "export-card-no-confusion-matrix",
+        "The model card shows the exported model's confusion matrix",
+        "workbench/core/export_card.py",
+        "        *_confusion_lines(record, info.class_names),\n",
+        "",
+        (
+            "tests/core/test_export.py::"
+            "test_the_model_card_has_the_data_fingerprint_and_confusion_matrix",
+        ),
+    ),
 ]
