@@ -181,6 +181,29 @@ def test_the_script_repeats_train_bit_for_bit(name: str, tmp_path: Path) -> None
     assert scripted["config"] == trained["config"]
 
 
+# torch.compile's kernels are generated, not fixed: the header promises 1e-5.
+COMPILE_TOLERANCE = 1e-5
+
+
+@pytest.mark.slow
+def test_a_compiled_script_matches_train_within_the_stated_tolerance(
+    tmp_path: Path,
+) -> None:
+    # 1,437 digits = 3 batches of 479: one batch size, so one compile each side.
+    overrides = {"dataset": "digits", "model": "mlp", "compile": True}
+    overrides |= {"batch_size": 479, "epochs": 2}
+    trained, scripted, text = _train_and_script(overrides, tmp_path)
+    assert "1e-5" in text.split('"""')[1]
+    logged = {s["step"]: s["loss"] for s in scripted["steps"]}
+    # The workbench leaves the steps that compiled out of its log.
+    assert [s["step"] for s in trained["steps"]] == [2, 3, 4, 5, 6]
+    for step in trained["steps"]:
+        assert logged[step["step"]] == pytest.approx(
+            step["loss"], rel=COMPILE_TOLERANCE, abs=0
+        )
+    assert scripted["final"]["val_accuracy"] == trained["final"]["val_accuracy"]
+
+
 def test_the_script_is_plain_pytorch_without_workbench(tmp_path: Path) -> None:
     cfg = TrainConfig(dataset="digits", frozen=("block1",), **_CPU)
     text = write_script(cfg)
