@@ -250,7 +250,8 @@ class FastLoader(_EpochOrder):
     def _batches(
         self, order: torch.Tensor, epoch: int, start_batch: int
     ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-        for batch, index in enumerate(self.cut(order), start=start_batch):
+        batches = self.cut(order)  # this process's shard of each batch
+        for batch, index in enumerate(batches, start=start_batch):
             x, y = self._take(index)
             x = x.to(torch.float32)
             if self._rgb:
