@@ -50,9 +50,9 @@ def threads_per_process() -> int:
     """Set and return torch's intra-op threads for this process.
 
     Under torchrun each process gets an equal share of the cores, unless
-    ``OMP_NUM_THREADS`` says otherwise: N processes each using every core
-    fight over them (measured on 2 cores: 2 processes x 2 threads ran slower
-    than 2 x 1).
+    ``OMP_NUM_THREADS`` says otherwise: N processes that each use every core
+    oversubscribe them. (torchrun itself sets ``OMP_NUM_THREADS=1`` when it is
+    unset; ``--nproc`` sets the share before launching it.)
     """
     if world_size() > 1 and "OMP_NUM_THREADS" not in os.environ:
         local_world = int(os.environ.get("LOCAL_WORLD_SIZE", world_size()))
