@@ -37,6 +37,8 @@ _PREDICT_PY = "tests/core/test_export_predict.py"
 _SCRIPT = "workbench/core/export_predict_template.py"
 _SAME = "test_predict_script_matches_the_workbench_in_a_fresh_interpreter"
 _CODE = "tests/ui/test_code_view.py"
+_DDP = "tests/core/test_distributed.py"
+_DDP_SAME = f"{_DDP}::test_two_processes_log_the_same_losses_as_one"
 
 MUTATIONS: list[Mutation] = [
     # --------------------------------------------------------- exact resume
@@ -2217,6 +2219,38 @@ MUTATIONS += [
         (
             "tests/core/test_export.py::"
             "test_the_model_card_has_the_data_fingerprint_and_confusion_matrix",
+        ),
+    ),
+    # ------------------------------------------------- several processes (DDP)
+    Mutation(
+        "ddp-shard-wrong-chunk",
+        "each rank trains its own contiguous chunk of every global batch",
+        "workbench/core/data/loaders.py",
+        "torch.tensor_split(batch, world)[rank]",
+        "torch.tensor_split(batch, world)[0]",
+        (
+            f"{_DDP}::test_each_rank_takes_its_own_contiguous_chunk_of_every_"
+            "global_batch",
+            _DDP_SAME,
+        ),
+    ),
+    Mutation(
+        "ddp-uneven-batch-unscaled",
+        "an unevenly split last batch trains as the full batch's mean loss",
+        "workbench/core/ddp.py",
+        "    return loss * (local_n * distributed.world_size() / global_n)\n",
+        "    return loss\n",
+        (_DDP_SAME,),
+    ),
+    Mutation(
+        "ddp-every-rank-writes",
+        "only rank 0 creates and writes the run folder",
+        "workbench/core/session.py",
+        "        if not is_main():\n",
+        "        if False:\n",
+        (
+            f"{_DDP}::test_a_rank_other_than_0_opens_no_run_folder",
+            f"{_DDP}::test_only_rank_0_prints_and_writes_the_run_folder",
         ),
     ),
 ]

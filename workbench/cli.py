@@ -17,7 +17,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from workbench import __version__, cli_export, cli_models, cli_script
+from workbench import __version__, cli_distributed, cli_export, cli_models, cli_script
 from workbench.cli_progress import DownloadBars, StepBar
 from workbench.console import percent, say
 from workbench.core import config as C
@@ -157,6 +157,7 @@ def _add_train_flags(parser: argparse.ArgumentParser) -> None:
         "(needs the tensorboard package)",
     )
     add("--quiet", action="store_true", help="no progress bar")
+    cli_distributed.add_nproc_flag(add)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -282,6 +283,14 @@ def metrics_document(
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    """Train headless, or re-launch on ``--nproc`` processes through torchrun."""
+    if args.nproc > 1:
+        base = C.load_config(args.config) if args.config else C.TrainConfig()
+        return cli_distributed.relaunch(args, config_from_args(args, base))
+    return cli_distributed.run_rank(_train, args)
+
+
+def _train(args: argparse.Namespace) -> int:
     """Train headless with a progress bar; save and report as asked."""
     from workbench.core import events as E
     from workbench.core.checkpoints import (
@@ -555,6 +564,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``ptcore-workbench``."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # for --nproc
     if args.command is None:
         from workbench.app import run_window
 

@@ -76,6 +76,9 @@ def run_blocker(run: TrainingRun) -> str | None:
         return "augmentation is on"
     if cfg.compile:
         return "torch.compile is on"
+    if run.ddp is not None:
+        # The head alone would train outside DDP: no gradient averaging.
+        return "several processes train"
     train_mode(run.model)
     return backbone_blocker(run.model)
 

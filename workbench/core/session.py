@@ -47,7 +47,9 @@ from workbench.core.data import (
 from workbench.core.data.cache import ArraysCache
 from workbench.core.data.registry import FOLDER
 from workbench.core.data_record import record_data
+from workbench.core.ddp import check_batch
 from workbench.core.devices import DeviceError, resolve_device
+from workbench.core.distributed import is_main, world_size
 from workbench.core.doctor import load_exact, load_partial
 from workbench.core.engine import (
     TrainControl,
@@ -302,6 +304,12 @@ class Session:
         """
         cfg = plan.config
         self.recorder = None
+        # Before a folder exists: a batch that cannot split makes no run.
+        check_batch(cfg.batch_size, world_size())
+        if not is_main():
+            # Several processes train this run: the first one records it alone.
+            self.folder = None
+            return []
         try:
             folder = self.folder
             if plan.kind is StartKind.NEW or folder is None or not folder.info():

@@ -66,6 +66,14 @@ class TrainingRun:
     global_step: int = 0
     history: MetricHistory = field(default_factory=MetricHistory)
     notices: list[str] = field(default_factory=list)
+    # DistributedDataParallel around ``model`` when several processes train
+    # (workbench.core.ddp); the model itself stays what checkpoints store.
+    ddp: nn.Module | None = None
+
+    @property
+    def train_module(self) -> nn.Module:
+        """What the training step calls: the DDP wrapper, or the model."""
+        return self.model if self.ddp is None else self.ddp
 
     @property
     def steps_per_epoch(self) -> int:

@@ -51,6 +51,19 @@ def split_batches(order: torch.Tensor, batch_size: int) -> tuple[torch.Tensor, .
     return torch.split(order, batch_size) if len(order) else ()
 
 
+def shard_batches(
+    batches: tuple[torch.Tensor, ...], rank: int, world: int
+) -> tuple[torch.Tensor, ...]:
+    """Rank ``rank``'s contiguous chunk of each global batch (all of it for one).
+
+    The global batches are one process's, so the ranks together train on exactly
+    what one process would; an uneven last batch splits e.g. 29 into 15 + 14.
+    """
+    if world == 1:
+        return batches
+    return tuple(torch.tensor_split(batch, world)[rank] for batch in batches)
+
+
 def can_pin(device: torch.device) -> bool:
     # Tensor.pin_memory() raises without a CUDA driver, and only helps CUDA copies.
     return device.type == "cuda" and torch.cuda.is_available()
@@ -73,7 +86,10 @@ class _EpochOrder:
     shuffle: bool
     seed: int
     epoch: int
+    batch_size: int
     _pinned: tuple[int, torch.Tensor] | None = None
+    # (rank, world size): which chunk of each global batch this process trains.
+    shard: tuple[int, int] = (0, 1)
 
     @property
     def num_samples(self) -> int:
@@ -91,6 +107,10 @@ class _EpochOrder:
         return _epoch_order(
             self.num_samples, shuffle=self.shuffle, seed=self.seed, epoch=epoch
         )
+
+    def cut(self, order: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """``order`` cut into global batches, then into this process's shard."""
+        return shard_batches(split_batches(order, self.batch_size), *self.shard)
 
     def pin_order(self, epoch: int, order: torch.Tensor) -> None:
         """Draw epoch ``epoch`` in ``order`` (a permutation of all samples)."""
@@ -230,7 +250,7 @@ class FastLoader(_EpochOrder):
     def _batches(
         self, order: torch.Tensor, epoch: int, start_batch: int
     ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-        batches = split_batches(order, self.batch_size)
+        batches = self.cut(order)  # this process's shard of each batch
         for batch, index in enumerate(batches, start=start_batch):
             x, y = self._take(index)
             x = x.to(torch.float32)
@@ -369,8 +389,8 @@ class _EpochBatchSampler(Sampler[list[int]]):
         self.batch_size = batch_size
         self._batches: list[list[int]] = []
 
-    def plan(self, order: torch.Tensor) -> None:
-        self._batches = [b.tolist() for b in split_batches(order, self.batch_size)]
+    def plan(self, batches: Sequence[torch.Tensor]) -> None:
+        self._batches = [b.tolist() for b in batches]
 
     def __len__(self) -> int:
         return len(self._batches)
@@ -482,7 +502,10 @@ class DataLoaderBatches(_EpochOrder):
         """
         _check_start_batch(start_batch, len(self))
         order = self.epoch_order()
-        self._sampler.plan(order[start_batch * self.batch_size :])
+        # The same shard of the same global batches as FastLoader. Not
+        # DistributedSampler: it draws its own permutation (seed + epoch) and pads
+        # the epoch with repeated samples, so one process's order is not kept.
+        self._sampler.plan(self.cut(order[start_batch * self.batch_size :]))
         return self._to_device(iter(self.loader))
 
     def _to_device(

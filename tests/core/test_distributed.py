@@ -1,0 +1,149 @@
+"""One run on two processes (torchrun, gloo on CPU) repeats the same run on one.
+
+The global batch stays ``--batch-size``; each rank trains its contiguous half of
+every batch and DDP averages the gradients, so the logged loss of every step must
+match one process's to float rounding. digits has 1,437 training images: at
+batch 64 every epoch ends with a batch of 29 (15 + 14 on two ranks), so the
+100 steps also pin the scaling of an uneven last batch (steps 23, 46, 69, 92).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from workbench.cli_distributed import without_nproc
+from workbench.core.config import ConfigError, TrainConfig
+from workbench.core.data.loaders import shard_batches, split_batches
+from workbench.core.ddp import check_batch
+from workbench.core.session import Session
+
+pytestmark = pytest.mark.slow
+
+STEPS = 100
+RUN = [
+    "train",
+    "--quiet",
+    "--model",
+    "mlp",
+    "--dataset",
+    "digits",
+    "--batch-size",
+    "64",
+    "--max-steps",
+    str(STEPS),
+    "--device",
+    "cpu",
+]
+TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+
+
+def _run(command, runs_dir, timeout=120):
+    # One thread each: two processes on this machine's two cores.
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PTCORE_RUNS_DIR": str(runs_dir)}
+    return subprocess.run(
+        command, env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def _train(tmp, name, launcher, *flags):
+    metrics = tmp / f"{name}.json"
+    runs = tmp / f"{name}-runs"
+    done = _run([*launcher, *RUN, *flags, "--metrics-json", str(metrics)], runs)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(metrics.read_text()), done, runs
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """One process, two through torchrun, two through ``--nproc`` (DataLoader)."""
+    tmp = tmp_path_factory.mktemp("ddp")
+    module = [sys.executable, "-m", "workbench"]
+    direct = [*TORCHRUN, "--nproc-per-node", "2", "-m", "workbench"]
+    return {
+        "one": _train(tmp, "one", module),
+        "two": _train(tmp, "two", direct),
+        "two-dataloader": _train(
+            tmp, "two-dl", module, "--nproc", "2", "--loader", "dataloader"
+        ),
+    }
+
+
+def _losses(doc):
+    return [s["loss"] for s in doc["steps"]]
+
+
+def _max_relative(a, b):
+    return max(abs(x - y) / abs(x) for x, y in zip(a, b, strict=True))
+
+
+@pytest.mark.parametrize("which", ["two", "two-dataloader"])
+def test_two_processes_log_the_same_losses_as_one(runs, which):
+    one, two = runs["one"][0], runs[which][0]
+    assert len(_losses(one)) == len(_losses(two)) == STEPS
+    assert _max_relative(_losses(one), _losses(two)) < 1e-5
+    accuracy = one["final"]["val_accuracy"], two["final"]["val_accuracy"]
+    assert abs(accuracy[0] - accuracy[1]) <= 0.001  # 0.1 points
+    assert two["final"]["global_step"] == STEPS
+
+
+@pytest.mark.parametrize("which", ["two", "two-dataloader"])
+def test_only_rank_0_prints_and_writes_the_run_folder(runs, which):
+    _doc, done, folder = runs[which]
+    assert len(list(folder.iterdir())) == 1
+    lines = done.stdout.splitlines()
+    assert sum(line.startswith("run folder: ") for line in lines) == 1
+    assert sum(line.startswith("done: step 100/100") for line in lines) == 1
+    assert sum("this is rank 0" in line for line in lines) == 1
+    assert "rank 1" not in done.stdout
+
+
+def test_a_batch_that_does_not_split_is_one_line_and_no_run(tmp_path):
+    runs = tmp_path / "runs"
+    flags = [*RUN, "--nproc", "2", "--batch-size", "63"]
+    done = _run([sys.executable, "-m", "workbench", *flags], runs, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "ptcore-workbench train: error: batch size 63 does not split evenly over "
+        "2 processes: give a multiple of 2 (--batch-size is the global batch)"
+    ]
+    assert "Traceback" not in done.stdout + done.stderr
+    assert not runs.exists() or not any(runs.iterdir())
+
+
+def test_each_rank_takes_its_own_contiguous_chunk_of_every_global_batch():
+    order = torch.randperm(157, generator=torch.Generator().manual_seed(0))
+    batches = split_batches(order, 64)
+    shards = [shard_batches(batches, rank, 2) for rank in (0, 1)]
+    for k, batch in enumerate(batches):
+        assert torch.equal(torch.cat([shards[0][k], shards[1][k]]), batch)
+    assert [len(s[-1]) for s in shards] == [15, 14]  # 157 = 2 * 64 + 29
+
+
+def test_the_batch_must_split_over_the_processes():
+    check_batch(63, 1)
+    check_batch(64, 2, 1437)
+    with pytest.raises(ConfigError, match="multiple of 2"):
+        check_batch(63, 2)
+    with pytest.raises(ConfigError, match="fewer than the 2 processes"):
+        check_batch(64, 2, 129)  # a last batch of one sample
+
+
+def test_a_rank_other_than_0_opens_no_run_folder(monkeypatch, runs_root):
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    session = Session(origin="test")
+    assert session.begin(session.plan(TrainConfig(batch_size=64))) == []
+    assert session.folder is None
+    assert session.recorder is None
+    assert not any(runs_root.iterdir())
+
+
+def test_nproc_is_taken_out_of_the_relaunched_command():
+    argv = ["train", "--nproc", "2", "--model", "mlp", "--nproc=3", "--quiet"]
+    assert without_nproc(argv) == ["train", "--model", "mlp", "--quiet"]
