@@ -2253,4 +2253,15 @@ MUTATIONS += [
             f"{_DDP}::test_only_rank_0_prints_and_writes_the_run_folder",
         ),
     ),
+    Mutation(
+        "ddp-batchnorm-unsaid",
+        "A BatchNorm model on several processes is told its statistics stay per process",
+        "workbench/core/ddp.py",
+        "        run.notices.append(BATCHNORM_NOTICE)\n",
+        "        pass\n",
+        (
+            "tests/core/test_distributed.py::"
+            "test_a_batchnorm_model_is_told_once_its_statistics_stay_per_process",
+        ),
+    ),
 ]

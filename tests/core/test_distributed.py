@@ -20,7 +20,7 @@ import torch
 from workbench.cli_distributed import without_nproc
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.data.loaders import shard_batches, split_batches
-from workbench.core.ddp import check_batch
+from workbench.core.ddp import BATCHNORM_NOTICE, check_batch
 from workbench.core.session import Session
 
 pytestmark = pytest.mark.slow
@@ -101,6 +101,14 @@ def test_only_rank_0_prints_and_writes_the_run_folder(runs, which):
     assert sum(line.startswith("done: step 100/100") for line in lines) == 1
     assert sum("this is rank 0" in line for line in lines) == 1
     assert "rank 1" not in done.stdout
+
+
+def test_a_batchnorm_model_is_told_once_its_statistics_stay_per_process(runs, tmp_path):
+    assert BATCHNORM_NOTICE not in runs["two"][1].stdout  # the mlp has none
+    flags = [*RUN, "--model", "small-cnn", "--max-steps", "2", "--nproc", "2"]
+    done = _run([sys.executable, "-m", "workbench", *flags], tmp_path / "runs")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.count(BATCHNORM_NOTICE) == 1
 
 
 def test_a_batch_that_does_not_split_is_one_line_and_no_run(tmp_path):
