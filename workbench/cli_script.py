@@ -50,7 +50,7 @@ def cmd_script(args: argparse.Namespace) -> int:
         write_atomically(out, lambda handle: handle.write(text.encode("utf-8")))
     except OSError as exc:
         raise ScriptError(
-            f"cannot write the script to {out}: {exc.strerror or exc}"
+            f"{out}: {exc.strerror or exc}", lead="cannot write the script to "
         ) from exc
     say(
         f"wrote {out}: python {out.name} repeats the run ({cfg.model} on {cfg.dataset})"

@@ -46,20 +46,6 @@ def rank_device(device: torch.device) -> torch.device:
     return device
 
 
-def threads_per_process() -> int:
-    """Set and return torch's intra-op threads for this process.
-
-    Under torchrun each process gets an equal share of the cores, unless
-    ``OMP_NUM_THREADS`` says otherwise: N processes that each use every core
-    oversubscribe them. (torchrun itself sets ``OMP_NUM_THREADS=1`` when it is
-    unset; ``--nproc`` sets the share before launching it.)
-    """
-    if world_size() > 1 and "OMP_NUM_THREADS" not in os.environ:
-        local_world = int(os.environ.get("LOCAL_WORLD_SIZE", world_size()))
-        torch.set_num_threads(max(1, (os.cpu_count() or 1) // local_world))
-    return torch.get_num_threads()
-
-
 def start(device: torch.device) -> str | None:
     """Join the process group (gloo on CPU, nccl on CUDA); what was set up.
 
@@ -72,7 +58,9 @@ def start(device: torch.device) -> str | None:
     if device.type == "cuda":
         torch.cuda.set_device(device)
     dist.init_process_group(backend, timeout=TIMEOUT)
-    threads = threads_per_process()
+    # OMP_NUM_THREADS decides: torchrun sets 1 for several processes a
+    # machine, --nproc an equal share of the cores (cli_distributed.relaunch).
+    threads = torch.get_num_threads()
     return (
         f"{world_size()} processes ({backend}); this is rank {rank()}, "
         f"{threads} thread{'s' if threads != 1 else ''} per process"

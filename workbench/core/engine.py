@@ -252,7 +252,6 @@ def prepare_run(
     except DeviceError as exc:
         raise TrainingError(str(exc)) from exc
     check_precision(cfg.precision, device)
-    ddp.check_batch(cfg.batch_size, distributed.world_size())
     processes = distributed.start(device)
     seed_everything(cfg.seed)
     loaders = build_loaders(

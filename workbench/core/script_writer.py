@@ -33,7 +33,14 @@ SCRIPT_DATASETS = ("digits", "mnist", "fashion-mnist", "kmnist")
 
 
 class ScriptError(ConfigError):
-    """A setting the script writer cannot turn into plain code; says which."""
+    """A setting the script writer cannot turn into plain code; says which.
+
+    ``reason`` is the why alone, for a front-end that words its own lead-in.
+    """
+
+    def __init__(self, reason: str, *, lead: str = "cannot write a script: ") -> None:
+        super().__init__(lead + reason)
+        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +81,7 @@ def write_script(
     """
     problem = script_problem(cfg)
     if problem is not None:
-        raise ScriptError(f"cannot write a script: {problem}")
+        raise ScriptError(problem)
     shapes = _shapes(cfg)
     frozen = _frozen_names(cfg, shapes.info)
     blocks = [
@@ -109,7 +116,7 @@ def _frozen_names(cfg: TrainConfig, info: DatasetInfo) -> list[str]:
     try:
         names = match_patterns(model, cfg.frozen)
     except FreezeError as exc:
-        raise ScriptError(f"cannot write a script: {exc}") from exc
+        raise ScriptError(str(exc)) from exc
     return [n for n, _ in model.named_parameters() if n in names]
 
 

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.files import write_atomically
-from workbench.core.script_writer import write_script
+from workbench.core.script_writer import ScriptError, write_script
 from workbench.ui import dialogs
 from workbench.ui.python_highlighter import PythonHighlighter, is_dark
 from workbench.ui.tasks import TaskThread, describe_error, start_task
@@ -46,7 +46,6 @@ CAPTION = (
     "Plain PyTorch for the settings on the left: <code>python run.py</code> "
     "repeats this run step for step on the CPU."
 )
-_WRITER_LEAD_IN = "cannot write a script: "  # ScriptError's messages begin so
 
 
 class CodeView(QWidget):
@@ -194,7 +193,8 @@ class CodeView(QWidget):
         if not isinstance(error, ConfigError):
             log.warning("the script writer failed:\n%s", details)
         self._written = None  # try again at the next change
-        self._show_refusal(message)
+        # The why alone: our caption has its own lead-in.
+        self._show_refusal(error.reason if isinstance(error, ScriptError) else message)
 
     @Slot()
     def _on_task_finished(self) -> None:
@@ -213,8 +213,7 @@ class CodeView(QWidget):
         for widget in (self.editor, self.copy_button, self.save_button):
             widget.setEnabled(False)
         if reason:
-            # The writer's own lead-in would repeat ours.
-            reason = html.escape(_sentence(reason.removeprefix(_WRITER_LEAD_IN)))
+            reason = html.escape(_sentence(reason))
             self.caption.setText(f"<b>No script for these settings:</b> {reason}")
             self.editor.setPlaceholderText("No script: the reason is above.")
         else:
