@@ -39,6 +39,7 @@ _SAME = "test_predict_script_matches_the_workbench_in_a_fresh_interpreter"
 _CODE = "tests/ui/test_code_view.py"
 _DDP = "tests/core/test_distributed.py"
 _DDP_SAME = f"{_DDP}::test_two_processes_log_the_same_losses_as_one"
+_DDP_STOP = "tests/core/test_distributed_stop.py"
 
 MUTATIONS: list[Mutation] = [
     # --------------------------------------------------------- exact resume
@@ -295,7 +296,7 @@ MUTATIONS: list[Mutation] = [
         "stop-ignored",
         "Stop ends the run after the current batch",
         "workbench/core/engine.py",
-        "            if control.stop_requested:\n",
+        "            if ddp.stop_agreed(control.stop_requested):\n",
         "            if False:\n",
         ("tests/core/test_engine.py::test_stop_finishes_the_batch_and_still_returns",),
     ),
@@ -2263,5 +2264,51 @@ MUTATIONS += [
             "tests/core/test_distributed.py::"
             "test_a_batchnorm_model_is_told_once_its_statistics_stay_per_process",
         ),
+    ),
+    Mutation(
+        "ddp-stop-not-agreed",
+        "Ctrl+C stops every rank after the same batch",
+        "workbench/core/ddp.py",
+        "    return distributed.all_reduce_sum(flag).item() > 0\n",
+        "    return requested\n",
+        (
+            f"{_DDP_STOP}::"
+            "test_sigint_stops_every_rank_after_one_batch_and_rank_0_saves",
+        ),
+    ),
+    Mutation(
+        "ddp-stop-traceback",
+        "a stopped several-process run ends with exit code 130, no traceback",
+        "workbench/cli_distributed.py",
+        "    except (SignalException, KeyboardInterrupt):\n",
+        "    except KeyboardInterrupt:\n",
+        (
+            f"{_DDP_STOP}::"
+            "test_sigint_stops_every_rank_after_one_batch_and_rank_0_saves",
+        ),
+    ),
+    Mutation(
+        "ddp-failed-rank-unnamed",
+        "a failed rank is named with its error in one line",
+        "workbench/cli_distributed.py",
+        "    rank, failure = first_failure(failures)\n    sys.stderr.write(\n",
+        "    rank, failure = first_failure(failures)\n    0 and sys.stderr.write(\n",
+        (f"{_DDP_STOP}::test_a_failing_rank_ends_the_others_and_is_named",),
+    ),
+    Mutation(
+        "ddp-lost-peer-named",
+        "a rank that only lost its peer is never named as the cause",
+        "workbench/cli_distributed.py",
+        '        return (bool(own.get("peer_lost")), own.get("time", math.inf), rank)\n',
+        '        return (False, own.get("time", math.inf), rank)\n',
+        (f"{_DDP_STOP}::test_the_first_failure_is_the_cause_never_a_lost_peer",),
+    ),
+    Mutation(
+        "ddp-lost-peer-traceback",
+        "a rank that lost its peer exits quietly (the agent names the cause)",
+        "workbench/cli_distributed.py",
+        "            return 1  # not the cause: the agent names the rank that failed\n",
+        "            raise\n",
+        (f"{_DDP_STOP}::test_a_failing_rank_ends_the_others_and_is_named",),
     ),
 ]

@@ -123,3 +123,16 @@ def step_loss(loss: torch.Tensor, local_n: int) -> float:
     pair = torch.tensor([loss.item() * local_n, float(local_n)], dtype=torch.float64)
     total, count = distributed.all_reduce_sum(pair).tolist()
     return total / count
+
+
+def stop_agreed(requested: bool) -> bool:
+    """True on every rank once any rank was asked to stop (Ctrl+C, Stop).
+
+    One tiny all-reduce per step: a signal reaches the ranks at different
+    moments, and a rank that left alone would leave the others waiting in
+    DDP's gradient all-reduce until the collective timeout.
+    """
+    if not distributed.active():
+        return requested
+    flag = torch.tensor([1.0 if requested else 0.0])
+    return distributed.all_reduce_sum(flag).item() > 0
