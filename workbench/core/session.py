@@ -91,6 +91,8 @@ RESUME_SAFE = frozenset(
         "download",
         "data_dir",
         "autosave_every",
+        # How BatchNorm statistics are computed across processes, not the model.
+        "sync_bn",
     }
 )
 
