@@ -40,6 +40,8 @@ _CODE = "tests/ui/test_code_view.py"
 _DDP = "tests/core/test_distributed.py"
 _DDP_SAME = f"{_DDP}::test_two_processes_log_the_same_losses_as_one"
 _DDP_STOP = "tests/core/test_distributed_stop.py"
+_RESIZE = "tests/core/test_distributed_resume.py"
+_SYNC_BN = "tests/core/test_distributed_batchnorm.py"
 
 MUTATIONS: list[Mutation] = [
     # --------------------------------------------------------- exact resume
@@ -2258,7 +2260,7 @@ MUTATIONS += [
         "ddp-batchnorm-unsaid",
         "A BatchNorm model on several processes is told its statistics stay per process",
         "workbench/core/ddp.py",
-        "        run.notices.append(BATCHNORM_NOTICE)\n",
+        "        run.notices.append(notice)\n",
         "        pass\n",
         (
             "tests/core/test_distributed.py::"
@@ -2310,5 +2312,54 @@ MUTATIONS += [
         "            return 1  # not the cause: the agent names the rank that failed\n",
         "            raise\n",
         (f"{_DDP_STOP}::test_a_failing_rank_ends_the_others_and_is_named",),
+    ),
+    # ------------------------------- resuming on another number of processes
+    Mutation(
+        "world-size-not-stored",
+        "a checkpoint records how many processes trained it",
+        "workbench/core/checkpoints.py",
+        '        "world_size": world_size(),\n',
+        "",
+        (
+            f"{_RESIZE}::test_a_checkpoint_records_how_many_processes_trained_it",
+            f"{_RESIZE}::test_two_processes_resumed_on_two_repeat_the_run_bit_for_bit",
+        ),
+    ),
+    Mutation(
+        "resize-notice-unsaid",
+        "resuming on another number of processes says once what differs",
+        "workbench/core/session.py",
+        "            notes.append(resized)\n",
+        "            pass\n",
+        (f"{_RESIZE}::test_a_checkpoint_records_how_many_processes_trained_it",),
+    ),
+    Mutation(
+        "resize-notice-at-the-same-size",
+        "resuming on the number of processes that saved the run says nothing",
+        "workbench/core/resize.py",
+        "    if saved == now:\n",
+        "    if False:\n",
+        (f"{_RESIZE}::test_the_notice_names_batchnorm_only_for_a_model_that_has_it",),
+    ),
+    # --------------------------------------------------------------- --sync-bn
+    Mutation(
+        "sync-bn-not-converted-on-cuda",
+        "--sync-bn on CUDA turns the BatchNorm layers into SyncBatchNorm",
+        "workbench/core/sync_bn.py",
+        "    return nn.SyncBatchNorm.convert_sync_batchnorm(model), None\n",
+        "    return model, None\n",
+        (f"{_SYNC_BN}::test_sync_bn_converts_the_batchnorm_layers_on_cuda_in_place",),
+    ),
+    Mutation(
+        "sync-bn-cpu-notice-twice",
+        "--sync-bn on the CPU says once that statistics stay per process",
+        "workbench/core/sync_bn.py",
+        "        return model, SYNC_BN_CPU_NOTICE\n",
+        '        return model, BATCHNORM_NOTICE + " " + SYNC_BN_CPU_NOTICE\n',
+        (
+            f"{_SYNC_BN}::test_where_batchnorm_stays_per_process_one_notice_says_so",
+            f"{_SYNC_BN}::test_two_processes_with_per_process_batchnorm_reach_one_"
+            "process_accuracy",
+        ),
     ),
 ]

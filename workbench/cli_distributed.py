@@ -24,8 +24,8 @@ from workbench.core import config as C
 from workbench.core import distributed
 
 
-def add_nproc_flag(add: Callable[..., Any]) -> None:
-    """The ``--nproc`` flag of ``train``."""
+def add_process_flags(add: Callable[..., Any]) -> None:
+    """The flags of ``train`` for several processes: ``--nproc``, ``--sync-bn``."""
     add(
         "--nproc",
         type=int,
@@ -33,6 +33,13 @@ def add_nproc_flag(add: Callable[..., Any]) -> None:
         metavar="N",
         help="train on N processes of this machine through torchrun and "
         "DistributedDataParallel; --batch-size stays the global batch",
+    )
+    add(
+        "--sync-bn",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="with several processes on CUDA GPUs, share BatchNorm statistics "
+        "over them (SyncBatchNorm); no effect on the CPU or in one process",
     )
 
 
