@@ -44,6 +44,8 @@ TWO = [
     *(sys.executable, "-m", "torch.distributed.run", "--standalone"),
     *("--nproc-per-node", "2", "-m", "workbench"),
 ]
+# A model with dropout (--model cnn), up to --max-steps N.
+CNN = ("--model", "cnn", "--max-steps")
 # The words that start the notice (its counts follow).
 NOTICE = "note: this checkpoint was saved by "
 
@@ -86,6 +88,9 @@ def runs(tmp_path_factory):
         "straight": _start(tmp, "straight", TWO, "--max-steps", str(STEPS)),
         "stopped-2": _start(tmp, "stopped-2", TWO, "--max-steps", str(STOP)),
         "stopped-1": _start(tmp, "stopped-1", ONE, "--max-steps", str(STOP)),
+        # cnn has dropout: each rank draws its own masks from its own RNG.
+        "straight-cnn": _start(tmp, "straight-cnn", TWO, *CNN, str(STEPS)),
+        "stopped-cnn": _start(tmp, "stopped-cnn", TWO, *CNN, str(STOP)),
     }
     done = {name: _finish(started) for name, started in first.items()}
     second = {
@@ -95,6 +100,7 @@ def runs(tmp_path_factory):
             launcher,
             "--resume",
             str(done[start][2]),
+            *(CNN[:2] if "cnn" in name else ()),
             "--max-steps",
             str(STEPS),
         )
@@ -102,6 +108,7 @@ def runs(tmp_path_factory):
             ("2-on-2", TWO, "stopped-2"),
             ("2-on-1", ONE, "stopped-2"),
             ("1-on-2", TWO, "stopped-1"),
+            ("cnn-2-on-2", TWO, "stopped-cnn"),
         )
     }
     done |= {name: _finish(started) for name, started in second.items()}
@@ -118,6 +125,17 @@ def test_two_processes_resumed_on_two_repeat_the_run_bit_for_bit(runs):
     assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
     assert load_checkpoint(runs["stopped-2"][2])["world_size"] == 2
     assert NOTICE not in resumed[1]
+
+
+@pytest.mark.slow
+def test_dropout_resumes_bit_for_bit_on_two_processes(runs):
+    """Each rank's RNG is in the checkpoint, not only rank 0's."""
+    straight, resumed = runs["straight-cnn"], runs["cnn-2-on-2"]
+    assert len(_losses(straight[0])) == STEPS
+    assert _losses(resumed[0]) == _losses(straight[0])
+    states = load_checkpoint(runs["stopped-cnn"][2])["rank_rng"]
+    assert len(states) == 2
+    assert not torch.equal(states[0]["torch"], states[1]["torch"])
 
 
 @pytest.mark.slow

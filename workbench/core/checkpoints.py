@@ -22,6 +22,7 @@ import workbench
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.data import DownloadProgress, ImageArrays
 from workbench.core.data.registry import DataError, DatasetInfo, dataset_info
+from workbench.core.ddp import restore_rank_rng
 from workbench.core.distributed import world_size
 from workbench.core.doctor import (
     WeightsMismatch,
@@ -132,6 +133,8 @@ def checkpoint_dict(run: TrainingRun) -> dict[str, Any]:
         # Processes that trained it (absent before: 1): resuming on another
         # count says what that changes (workbench.core.resize).
         "world_size": world_size(),
+        # Each rank's RNG (several processes): its own dropout resumes exactly.
+        "rank_rng": run.rank_rng,
         "torch_version": str(torch.__version__),
         "workbench_version": workbench.__version__,
         # A model file's hash: opening the checkpoint says if the file changed.
@@ -437,6 +440,7 @@ def restore_run(
     run.history = MetricHistory.from_dict(payload.get("history", {}))
     if "rng" in payload:
         set_rng_states(payload["rng"])
+    restore_rank_rng(payload.get("rank_rng"))
     return run
 
 

@@ -131,3 +131,37 @@ def stop_agreed(requested: bool) -> bool:
         return requested
     flag = torch.tensor([1.0 if requested else 0.0])
     return distributed.all_reduce_sum(flag).item() > 0
+
+
+def gather_rng(run: TrainingRun) -> None:
+    """Keep every rank's RNG state in ``run.rank_rng`` (all ranks must call).
+
+    A checkpoint holds one process's RNG; dropout on the other ranks would
+    resume from rank 0's state. Called where saves happen (epoch ends and
+    the end of a run), which every rank reaches at the same step.
+    """
+    if not distributed.active():
+        return
+    mine = {"torch": torch.get_rng_state()}
+    if run.device.type == "cuda":
+        mine["cuda"] = torch.cuda.get_rng_state(run.device)
+    gathered = {key: distributed.all_gather(state) for key, state in mine.items()}
+    world = distributed.world_size()
+    run.rank_rng = [{key: gathered[key][r] for key in mine} for r in range(world)]
+
+
+def restore_rank_rng(states: object) -> bool:
+    """Set this rank's RNG from a checkpoint's ``rank_rng``; False if it has none.
+
+    Only when it was saved by as many processes as run now: on another count
+    there is no state that belongs to this rank.
+    """
+    world = distributed.world_size()
+    if world <= 1 or not isinstance(states, list) or len(states) != world:
+        return False
+    mine = states[distributed.rank()]
+    torch.set_rng_state(mine["torch"])
+    if "cuda" in mine and torch.cuda.is_available():
+        device = distributed.rank_device(torch.device("cuda"))
+        torch.cuda.set_rng_state(mine["cuda"], device)
+    return True

@@ -78,13 +78,28 @@ def active() -> bool:
     return dist.is_initialized() and dist.get_world_size() > 1
 
 
+def all_gather(values: torch.Tensor) -> list[torch.Tensor]:
+    """``values`` of every process, in rank order (same shape everywhere)."""
+    if not active():
+        return [values.clone()]
+    device = _collective_device()
+    mine = values.to(device, copy=True)
+    parts = [torch.empty_like(mine) for _ in range(dist.get_world_size())]
+    dist.all_gather(parts, mine)
+    return [part.to(values.device) for part in parts]
+
+
+def _collective_device() -> torch.device:
+    # nccl moves CUDA tensors only; gloo takes CPU ones.
+    if dist.get_backend() == "nccl":
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")
+
+
 def all_reduce_sum(values: torch.Tensor) -> torch.Tensor:
     """The element-wise sum of ``values`` over every process (a new tensor)."""
     if not active():
         return values.clone()
-    # nccl reduces CUDA tensors only; gloo takes CPU ones.
-    nccl = dist.get_backend() == "nccl"
-    device = torch.device("cuda", torch.cuda.current_device()) if nccl else "cpu"
-    total = values.to(device, copy=True)
+    total = values.to(_collective_device(), copy=True)
     dist.all_reduce(total, op=dist.ReduceOp.SUM)
     return total.to(values.device)

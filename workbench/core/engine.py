@@ -468,11 +468,13 @@ def iter_fit(
             run.batch_in_epoch = 0
         yield predictions
         yield histograms
+        ddp.gather_rng(run)  # before any save of this epoch's end
         yield metrics
 
     # The device syncs only at log points, so step time is a median over whole
     # log intervals: the steady step time that compile is judged against.
     step_seconds = statistics.median(step_times) if step_times else math.nan
+    ddp.gather_rng(run)
     yield TrainResult(
         stopped=stopped,
         epochs_completed=run.epoch,

@@ -69,6 +69,9 @@ class TrainingRun:
     # DistributedDataParallel around ``model`` when several processes train
     # (workbench.core.ddp); the model itself stays what checkpoints store.
     ddp: nn.Module | None = None
+    # Every rank's RNG state at the last epoch end or stop (several processes
+    # only): a checkpoint keeps them, so each rank's dropout resumes exactly.
+    rank_rng: list[dict[str, torch.Tensor]] | None = None
 
     @property
     def train_module(self) -> nn.Module:
