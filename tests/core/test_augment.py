@@ -277,3 +277,26 @@ def test_per_sample_transform_has_the_same_choices_and_keeps_the_size():
         out = transform(Image.fromarray(pixels.numpy()))
     assert out.shape == (3, 12, 12)
     assert out.dtype == torch.float32
+
+
+def test_ranks_augment_their_rows_as_one_process_does():
+    """Several processes: each rank's share of a batch gets the parameters one
+    process gives those rows, so the global batch is augmented the same."""
+    augment = BatchAugment(AUGMENTATIONS, *RGB)
+    whole = _loader(augment, batch_size=30)  # 100 images: a last batch of 10
+    ranks = [_loader(augment, batch_size=30) for _ in range(3)]
+    for rank, loader in enumerate(ranks):
+        loader.shard = (rank, 3)
+    for loader in (whole, *ranks):
+        loader.set_epoch(1)
+    batches = list(whole)
+    shares = [list(loader) for loader in ranks]
+    for k, (x, y) in enumerate(batches):
+        assert torch.equal(torch.cat([share[k][0] for share in shares]), x)
+        assert torch.equal(torch.cat([share[k][1] for share in shares]), y)
+
+
+def test_rows_outside_the_batch_are_refused():
+    x, mean, std = _batch(4)
+    with pytest.raises(ValueError, match="rows"):
+        BatchAugment(["flip"], mean, std)(x, batch_generator(0, 0, 0), (3, 5))

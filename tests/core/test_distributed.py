@@ -156,3 +156,14 @@ def test_a_rank_other_than_0_opens_no_run_folder(monkeypatch, runs_root):
 def test_nproc_is_taken_out_of_the_relaunched_command():
     argv = ["train", "--nproc", "2", "--model", "mlp", "--nproc=3", "--quiet"]
     assert without_nproc(argv) == ["train", "--model", "mlp", "--quiet"]
+
+
+def test_shard_rows_cut_as_tensor_split_does():
+    from workbench.core.data.loaders import shard_rows
+
+    for size in range(0, 12):
+        for world in (1, 2, 3, 4):
+            pieces = torch.tensor_split(torch.arange(size), world)
+            for rank, piece in enumerate(pieces):
+                start, stop = shard_rows(size, rank, world)
+                assert torch.equal(torch.arange(size)[start:stop], piece)

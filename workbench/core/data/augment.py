@@ -157,7 +157,12 @@ class BatchAugment:
     def __repr__(self) -> str:
         return f"BatchAugment({list(self.choices)!r})"
 
-    def __call__(self, x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    def __call__(
+        self,
+        x: torch.Tensor,
+        generator: torch.Generator,
+        rows: tuple[int, int] | None = None,
+    ) -> torch.Tensor:
         """Return an augmented copy of ``x`` (``x`` itself when there are no choices).
 
         Parameters
@@ -167,6 +172,11 @@ class BatchAugment:
         generator : torch.Generator
             CPU generator all parameters are drawn from (see
             :func:`batch_generator`).
+        rows : (int, int), optional
+            ``(start, total)`` when ``x`` is rows ``start..start+B`` of a batch
+            of ``total`` (one process's share of it): the parameters of the
+            whole batch are drawn and these rows get theirs, so several
+            processes augment exactly as one does.
 
         Returns
         -------
@@ -181,27 +191,38 @@ class BatchAugment:
             )
         if not self.choices or len(x) == 0:
             return x
+        start, total = rows if rows is not None else (0, len(x))
+        if not 0 <= start <= total - len(x):
+            raise ValueError(f"rows {rows} do not hold a batch of {len(x)}")
+        part = slice(start, start + len(x))
         crop, rotate = "crop" in self.choices, "rotate" in self.choices
         if crop or rotate:
-            x = self._geometry(x, generator, crop=crop, rotate=rotate)
+            x = self._geometry(x, generator, total, part, crop=crop, rotate=rotate)
         if "flip" in self.choices:
-            x = self._flip(x, generator)
+            x = self._flip(x, generator, total, part)
         if "jitter" in self.choices:
-            x = self._jitter(x, generator)
+            x = self._jitter(x, generator, total, part)
         return x
 
     # ------------------------------------------------------------- geometry
 
     def _geometry(
-        self, x: torch.Tensor, generator: torch.Generator, *, crop: bool, rotate: bool
+        self,
+        x: torch.Tensor,
+        generator: torch.Generator,
+        total: int,
+        part: slice,
+        *,
+        crop: bool,
+        rotate: bool,
     ) -> torch.Tensor:
         n, _c, h, w = x.shape
         if crop:
-            boxes = crop_boxes(n, h, w, generator)
+            boxes = crop_boxes(total, h, w, generator)[part]
         else:
             boxes = torch.tensor([[0, 0, h, w]], dtype=torch.float64).expand(n, 4)
         if rotate:
-            angles = _uniform(generator, (n,), -MAX_DEGREES, MAX_DEGREES)
+            angles = _uniform(generator, (total,), -MAX_DEGREES, MAX_DEGREES)[part]
         else:
             angles = torch.zeros(n, dtype=torch.float64)
         return self.warp(x, boxes, angles)
@@ -273,16 +294,20 @@ class BatchAugment:
     # ----------------------------------------------------------------- flip
 
     @staticmethod
-    def _flip(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-        flip = _uniform(generator, (len(x),), 0.0, 1.0) < 0.5
+    def _flip(
+        x: torch.Tensor, generator: torch.Generator, total: int, part: slice
+    ) -> torch.Tensor:
+        flip = _uniform(generator, (total,), 0.0, 1.0)[part] < 0.5
         mask = flip.to(x.device).view(-1, 1, 1, 1)
         return torch.where(mask, TF.horizontal_flip(x), x)
 
     # --------------------------------------------------------------- jitter
 
-    def _jitter(self, x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    def _jitter(
+        self, x: torch.Tensor, generator: torch.Generator, total: int, part: slice
+    ) -> torch.Tensor:
         n, c = x.shape[:2]
-        factors = _uniform(generator, (3, n), 1 - JITTER, 1 + JITTER)
+        factors = _uniform(generator, (3, total), 1 - JITTER, 1 + JITTER)[:, part]
         factors = factors.to(device=x.device, dtype=x.dtype).view(3, n, 1, 1, 1)
         brightness, contrast, saturation = factors
         mean, std = self._stats(x)

@@ -61,7 +61,16 @@ def shard_batches(
     """
     if world == 1:
         return batches
-    return tuple(torch.tensor_split(batch, world)[rank] for batch in batches)
+    return tuple(
+        batch[slice(*shard_rows(len(batch), rank, world))] for batch in batches
+    )
+
+
+def shard_rows(batch_size: int, rank: int, world: int) -> tuple[int, int]:
+    """(start, stop) of rank ``rank``'s chunk of a batch, as ``tensor_split`` cuts."""
+    size, extra = divmod(batch_size, world)
+    start = rank * size + min(rank, extra)
+    return start, start + size + (rank < extra)
 
 
 def can_pin(device: torch.device) -> bool:
@@ -251,6 +260,7 @@ class FastLoader(_EpochOrder):
         self, order: torch.Tensor, epoch: int, start_batch: int
     ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         batches = self.cut(order)  # this process's shard of each batch
+        rank, world = self.shard
         for batch, index in enumerate(batches, start=start_batch):
             x, y = self._take(index)
             x = x.to(torch.float32)
@@ -260,7 +270,13 @@ class FastLoader(_EpochOrder):
             if self.augment is not None:
                 # Seeded by the batch's place in the epoch, not by how many
                 # batches this iterator has made: a resume redraws the same.
-                x = self.augment(x, batch_generator(self.seed, epoch, batch))
+                rows = None
+                if world > 1:  # this rank's rows of the global batch
+                    whole = min(
+                        self.batch_size, self.num_samples - batch * self.batch_size
+                    )
+                    rows = (shard_rows(whole, rank, world)[0], whole)
+                x = self.augment(x, batch_generator(self.seed, epoch, batch), rows)
             yield x, y
 
     def _take(self, index: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
