@@ -2229,8 +2229,8 @@ MUTATIONS += [
         "ddp-shard-wrong-chunk",
         "each rank trains its own contiguous chunk of every global batch",
         "workbench/core/data/loaders.py",
-        "torch.tensor_split(batch, world)[rank]",
-        "torch.tensor_split(batch, world)[0]",
+        "shard_rows(len(batch), rank, world)",
+        "shard_rows(len(batch), 0, world)",
         (
             f"{_DDP}::test_each_rank_takes_its_own_contiguous_chunk_of_every_"
             "global_batch",
@@ -2360,6 +2360,25 @@ MUTATIONS += [
             f"{_SYNC_BN}::test_where_batchnorm_stays_per_process_one_notice_says_so",
             f"{_SYNC_BN}::test_two_processes_with_per_process_batchnorm_reach_one_"
             "process_accuracy",
+        ),
+    ),
+    Mutation(
+        "ddp-rank-rng-not-restored",
+        "each rank's dropout resumes from its own RNG state",
+        "workbench/core/checkpoints.py",
+        '    restore_rank_rng(payload.get("rank_rng"))\n',
+        "",
+        (f"{_RESIZE}::test_dropout_resumes_bit_for_bit_on_two_processes",),
+    ),
+    Mutation(
+        "ddp-augment-rows-ignored",
+        "several processes augment each image as one process does",
+        "workbench/core/data/loaders.py",
+        "                    rows = (shard_rows(whole, rank, world)[0], whole)\n",
+        "                    rows = None\n",
+        (
+            "tests/core/test_augment.py::"
+            "test_ranks_augment_their_rows_as_one_process_does",
         ),
     ),
 ]
