@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from torch import nn
-from torch.nn.modules.batchnorm import _BatchNorm
+
+from workbench.core.sync_bn import has_batchnorm
 
 
 def saved_world_size(payload: dict[str, Any]) -> int:
@@ -30,7 +31,7 @@ def resize_notice(saved: int, now: int, model: nn.Module) -> str | None:
     """
     if saved == now:
         return None
-    batchnorm = any(isinstance(m, _BatchNorm) for m in model.modules())
+    batchnorm = has_batchnorm(model)
     statistics = (
         ", and BatchNorm statistics cover each process's share of a batch "
         "unless SyncBatchNorm shares them"
