@@ -1300,7 +1300,7 @@ MUTATIONS: list[Mutation] = [
         "augment-one-crop-per-batch",
         "Each image of a batch gets its own random crop, not one crop for the batch",
         "workbench/core/data/augment.py",
-        "            boxes = crop_boxes(n, h, w, generator)\n",
+        "            boxes = crop_boxes(total, h, w, generator)[part]\n",
         "            boxes = crop_boxes(1, h, w, generator).expand(n, 4)\n",
         ("tests/core/test_augment.py::test_each_image_gets_its_own_crop",),
     ),
