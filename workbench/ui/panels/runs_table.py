@@ -41,7 +41,7 @@ HEADERS = (
     (
         "Status",
         "How the run ended: finished, stopped, running, failed...; "
-        "×N: it trained on N processes (Processes, --nproc)",
+        "\u00d7N: it trained on N processes (Processes, --nproc)",
     ),
     ("Tags", "Your tags (Tags…)"),
 )
@@ -135,8 +135,11 @@ def short_title(run: RunSummary) -> str:
 
 
 def status_text(run: RunSummary) -> str:
-    """How the run ended, and ``×N`` when N processes trained it."""
-    return run.status if run.world_size <= 1 else f"{run.status} ×{run.world_size}"
+    """How the run ended, and "times N" when N processes trained it."""
+    times = "\u00d7"  # the multiplication sign
+    return (
+        run.status if run.world_size <= 1 else f"{run.status} {times}{run.world_size}"
+    )
 
 
 def _cells(run: RunSummary) -> list[tuple[str, Any]]:
