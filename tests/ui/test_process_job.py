@@ -117,7 +117,8 @@ def test_a_two_process_job_is_followed_live_and_finishes(qtbot, window, job_env)
     assert result.outcome == "finished", result
     assert window.state == "idle"
     kinds = [k for k, _, _ in live]
-    assert "StepMetrics" in kinds and "EpochMetrics" in kinds
+    assert "StepMetrics" in kinds
+    assert "EpochMetrics" in kinds
     # The curve grew and the first epoch's matrix showed before the end.
     assert max(n for _, n, _ in live) > 0
     assert 0 in [e for _, _, e in live]
@@ -193,7 +194,8 @@ def test_closing_asks_first_and_stops_the_job(qtbot, window, job_env, monkeypatc
     monkeypatch.setattr(dialogs, "confirm", answer)
     window.close()
     assert asked == ["Stop the training job?"]
-    assert window.isVisible() and job.running
+    assert window.isVisible()
+    assert job.running
     window.close()
     assert len(asked) == 2
     assert _group(job.pid) == []
@@ -212,7 +214,8 @@ def test_a_failed_job_shows_its_last_error_line_without_a_dialog(
         pass
     result: JobEnded = ended.args[0]
     assert result.outcome == "failed"
-    assert result.message and "Traceback" not in result.message
+    assert result.message
+    assert "Traceback" not in result.message
     assert result.message in window.status_label.text()
     assert not _alive(job.pid)
 
