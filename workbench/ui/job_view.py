@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QObject, QSettings, Slot
+from PySide6.QtCore import QObject, QSettings, QSignalBlocker, Slot
 
 from workbench.core import events as E
 from workbench.core.config import ConfigError, TrainConfig
@@ -46,7 +46,8 @@ class JobView(QObject):
         self._last: E.StepMetrics | E.EpochMetrics | None = None
         self._status_at = 0.0
         panel = window.device_panel
-        panel.set_processes(window_state.processes(settings))
+        with QSignalBlocker(panel.processes_spin):  # the window is not built yet
+            panel.set_processes(window_state.processes(settings))
         panel.processes_spin.valueChanged.connect(self._on_processes_changed)
         controller.job_started.connect(self._on_controller_job_started)
         controller.job_event.connect(self._on_controller_job_event)

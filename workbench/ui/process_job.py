@@ -28,6 +28,7 @@ from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from workbench.core import events as E
 from workbench.core.config import TrainConfig
 from workbench.core.ledger_tail import AppendedLines
+from workbench.core.process_tree import processes_with, signal_all
 from workbench.ui.job_follower import JobFollower
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,8 @@ class ProcessJob(QObject):
         self.stop_requested = False
         self._process: subprocess.Popen[bytes] | None = None
         self._scratch = Path(tempfile.mkdtemp(prefix="ptcore-job-"))
+        # On the command line of the launcher and of every rank it starts.
+        self.marker = str(self._scratch / "config.json")
         self._stdout = AppendedLines(self._scratch / "stdout.txt")
         self._follower: JobFollower | None = None
         self._timer = QTimer(self)
@@ -92,7 +95,7 @@ class ProcessJob(QObject):
 
     def command(self) -> list[str]:
         """The command line the job runs (its config in a file of its own)."""
-        config = self._scratch / "config.json"
+        config = Path(self.marker)
         config.write_text(json.dumps(self.config.to_dict()), encoding="utf-8")
         return [
             sys.executable,
@@ -100,7 +103,7 @@ class ProcessJob(QObject):
             "workbench",
             "train",
             "--config",
-            str(config),
+            self.marker,
             "--nproc",
             str(self.nproc),
             "--quiet",
@@ -130,11 +133,15 @@ class ProcessJob(QObject):
             self.stop_requested = True
             self._signal(signal.SIGINT)
 
+    def processes(self) -> list[int]:
+        """The job's live processes: the launcher and every rank (Linux)."""
+        return processes_with(self.marker)
+
     def shutdown(self, wait_s: float = STOP_WAIT_S) -> None:
-        """Stop and wait; after ``wait_s`` end the job's whole process group."""
+        """Stop and wait; after ``wait_s`` end every process of the job."""
         process = self._process
         self._timer.stop()
-        if process is None or process.poll() is not None:
+        if process is None:
             self._clean_up()
             return
         self.stop()
@@ -144,9 +151,9 @@ class ProcessJob(QObject):
                 break
             except subprocess.TimeoutExpired:
                 log.warning("the training job did not stop; sending %s", sig.name)
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(process.pid, sig)  # its own session: its ranks too
-        self._end_group(process.pid)
+                signal_all(self.processes(), sig)
+                wait_s = 2.0
+        self._end_leftovers()
         self._clean_up()
 
     def _signal(self, sig: signal.Signals) -> None:
@@ -170,7 +177,7 @@ class ProcessJob(QObject):
             self._follower.poll()
         if code is not None:
             self._timer.stop()
-            self._end_group(process.pid)
+            self._end_leftovers()
             message = "" if code in (0, STOPPED_EXIT_CODE) else self._failure(code)
             self._clean_up()
             self.ended.emit(JobEnded(code, self.folder, message))
@@ -198,10 +205,12 @@ class ProcessJob(QObject):
             return f"the training job was ended by signal {-code}"
         return f"the training job failed (exit code {code})"
 
-    def _end_group(self, pgid: int) -> None:
-        # A rank whose launcher is gone would keep training: none may stay.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, signal.SIGKILL)
+    def _end_leftovers(self) -> None:
+        # A rank whose launcher is gone would train on unseen: none may stay.
+        leftovers = self.processes()
+        if leftovers:
+            log.warning("ending %d leftover processes of the job", len(leftovers))
+            signal_all(leftovers, signal.SIGKILL)
 
     def _clean_up(self) -> None:
         shutil.rmtree(self._scratch, ignore_errors=True)
