@@ -76,6 +76,7 @@ def test_the_follower_waits_for_a_half_written_line(qtbot, tmp_path):
 
 def test_a_two_process_job_is_followed_live_and_finishes(qtbot, window, job_env):
     live = []  # what the views showed while the job still ran
+    pausable = []
     controller = window.controller
 
     def on_event(ev):
@@ -87,6 +88,7 @@ def test_a_two_process_job_is_followed_live_and_finishes(qtbot, window, job_env)
                     window.evaluation_panel.shown_epoch(),
                 )
             )
+            pausable.append(window.training_panel.pause_button.isEnabled())
 
     controller.job_event.connect(on_event)
     started = time.monotonic()
@@ -98,6 +100,7 @@ def test_a_two_process_job_is_followed_live_and_finishes(qtbot, window, job_env)
     assert result.outcome == "finished", result
     assert window.state == "idle"
     kinds = [k for k, _, _ in live]
+    assert not any(pausable)  # it trains outside the window: no Pause
     assert "StepMetrics" in kinds
     assert "EpochMetrics" in kinds
     # The curve grew and the first epoch's matrix showed before the end.
