@@ -84,7 +84,10 @@ class JobView(QObject):
         self._epochs_known = False
         w.clear_run_views()
         w.training_panel.clear_progress(f"starting {nproc} processes…")
-        w.set_notes([f"A new run on {nproc} processes; the window follows its folder"])
+        notes = [f"A new run on {nproc} processes; the window follows its folder"]
+        if self.controller.session.initial_weights is not None:
+            notes.append("The loaded weights stay unused: the processes start anew")
+        w.set_notes(notes)
         window_state.save_last_config(self.settings, cfg)
         w.set_status(f"Starting {nproc} processes…")
         return True
