@@ -10,6 +10,7 @@ import inspect
 import json
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from workbench.ui import dialogs, window_state
 from workbench.ui.job_follower import JobFollower
 from workbench.ui.main_window import MainWindow
 from workbench.ui.panels.runs import COLUMNS
-from workbench.ui.process_job import JobEnded
+from workbench.ui.process_job import JobEnded, ProcessJob
 
 from .helpers import FAST
 
@@ -197,21 +198,27 @@ def test_closing_asks_first_and_stops_the_job(qtbot, window, job_env, monkeypatc
 
 
 def test_a_failed_job_shows_its_last_error_line_without_a_dialog(
-    qtbot, window, job_env
+    qtbot, window, job_env, monkeypatch
 ):
-    # 2 processes of a 63-image batch: the launcher refuses it in one line.
+    # The launcher's contract: exit code 1 and one line saying which rank failed.
+    failing = (
+        "import sys; sys.stderr.write('Traceback (most recent call last):\\n"
+        "  ...\\nrank 1 failed: RuntimeError: boom\\n'); sys.exit(1)"
+    )
+    monkeypatch.setattr(
+        ProcessJob, "command", lambda self: [sys.executable, "-c", failing]
+    )
     controller = window.controller
     window.apply_config(JOB)
     window.device_panel.set_processes(2)
-    job = controller.start_job(JOB.replace(batch_size=63), 2)
     with qtbot.waitSignal(controller.job_ended, timeout=30_000) as ended:
-        pass
+        window.start()
     result: JobEnded = ended.args[0]
     assert result.outcome == "failed"
-    assert result.message
-    assert "Traceback" not in result.message
-    assert result.message in window.status_label.text()
-    assert not _alive(job.pid)
+    assert result.message == "rank 1 failed: RuntimeError: boom"
+    assert window.state == "idle"
+    assert "Failed: rank 1 failed: RuntimeError: boom" in window.status_label.text()
+    assert window.training_panel.start_button.isEnabled()
 
 
 def test_stop_signals_the_launcher_alone(qtbot, window, job_env, monkeypatch):
