@@ -39,6 +39,9 @@ _SAME = "test_predict_script_matches_the_workbench_in_a_fresh_interpreter"
 _CODE = "tests/ui/test_code_view.py"
 _DDP = "tests/core/test_distributed.py"
 _DDP_SAME = f"{_DDP}::test_two_processes_log_the_same_losses_as_one"
+_DDP_STOP = "tests/core/test_distributed_stop.py"
+_RESIZE = "tests/core/test_distributed_resume.py"
+_SYNC_BN = "tests/core/test_distributed_batchnorm.py"
 _JOB = "tests/ui/test_process_job.py"
 
 MUTATIONS: list[Mutation] = [
@@ -296,7 +299,7 @@ MUTATIONS: list[Mutation] = [
         "stop-ignored",
         "Stop ends the run after the current batch",
         "workbench/core/engine.py",
-        "            if control.stop_requested:\n",
+        "            if ddp.stop_agreed(control.stop_requested):\n",
         "            if False:\n",
         ("tests/core/test_engine.py::test_stop_finishes_the_batch_and_still_returns",),
     ),
@@ -2258,11 +2261,106 @@ MUTATIONS += [
         "ddp-batchnorm-unsaid",
         "A BatchNorm model on several processes is told its statistics stay per process",
         "workbench/core/ddp.py",
-        "        run.notices.append(BATCHNORM_NOTICE)\n",
+        "        run.notices.append(notice)\n",
         "        pass\n",
         (
             "tests/core/test_distributed.py::"
             "test_a_batchnorm_model_is_told_once_its_statistics_stay_per_process",
+        ),
+    ),
+    Mutation(
+        "ddp-stop-not-agreed",
+        "Ctrl+C stops every rank after the same batch",
+        "workbench/core/ddp.py",
+        "    return distributed.all_reduce_sum(flag).item() > 0\n",
+        "    return requested\n",
+        (
+            f"{_DDP_STOP}::"
+            "test_sigint_stops_every_rank_after_one_batch_and_rank_0_saves",
+        ),
+    ),
+    Mutation(
+        "ddp-stop-traceback",
+        "a stopped several-process run ends with exit code 130, no traceback",
+        "workbench/cli_distributed.py",
+        "    except (SignalException, KeyboardInterrupt):\n",
+        "    except KeyboardInterrupt:\n",
+        (
+            f"{_DDP_STOP}::"
+            "test_sigint_stops_every_rank_after_one_batch_and_rank_0_saves",
+        ),
+    ),
+    Mutation(
+        "ddp-failed-rank-unnamed",
+        "a failed rank is named with its error in one line",
+        "workbench/cli_distributed.py",
+        "    rank, failure = first_failure(failures)\n    sys.stderr.write(\n",
+        "    rank, failure = first_failure(failures)\n    0 and sys.stderr.write(\n",
+        (f"{_DDP_STOP}::test_a_failing_rank_ends_the_others_and_is_named",),
+    ),
+    Mutation(
+        "ddp-lost-peer-named",
+        "a rank that only lost its peer is never named as the cause",
+        "workbench/cli_distributed.py",
+        '        return (bool(own.get("peer_lost")), own.get("time", math.inf), rank)\n',
+        '        return (False, own.get("time", math.inf), rank)\n',
+        (f"{_DDP_STOP}::test_the_first_failure_is_the_cause_never_a_lost_peer",),
+    ),
+    Mutation(
+        "ddp-lost-peer-traceback",
+        "a rank that lost its peer exits quietly (the agent names the cause)",
+        "workbench/cli_distributed.py",
+        "            return 1  # not the cause: the agent names the rank that failed\n",
+        "            raise\n",
+        (f"{_DDP_STOP}::test_a_failing_rank_ends_the_others_and_is_named",),
+    ),
+    # ------------------------------- resuming on another number of processes
+    Mutation(
+        "world-size-not-stored",
+        "a checkpoint records how many processes trained it",
+        "workbench/core/checkpoints.py",
+        '        "world_size": world_size(),\n',
+        "",
+        (
+            f"{_RESIZE}::test_a_checkpoint_records_how_many_processes_trained_it",
+            f"{_RESIZE}::test_two_processes_resumed_on_two_repeat_the_run_bit_for_bit",
+        ),
+    ),
+    Mutation(
+        "resize-notice-unsaid",
+        "resuming on another number of processes says once what differs",
+        "workbench/core/session.py",
+        "            notes.append(resized)\n",
+        "            pass\n",
+        (f"{_RESIZE}::test_a_checkpoint_records_how_many_processes_trained_it",),
+    ),
+    Mutation(
+        "resize-notice-at-the-same-size",
+        "resuming on the number of processes that saved the run says nothing",
+        "workbench/core/resize.py",
+        "    if saved == now:\n",
+        "    if False:\n",
+        (f"{_RESIZE}::test_the_notice_names_batchnorm_only_for_a_model_that_has_it",),
+    ),
+    # --------------------------------------------------------------- --sync-bn
+    Mutation(
+        "sync-bn-not-converted-on-cuda",
+        "--sync-bn on CUDA turns the BatchNorm layers into SyncBatchNorm",
+        "workbench/core/sync_bn.py",
+        "    return nn.SyncBatchNorm.convert_sync_batchnorm(model), None\n",
+        "    return model, None\n",
+        (f"{_SYNC_BN}::test_sync_bn_converts_the_batchnorm_layers_on_cuda_in_place",),
+    ),
+    Mutation(
+        "sync-bn-cpu-notice-twice",
+        "--sync-bn on the CPU says once that statistics stay per process",
+        "workbench/core/sync_bn.py",
+        "        return model, SYNC_BN_CPU_NOTICE\n",
+        '        return model, BATCHNORM_NOTICE + " " + SYNC_BN_CPU_NOTICE\n',
+        (
+            f"{_SYNC_BN}::test_where_batchnorm_stays_per_process_one_notice_says_so",
+            f"{_SYNC_BN}::test_two_processes_with_per_process_batchnorm_reach_one_"
+            "process_accuracy",
         ),
     ),
     # ------------------------------------- the window's runs on several processes

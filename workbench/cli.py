@@ -157,7 +157,7 @@ def _add_train_flags(parser: argparse.ArgumentParser) -> None:
         "(needs the tensorboard package)",
     )
     add("--quiet", action="store_true", help="no progress bar")
-    cli_distributed.add_nproc_flag(add)
+    cli_distributed.add_process_flags(add)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -20,8 +20,9 @@ import torch
 from workbench.cli_distributed import without_nproc
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.data.loaders import shard_batches, split_batches
-from workbench.core.ddp import BATCHNORM_NOTICE, check_batch
+from workbench.core.ddp import check_batch
 from workbench.core.session import Session
+from workbench.core.sync_bn import BATCHNORM_NOTICE
 
 pytestmark = pytest.mark.slow
 

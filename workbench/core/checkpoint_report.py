@@ -10,6 +10,7 @@ import torch
 
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.doctor import StateDiff
+from workbench.core.resize import saved_world_size
 
 
 def _shape(tensor: torch.Tensor) -> str:
@@ -68,6 +69,8 @@ def checkpoint_lines(
             f"{payload.get('batch_in_epoch', 0)} batches into the next; "
             f"global step {payload['global_step']:,}"
         )
+        count = saved_world_size(payload)
+        lines.append(f"trained by: {count} process{'es' if count != 1 else ''}")
         if order is not None:
             count = len(order["order"])
             steps_per_epoch = math.ceil(count / cfg.batch_size)

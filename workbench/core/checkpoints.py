@@ -22,6 +22,7 @@ import workbench
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.data import DownloadProgress, ImageArrays
 from workbench.core.data.registry import DataError, DatasetInfo, dataset_info
+from workbench.core.distributed import world_size
 from workbench.core.doctor import (
     WeightsMismatch,
     load_exact,
@@ -128,6 +129,9 @@ def checkpoint_dict(run: TrainingRun) -> dict[str, Any]:
             "order": run.loaders.train.epoch_order(run.epoch).to(torch.int32),
         },
         "rng": rng_states(),
+        # Processes that trained it (absent before: 1): resuming on another
+        # count says what that changes (workbench.core.resize).
+        "world_size": world_size(),
         "torch_version": str(torch.__version__),
         "workbench_version": workbench.__version__,
         # A model file's hash: opening the checkpoint says if the file changed.

@@ -99,6 +99,12 @@ class TrainConfig:
     the run's notices say why when it cannot, the full model training then;
     ``off``: never). See ``workbench.core.feature_cache``.
 
+    ``sync_bn``: with several processes on CUDA GPUs, BatchNorm layers share
+    their batch statistics over the processes (``torch.nn.SyncBatchNorm``), so
+    they normalise the whole global batch as one process does. It changes
+    nothing on the CPU (SyncBatchNorm runs only on CUDA; the run says so once)
+    nor in one process, where every layer already sees the whole batch.
+
     ``log_every``: steps between two logged losses; None (the default) is
     automatic: every step of a run of up to 5,000 steps, about 5,000 points of a
     longer one, so a live curve shows every step of a short run.
@@ -133,6 +139,7 @@ class TrainConfig:
     augment: tuple[str, ...] = field(default_factory=tuple)
     weights: str = "none"
     feature_cache: str = "auto"
+    sync_bn: bool = False
 
     def __post_init__(self) -> None:
         # Lists arrive from JSON and argparse; a tuple keeps the dataclass hashable.
@@ -253,7 +260,7 @@ def validate(cfg: TrainConfig) -> None:
             raise ConfigError(f"{name}: {value!r} must be a number")
         if not (value >= 0 and value < float("inf")) or (name == "lr" and value == 0):
             raise ConfigError(f"{name}: {value!r} must be a finite number > 0")
-    for name in ("pin_memory", "compile", "download"):
+    for name in ("pin_memory", "compile", "download", "sync_bn"):
         if not isinstance(getattr(cfg, name), bool):
             raise ConfigError(f"{name}: must be true or false")
     if cfg.data_dir is not None and not isinstance(cfg.data_dir, str):

@@ -17,11 +17,11 @@ from __future__ import annotations
 from typing import Protocol
 
 import torch
-from torch.nn.modules.batchnorm import _BatchNorm
 from torch.nn.parallel import DistributedDataParallel
 
 from workbench.core import distributed
 from workbench.core.config import ConfigError
+from workbench.core.sync_bn import batchnorm_setup
 from workbench.core.training_run import TrainingRun
 
 
@@ -65,17 +65,12 @@ def attach(run: TrainingRun) -> None:
     check_batch(train.batch_size, world, train.num_samples)
     train.shard = (distributed.rank(), world)
     device_ids = [run.device.index] if run.device.type == "cuda" else None
+    run.model, notice = batchnorm_setup(
+        run.model, run.device, sync_bn=run.config.sync_bn, world=world
+    )
     run.ddp = DistributedDataParallel(run.model, device_ids=device_ids)
-    if any(isinstance(m, _BatchNorm) for m in run.model.modules()):
-        run.notices.append(BATCHNORM_NOTICE)
-
-
-# Said once per run (rank 0 prints it) when the model has BatchNorm layers.
-BATCHNORM_NOTICE = (
-    "BatchNorm statistics are per process: each normalises its own share of a "
-    "batch, so this model trains slightly differently from one process. "
-    "PyTorch's SyncBatchNorm, which would share them, runs only on CUDA GPUs."
-)
+    if notice is not None:
+        run.notices.append(notice)
 
 
 def backward_loss(run: TrainingRun, loss: torch.Tensor, local_n: int) -> torch.Tensor:
@@ -123,3 +118,16 @@ def step_loss(loss: torch.Tensor, local_n: int) -> float:
     pair = torch.tensor([loss.item() * local_n, float(local_n)], dtype=torch.float64)
     total, count = distributed.all_reduce_sum(pair).tolist()
     return total / count
+
+
+def stop_agreed(requested: bool) -> bool:
+    """True on every rank once any rank was asked to stop (Ctrl+C, Stop).
+
+    One tiny all-reduce per step: a signal reaches the ranks at different
+    moments, and a rank that left alone would leave the others waiting in
+    DDP's gradient all-reduce until the collective timeout.
+    """
+    if not distributed.active():
+        return requested
+    flag = torch.tensor([1.0 if requested else 0.0])
+    return distributed.all_reduce_sum(flag).item() > 0

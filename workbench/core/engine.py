@@ -380,7 +380,9 @@ def iter_fit(
             if control.paused:
                 control.wait_if_paused()
                 mark = time.perf_counter()
-            if control.stop_requested:
+            # Every rank stops at the same step, or one would wait in DDP's
+            # all-reduce for a rank that left.
+            if ddp.stop_agreed(control.stop_requested):
                 stopped = True
                 break
             if control.weights_requested:

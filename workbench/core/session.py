@@ -68,6 +68,7 @@ from workbench.core.model_offer import (
 from workbench.core.model_source import SHA_KEY, model_file_change, model_sha
 from workbench.core.models import snapshot_state
 from workbench.core.reproduce import Reproduction, compare_with_folder, original_config
+from workbench.core.resize import resize_notice, saved_world_size
 from workbench.core.runs import RunFolder, RunRecorder, folder_of
 
 ProgressFn = Callable[[DownloadProgress], None]
@@ -90,6 +91,8 @@ RESUME_SAFE = frozenset(
         "download",
         "data_dir",
         "autosave_every",
+        # How BatchNorm statistics are computed across processes, not the model.
+        "sync_bn",
     }
 )
 
@@ -528,6 +531,9 @@ class Session:
         run = restore_run(
             payload, config=cfg, arrays=arrays, progress=progress, cancel=cancel
         )
+        resized = resize_notice(saved_world_size(payload), world_size(), run.model)
+        if resized is not None:
+            notes.append(resized)
         evaluation = evaluate_predictions(run) if evaluate else None
         return Opened(path, run, tuple(notes), evaluation)
 

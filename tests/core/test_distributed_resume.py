@@ -1,0 +1,169 @@
+"""Resuming a run on the same, or another, number of processes.
+
+A two-process run stopped by ``--max-steps`` mid-epoch and resumed on two
+processes must repeat the uninterrupted two-process run bit for bit: losses and
+final weights. Resumed on one process (or a one-process checkpoint on two), the
+batches are the same but the gradients are summed in another order: the run
+says so once and its losses stay close. The MLP has no BatchNorm and no
+dropout, and the schedule is constant, so the stop changes nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from workbench.core.checkpoints import checkpoint_dict, load_checkpoint, save_checkpoint
+from workbench.core.config import TrainConfig
+from workbench.core.engine import prepare_run
+from workbench.core.resize import resize_notice, saved_world_size
+from workbench.core.session import Session
+
+STOP, STEPS = 30, 40  # digits at batch 64: 23 steps an epoch, so mid-epoch 2
+RUN = [
+    "train",
+    "--quiet",
+    "--model",
+    "mlp",
+    "--dataset",
+    "digits",
+    "--batch-size",
+    "64",
+    "--schedule",
+    "constant",
+    "--device",
+    "cpu",
+]
+ONE = [sys.executable, "-m", "workbench"]
+TWO = [
+    *(sys.executable, "-m", "torch.distributed.run", "--standalone"),
+    *("--nproc-per-node", "2", "-m", "workbench"),
+]
+# The words that start the notice (its counts follow).
+NOTICE = "note: this checkpoint was saved by "
+
+
+def _start(tmp, name, launcher, *flags):
+    """Start ``train``; :func:`_finish` waits for it."""
+    metrics, saved = tmp / f"{name}.json", tmp / f"{name}.pt"
+    # One thread a process: the runs of a wave share this machine's cores.
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PTCORE_RUNS_DIR": str(tmp / name)}
+    command = [*launcher, *RUN, *flags, "--save", str(saved)]
+    command += ["--metrics-json", str(metrics)]
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    return process, metrics, saved
+
+
+def _finish(started):
+    """The run's metrics document, its output and its checkpoint."""
+    process, metrics, saved = started
+    stdout, stderr = process.communicate(timeout=180)
+    assert process.returncode == 0, stderr[-3000:]
+    return json.loads(metrics.read_text()), stdout, saved
+
+
+def _losses(doc):
+    return [s["loss"] for s in doc["steps"]]
+
+
+def _max_relative(a, b):
+    return max(abs(x - y) / abs(x) for x, y in zip(a, b, strict=True))
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Uninterrupted on two; stopped at STOP on two and one; each resumed."""
+    tmp = tmp_path_factory.mktemp("resize")
+    # Two waves of independent runs, side by side: most of a run is startup.
+    first = {
+        "straight": _start(tmp, "straight", TWO, "--max-steps", str(STEPS)),
+        "stopped-2": _start(tmp, "stopped-2", TWO, "--max-steps", str(STOP)),
+        "stopped-1": _start(tmp, "stopped-1", ONE, "--max-steps", str(STOP)),
+    }
+    done = {name: _finish(started) for name, started in first.items()}
+    second = {
+        name: _start(
+            tmp,
+            name,
+            launcher,
+            "--resume",
+            str(done[start][2]),
+            "--max-steps",
+            str(STEPS),
+        )
+        for name, launcher, start in (
+            ("2-on-2", TWO, "stopped-2"),
+            ("2-on-1", ONE, "stopped-2"),
+            ("1-on-2", TWO, "stopped-1"),
+        )
+    }
+    done |= {name: _finish(started) for name, started in second.items()}
+    return done
+
+
+@pytest.mark.slow
+def test_two_processes_resumed_on_two_repeat_the_run_bit_for_bit(runs):
+    straight, resumed = runs["straight"], runs["2-on-2"]
+    assert len(_losses(straight[0])) == STEPS
+    assert _losses(resumed[0]) == _losses(straight[0])
+    weights = [load_checkpoint(run[2])["model_state"] for run in (straight, resumed)]
+    assert weights[0].keys() == weights[1].keys()
+    assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+    assert load_checkpoint(runs["stopped-2"][2])["world_size"] == 2
+    assert NOTICE not in resumed[1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "counts"),
+    [
+        ("2-on-1", "2 processes and continues on 1 process"),
+        ("1-on-2", "1 process and continues on 2 processes"),
+    ],
+    ids=["2-on-1", "1-on-2"],
+)
+def test_another_process_count_says_so_once_and_stays_close(runs, name, counts):
+    doc, stdout, _saved = runs[name]
+    assert stdout.count(NOTICE) == 1
+    assert f"{NOTICE}{counts}" in stdout
+    assert "rank 1" not in stdout
+    straight = _losses(runs["straight"][0])
+    assert len(_losses(doc)) == STEPS
+    assert _max_relative(straight, _losses(doc)) < 1e-4
+
+
+def test_a_checkpoint_records_how_many_processes_trained_it(tmp_path, monkeypatch):
+    cfg = TrainConfig(dataset="digits", model="mlp", batch_size=64, max_steps=1)
+    run = prepare_run(cfg)
+    assert checkpoint_dict(run)["world_size"] == 1
+    monkeypatch.setenv("WORLD_SIZE", "3")  # as torchrun sets it, no group needed
+    path = save_checkpoint(tmp_path / "three.pt", run)
+    monkeypatch.delenv("WORLD_SIZE")
+    payload = load_checkpoint(path)  # weights_only=True still reads it
+    assert saved_world_size(payload) == 3
+    del payload["world_size"]  # as written before the field existed
+    assert saved_world_size(payload) == 1
+
+    # The window (one process) opens it: one note naming both counts.
+    notes = Session(origin="test").open(path, evaluate=False).notes
+    assert [n for n in notes if n.startswith("this checkpoint was saved by")] == [
+        resize_notice(3, 1, run.model)
+    ]
+    assert "saved by 3 processes and continues on 1 process" in notes[-1]
+    assert "BatchNorm" not in notes[-1]  # the mlp has none
+
+
+def test_the_notice_names_batchnorm_only_for_a_model_that_has_it():
+    plain = torch.nn.Sequential(torch.nn.Linear(2, 2))
+    batchnorm = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.BatchNorm1d(2))
+    assert resize_notice(2, 2, batchnorm) is None
+    assert "BatchNorm" not in resize_notice(1, 2, plain)
+    assert "BatchNorm statistics" in resize_notice(2, 1, batchnorm)
+    assert "the batches and their order stay the same" in resize_notice(4, 2, plain)
