@@ -6,7 +6,6 @@ the follower's handling of a half-written line needs no process.
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import signal
@@ -16,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from workbench import cli_distributed
 from workbench.core.events import StepMetrics
 from workbench.core.runs import METRICS_FILE, RunFolder
 from workbench.ui import dialogs, window_state
@@ -145,17 +143,6 @@ def test_processes_are_remembered_and_bounded_by_the_device(qtbot, tmp_path):
     second.close()
 
 
-# The launcher that passes one SIGINT on to every rank (torchrun's agent run in
-# its own process) replaces one that waited on a torchrun child; until then a
-# Stop from the window reaches no rank. Remove this once it has landed.
-_LAUNCHER_WAITS_ON_TORCHRUN = "subprocess.Popen(command" in inspect.getsource(
-    cli_distributed.relaunch
-)
-
-
-@pytest.mark.skipif(
-    _LAUNCHER_WAITS_ON_TORCHRUN, reason="this launcher does not pass SIGINT on"
-)
 def test_stop_ends_every_process_and_the_run_is_stopped_with_a_checkpoint(
     qtbot, window, job_env
 ):
@@ -178,7 +165,7 @@ def test_stop_ends_every_process_and_the_run_is_stopped_with_a_checkpoint(
 
 def test_closing_asks_first_and_stops_the_job(qtbot, window, job_env, monkeypatch):
     controller = window.controller
-    with qtbot.waitSignal(controller.job_started, timeout=30_000):
+    with qtbot.waitSignal(controller.job_event, timeout=30_000):  # it trains
         job = _start_job(qtbot, window, LONG_JOB)
     asked = []
 
@@ -191,10 +178,13 @@ def test_closing_asks_first_and_stops_the_job(qtbot, window, job_env, monkeypatc
     assert asked == ["Stop the training job?"]
     assert window.isVisible()
     assert job.running
+    closed = time.monotonic()
     window.close()
     assert len(asked) == 2
     assert job.processes() == []
     assert not job.running
+    assert time.monotonic() - closed < 5  # every rank stopped after its batch
+    assert RunFolder(job.folder).info()["status"] == "stopped"
 
 
 def test_a_failed_job_shows_its_last_error_line_without_a_dialog(
