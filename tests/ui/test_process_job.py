@@ -29,6 +29,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # Two epochs of 23 steps; long enough to see epochs arrive while it runs.
 JOB = FAST.replace(max_steps=None, epochs=2, device="cpu", log_every=1)
 LONG_JOB = JOB.replace(epochs=200)
+# Wait for a logged step: every rank trains (rank 0 prints notes before that).
+TRAINING = {"check_params_cb": lambda ev: isinstance(ev, StepMetrics)}
 
 
 @pytest.fixture
@@ -147,7 +149,7 @@ def test_stop_ends_every_process_and_the_run_is_stopped_with_a_checkpoint(
     qtbot, window, job_env
 ):
     controller = window.controller
-    with qtbot.waitSignal(controller.job_event, timeout=30_000):
+    with qtbot.waitSignal(controller.job_event, timeout=30_000, **TRAINING):
         job = _start_job(qtbot, window, LONG_JOB)
     assert len(job.processes()) >= 3  # the launcher and two ranks (and torchrun)
     with qtbot.waitSignal(controller.job_ended, timeout=30_000) as ended:
@@ -165,7 +167,7 @@ def test_stop_ends_every_process_and_the_run_is_stopped_with_a_checkpoint(
 
 def test_closing_asks_first_and_stops_the_job(qtbot, window, job_env, monkeypatch):
     controller = window.controller
-    with qtbot.waitSignal(controller.job_event, timeout=30_000):  # it trains
+    with qtbot.waitSignal(controller.job_event, timeout=30_000, **TRAINING):
         job = _start_job(qtbot, window, LONG_JOB)
     asked = []
 
