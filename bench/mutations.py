@@ -42,6 +42,7 @@ _DDP_SAME = f"{_DDP}::test_two_processes_log_the_same_losses_as_one"
 _DDP_STOP = "tests/core/test_distributed_stop.py"
 _RESIZE = "tests/core/test_distributed_resume.py"
 _SYNC_BN = "tests/core/test_distributed_batchnorm.py"
+_JOB = "tests/ui/test_process_job.py"
 
 MUTATIONS: list[Mutation] = [
     # --------------------------------------------------------- exact resume
@@ -2379,6 +2380,62 @@ MUTATIONS += [
         (
             "tests/core/test_augment.py::"
             "test_ranks_augment_their_rows_as_one_process_does",
+        ),
+    ),
+    # ------------------------------------- the window's runs on several processes
+    Mutation(
+        "job-follower-reads-partial-line",
+        "the window follows a job's ledger by complete lines: a half-written one waits",
+        "workbench/core/ledger_tail.py",
+        '        end = data.rfind(b"\\n")\n',
+        "        end = len(data)\n",
+        (
+            "tests/core/test_ledger_tail.py::"
+            "test_a_partial_last_line_is_read_once_it_is_complete",
+            f"{_JOB}::test_the_follower_waits_for_a_half_written_line",
+        ),
+    ),
+    Mutation(
+        "job-stop-not-signalled",
+        "Stop sends SIGINT to the job's launcher (which stops every rank)",
+        "workbench/ui/process_job.py",
+        "            self._signal(signal.SIGINT)\n",
+        "            pass\n",
+        (f"{_JOB}::test_stop_signals_the_launcher_alone",),
+    ),
+    Mutation(
+        "job-close-does-not-ask",
+        "closing the window while a job runs asks first, then stops every process",
+        "workbench/ui/main_window.py",
+        "        if not self.jobs.may_close():\n",
+        "        if False:\n",
+        (f"{_JOB}::test_closing_asks_first_and_stops_the_job",),
+    ),
+    Mutation(
+        "job-curves-not-fed",
+        "a job's logged steps reach the loss curve while it runs",
+        "workbench/ui/job_view.py",
+        "        w.curves.add_step(ev)\n",
+        "",
+        (f"{_JOB}::test_a_two_process_job_is_followed_live_and_finishes",),
+    ),
+    Mutation(
+        "job-pausable",
+        "a run on several processes offers no Pause (it trains outside the window)",
+        "workbench/ui/main_window.py",
+        "            pausable=self.controller.job is None,\n",
+        "            pausable=True,\n",
+        (f"{_JOB}::test_a_two_process_job_is_followed_live_and_finishes",),
+    ),
+    Mutation(
+        "world-size-not-recorded",
+        "run.json records how many processes train the run",
+        "workbench/core/runs.py",
+        '                "world_size": world_size(),  # processes training it (--nproc)\n',
+        "",
+        (
+            "tests/core/test_runs_world_size.py::"
+            "test_run_json_records_the_world_size_and_old_runs_read_as_one",
         ),
     ),
 ]

@@ -21,10 +21,10 @@ from workbench.core.reproduce import (
     original_config,
     reproducible,
 )
+from workbench.core.run_compare import config_differences
 from workbench.core.runs import (
     RunFolder,
     RunRecorder,
-    config_differences,
     delete_run,
     find_run,
     list_runs,

@@ -41,6 +41,7 @@ import torch
 import workbench
 from workbench.core.checkpoints import CheckpointError, save_checkpoint
 from workbench.core.config import TrainConfig
+from workbench.core.distributed import world_size
 from workbench.core.events import (
     EpochMetrics,
     LayerHealth,
@@ -135,6 +136,7 @@ class RunFolder:
                 "status": "running",
                 "pid": os.getpid(),
                 "host": socket.gethostname(),
+                "world_size": world_size(),  # processes training it (--nproc)
                 "argv": sys.argv[1:] if origin == "command line" else [],
                 "config": cfg.to_dict(),
                 "versions": versions(),
@@ -201,7 +203,11 @@ class RunFolder:
                     set(info.get("changed_on_resume") or []) | set(changed)
                 )
         self.update(
-            status="running", pid=os.getpid(), host=socket.gethostname(), **fields
+            status="running",
+            pid=os.getpid(),
+            host=socket.gethostname(),
+            world_size=world_size(),
+            **fields,
         )
 
     def record_mask_change(self, step: int, frozen: list[str]) -> None:
@@ -465,6 +471,7 @@ class RunSummary:
     config: dict[str, Any]
     started_from: str | None = None  # not the seed's weights (a fine-tune)
     changed: tuple[str, ...] = ()  # settings changed after it began
+    world_size: int = 1  # processes that trained it (older runs: 1)
 
     @property
     def title(self) -> str:
@@ -494,6 +501,7 @@ def summarize(folder: RunFolder) -> RunSummary | None:
         config=cfg,
         started_from=info.get("started_from") or None,
         changed=tuple(str(c) for c in info.get("changed_on_resume") or ()),
+        world_size=int(info.get("world_size") or 1),
     )
 
 
@@ -585,13 +593,3 @@ def delete_run(folder: RunFolder) -> None:
     if not (folder.path / RUN_FILE).is_file():
         raise FileNotFoundError(f"{folder.path} is not a run folder")
     shutil.rmtree(folder.path)
-
-
-def config_differences(configs: list[dict[str, Any]]) -> dict[str, list[Any]]:
-    """The config fields whose values differ between ``configs``, with each value."""
-    keys = sorted({k for cfg in configs for k in cfg} - {"schema_version"})
-    return {
-        key: [cfg.get(key) for cfg in configs]
-        for key in keys
-        if len({json.dumps(cfg.get(key), sort_keys=True) for cfg in configs}) > 1
-    }

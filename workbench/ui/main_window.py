@@ -36,6 +36,7 @@ from workbench.core.session import Plan, StartKind
 from workbench.ui import dialogs, window_layout, window_state
 from workbench.ui.code_view import CodeView
 from workbench.ui.curves import TrainingCurves
+from workbench.ui.job_view import JobView
 from workbench.ui.panels.data import DataPanel
 from workbench.ui.panels.device import DevicePanel
 from workbench.ui.panels.draw import DrawPanel
@@ -90,6 +91,7 @@ class MainWindow(QMainWindow):
         self.files = FileActions(self, self.controller, self._settings)
         self.draw_tab = DrawTab(self, self.controller)
         self.runs_tab = RunsTab(self, self.controller, self._settings)
+        self.jobs = JobView(self, self.controller, self._settings)
         self.exporter = ExportActions(self, self.controller)
         self.commands = build_actions(self)
         self.files.fill_recent_menu()
@@ -305,7 +307,7 @@ class MainWindow(QMainWindow):
         except ConfigError as exc:
             self.show_error("Invalid settings", exc)
             return
-        if self._all_frozen("in the freeze tree"):
+        if self._all_frozen("in the freeze tree") or self.jobs.start_if_several(cfg):
             return
         plan = self.controller.plan(cfg)
         new = plan.kind is StartKind.NEW
@@ -379,7 +381,7 @@ class MainWindow(QMainWindow):
         """Buttons and menu entries for the run state and the current run."""
         state, run = self.state, self.current_run
         continue_from, why_new = None, ""
-        if state is RunState.IDLE and run is not None:
+        if state is RunState.IDLE and run is not None and self.jobs.processes() == 1:
             try:
                 plan = self.controller.plan(self.current_config())
             except ConfigError:
@@ -394,6 +396,7 @@ class MainWindow(QMainWindow):
             has_run=run is not None,
             stop_requested=self.controller.stop_requested,
             new_because=why_new,
+            pausable=self.controller.job is None,
         )
         a = self.commands
         idle = state is RunState.IDLE
@@ -463,6 +466,9 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         """Stop a run cleanly (within one batch) and remember the window."""
+        if not self.jobs.may_close():
+            event.ignore()
+            return
         self.controller.closing = True
         self.save_window_state()
         self.shutdown()

@@ -24,6 +24,7 @@ from workbench.core.config import TrainConfig
 from workbench.core.data.cache import ArraysCache
 from workbench.core.engine import TrainingRun
 from workbench.core.session import Finished, Opened, Plan, RunPrepared, Session
+from workbench.ui.process_job import JobEnded, ProcessJob
 from workbench.ui.tasks import TaskThread, describe_error, start_task
 from workbench.ui.trainer_thread import TrainerThread
 
@@ -74,6 +75,9 @@ class RunController(QObject):
     task_progress = Signal(object)  # a task's progress (export: a line of text)
     exported = Signal(object)  # ExportResult
     export_failed = Signal(str, str)
+    job_started = Signal(object)  # Path: the run folder a --nproc job writes
+    job_event = Signal(object)  # what the job's run folder or rank 0 told
+    job_ended = Signal(object)  # JobEnded; the state is idle again
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -88,6 +92,7 @@ class RunController(QObject):
         self.result: E.TrainResult | None = None  # the last run's, None if failed
         self.closing = False
         self._task: TaskThread | None = None
+        self.job: ProcessJob | None = None  # a run on several processes
         self._task_callbacks: tuple[Callable[[Any], None], Callable[..., None]] = (
             _ignore,
             _ignore,
@@ -107,6 +112,8 @@ class RunController(QObject):
     @property
     def stop_requested(self) -> bool:
         """Stop was asked for and the run has not ended yet."""
+        if self.job is not None:
+            return self.job.stop_requested
         return self.state.training and self.trainer.control.stop_requested
 
     def plan(self, cfg: TrainConfig) -> Plan:
@@ -127,7 +134,7 @@ class RunController(QObject):
 
     def pause(self) -> None:
         """Pause before the next batch (``pause_reached`` once the engine waits)."""
-        if self.state is RunState.RUNNING:
+        if self.state is RunState.RUNNING and self.job is None:
             self.trainer.control.pause()
             self.session.log("pause")
             self._set_state(RunState.PAUSING)
@@ -141,10 +148,48 @@ class RunController(QObject):
 
     def stop(self) -> None:
         """Stop after the current batch (also ends a pause); the run can continue."""
-        if self.trainer.isRunning() and not self.trainer.control.stop_requested:
+        if self.job is not None:
+            self.job.stop()  # every rank stops after its batch
+            self.state_changed.emit(self.state)
+        elif self.trainer.isRunning() and not self.trainer.control.stop_requested:
             self.trainer.control.request_stop()
             self.session.log("stop requested")
             self.state_changed.emit(self.state)  # Stop is no longer available
+
+    def start_job(self, cfg: TrainConfig, nproc: int) -> ProcessJob:
+        """Train a new run on ``nproc`` processes (``train --nproc``), followed live.
+
+        ``job_started``, ``job_event`` and ``job_ended`` follow; raises OSError
+        when the process cannot be started.
+        """
+        if self.state is not RunState.IDLE:
+            raise RuntimeError("a run or task is already in progress")
+        job = ProcessJob(cfg, nproc, self)
+        job.folder_found.connect(self._on_job_folder_found)
+        job.event.connect(self.job_event)
+        job.ended.connect(self._on_job_ended)
+        try:
+            job.start()
+        except OSError:
+            job.deleteLater()
+            raise
+        self.job = job
+        self._set_state(RunState.PREPARING)
+        return job
+
+    @Slot(object)
+    def _on_job_folder_found(self, folder: Path) -> None:
+        if self.state is RunState.PREPARING:
+            self._set_state(RunState.RUNNING)
+        self.job_started.emit(folder)
+
+    @Slot(object)
+    def _on_job_ended(self, ended: JobEnded) -> None:
+        job, self.job = self.job, None
+        if job is not None:
+            job.deleteLater()
+        self._set_state(RunState.IDLE)
+        self.job_ended.emit(ended)
 
     def mask_changed(self, frozen: list[str]) -> None:
         """The freeze tree changed the model's mask while paused: tell the engine."""
@@ -307,6 +352,8 @@ class RunController(QObject):
     def shutdown(self) -> None:
         """Stop the run and tasks and wait for their threads (the window closes)."""
         self.closing = True
+        if self.job is not None:
+            self.job.shutdown()  # its ranks stop and rank 0 saves, or are ended
         if self.trainer.isRunning():
             self.trainer.control.request_stop()
             if not self.trainer.wait(SHUTDOWN_WAIT_MS):

@@ -165,3 +165,16 @@ def add_model_file(settings: QSettings, spec: str) -> list[str]:
     specs = [s for s in model_files(settings) if s != spec] + [spec]
     settings.setValue("model_files", json.dumps(specs))
     return specs
+
+
+def processes(settings: QSettings) -> int:
+    """The Device panel's Processes when the window was last used (1 at first)."""
+    try:
+        return max(1, int(settings.value("device/processes", 1)))
+    except (TypeError, ValueError):
+        return 1
+
+
+def set_processes(settings: QSettings, count: int) -> None:
+    """Remember the Device panel's Processes (not a training setting: --nproc)."""
+    settings.setValue("device/processes", count)

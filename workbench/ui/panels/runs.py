@@ -32,10 +32,10 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.reproduce import reproducible
+from workbench.core.run_compare import config_differences
 from workbench.core.run_index import RunIndex
 from workbench.core.runs import (
     RunSummary,
-    config_differences,
     delete_run,
     rename_run,
     runs_dir,

@@ -38,7 +38,11 @@ HEADERS = (
     ("Model", "The architecture"),
     ("Best", "Best validation accuracy of any epoch"),
     ("Took", "Training time (without pauses)"),
-    ("Status", "How the run ended: finished, stopped, running, failed..."),
+    (
+        "Status",
+        "How the run ended: finished, stopped, running, failed...; "
+        "\u00d7N: it trained on N processes (Processes, --nproc)",
+    ),
     ("Tags", "Your tags (Tags…)"),
 )
 COLUMNS = tuple(text for text, _ in HEADERS)
@@ -130,6 +134,14 @@ def short_title(run: RunSummary) -> str:
     return stamp if middle else run.id
 
 
+def status_text(run: RunSummary) -> str:
+    """How the run ended, and "times N" when N processes trained it."""
+    times = "\u00d7"  # the multiplication sign
+    return (
+        run.status if run.world_size <= 1 else f"{run.status} {times}{run.world_size}"
+    )
+
+
 def _cells(run: RunSummary) -> list[tuple[str, Any]]:
     """Each column's text and sort key (None: sort by the text)."""
     best = run.best_val_accuracy
@@ -143,7 +155,7 @@ def _cells(run: RunSummary) -> list[tuple[str, Any]]:
             best if best is not None else -1.0,
         ),
         (duration(run.seconds), run.seconds),
-        (run.status, None),
+        (status_text(run), None),
         (", ".join(run.tags), None),
     ]
 

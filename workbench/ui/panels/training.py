@@ -255,12 +255,14 @@ class TrainingPanel(ConfigPanel):
         has_run: bool = False,
         stop_requested: bool = False,
         new_because: str = "",
+        pausable: bool = True,
     ) -> None:
         """Buttons (and their actions), texts and the settings' lock for the state.
 
         ``continue_from``: the step Start continues from (None: Start begins a
         new run); ``has_run``: New run has a run to forget; ``new_because``:
-        why Start begins a new run although one exists (an edited setting).
+        why Start begins a new run although one exists (an edited setting);
+        ``pausable``: False for a run on several processes (it cannot pause).
         """
         previous, self._state = self._state, state
         idle = state == "idle"
@@ -268,7 +270,7 @@ class TrainingPanel(ConfigPanel):
         held = state in _HELD
         enabled = {
             self.start_button: idle,
-            self.pause_button: training and state != "preparing",
+            self.pause_button: training and state != "preparing" and pausable,
             self.stop_button: training and not stop_requested,
             self.reset_button: idle and has_run,
         }
