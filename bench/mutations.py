@@ -2438,4 +2438,15 @@ MUTATIONS += [
             "test_run_json_records_the_world_size_and_old_runs_read_as_one",
         ),
     ),
+    Mutation(
+        "ddp-early-interrupt-kills",
+        "a stop while the ranks start ends them quickly, without a traceback",
+        "workbench/interrupts.py",
+        "        signal.signal(signal.SIGINT, _remember)\n",
+        "        pass\n",
+        (
+            f"{_DDP_STOP}::"
+            "test_an_early_stop_while_the_ranks_start_ends_them_quickly_and_quietly",
+        ),
+    ),
 ]

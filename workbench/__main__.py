@@ -2,6 +2,11 @@
 
 import sys
 
-from workbench.cli import main
+from workbench import interrupts
+
+# Before the imports below (torch takes seconds): a rank keeps an early Ctrl+C.
+interrupts.install_if_rank()
+
+from workbench.cli import main  # noqa: E402
 
 sys.exit(main())

@@ -9,18 +9,16 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import signal
 import sys
-import threading
 from collections.abc import Sequence
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from workbench import __version__, cli_distributed, cli_export, cli_models, cli_script
 from workbench.cli_progress import DownloadBars, StepBar
 from workbench.console import percent, say
 from workbench.core import config as C
+from workbench.interrupts import stop_on_first_interrupt
 
 log = logging.getLogger("workbench")
 
@@ -348,7 +346,7 @@ def _train(args: argparse.Namespace) -> int:
         say(f"run folder: {where} (checkpoint saved {when}, and at the end)")
 
     control = TrainControl()
-    _stop_on_first_interrupt(control)
+    stop_on_first_interrupt(control)
     save_path = Path(args.save) if args.save else None
     metrics_path = Path(args.metrics_json) if args.metrics_json else None
     progress = StepBar(args.quiet)
@@ -427,19 +425,6 @@ def summary_line(result: Any, run: Any, save_path: Path | None) -> str:
     if save_path:
         parts.append(f"saved {save_path}")
     return ", ".join(parts)
-
-
-def _stop_on_first_interrupt(control: Any) -> None:
-    """First Ctrl+C stops cleanly after the current batch; a second one kills."""
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        say("stopping after this batch (Ctrl+C again to abort)")
-        control.request_stop()
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-
-    # Signal handlers can only be installed from the main thread.
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, handler)
 
 
 def _load_initial_weights(

@@ -192,3 +192,36 @@ def test_a_rank_writes_its_error_for_torchrun(tmp_path, monkeypatch):
     # torchrun's own report reads "message" and orders by "timestamp".
     assert document["message"]["message"] == own["error"]
     assert int(document["message"]["extraInfo"]["timestamp"]) == int(own["time"]) + 1
+
+
+def test_an_early_stop_while_the_ranks_start_ends_them_quickly_and_quietly(tmp_path):
+    """Stop pressed right after Start: the ranks are still importing torch.
+    They keep the signal and stop before their first step, together; none dies
+    of a KeyboardInterrupt that would leave the others waiting 30 s."""
+    command = [*LAUNCH, "--model", "mlp", "--epochs", "60", "--nproc", "2"]
+    launcher = subprocess.Popen(
+        command,
+        env=_env(tmp_path / "runs"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        ranks: list[int] = []
+        while len(ranks) < 2 and time.monotonic() < deadline:
+            ranks = _children(launcher.pid)
+            time.sleep(0.02)
+        assert len(ranks) == 2, "the ranks never started"
+        time.sleep(0.5)  # inside `import torch`, long before training
+        launcher.send_signal(signal.SIGINT)
+        stopped_at = time.monotonic()
+        _out, err = launcher.communicate(timeout=60)
+        seconds = time.monotonic() - stopped_at
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+    assert launcher.returncode == 130, err[-2000:]
+    assert "Traceback" not in err, err[-2000:]
+    assert not [pid for pid in ranks if _alive(pid)]
+    assert seconds < 20  # the agent would wait 30 s for a rank that died
