@@ -1,0 +1,111 @@
+"""Damaged checkpoints give a clear message or load, through every entry point.
+
+Issue 17: none crashes, hangs, traces back or runs code. The variants come
+from ``tests/fuzz_checkpoints.py`` (seeded); the window's Open is
+``Session.open``, the command line's ``--resume`` the same plus a step.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from tests.fuzz_checkpoints import variants
+from workbench.cli import _load_initial_weights, main
+from workbench.core.checkpoints import config_of, load_weights_file, save_checkpoint
+from workbench.core.config import TrainConfig
+from workbench.core.data.cache import ArraysCache
+from workbench.core.engine import fit, prepare_run
+from workbench.core.errors import USER_ERRORS
+from workbench.core.session import Session
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def original(tmp_path_factory):
+    cfg = TrainConfig(model="mlp", epochs=1, max_steps=3, batch_size=64, log_every=1)
+    run = prepare_run(cfg)
+    fit(run)
+    return save_checkpoint(tmp_path_factory.mktemp("fuzz") / "good.pt", run)
+
+
+@pytest.fixture(scope="module")
+def image(tmp_path_factory):
+    path = tmp_path_factory.mktemp("img") / "blank.png"
+    pixels = np.zeros((28, 28), np.uint8)
+    pixels[6:22, 12:16] = 255  # a stroke: predict runs the model
+    Image.fromarray(pixels).save(path)
+    return path
+
+
+def _open(path: Path, arrays: ArraysCache) -> None:
+    """The window's Open (and --resume): restore, then plan a resume.
+
+    The optimizer and scheduler are checked as they load, so no step is needed
+    (the command-line test below trains one).
+    """
+    session = Session(origin="test", arrays=arrays)
+    opened = session.open(path, evaluate=False)
+    session.adopt(opened)
+    run = opened.run
+    session.plan(run.config.replace(max_steps=run.global_step + 1))
+
+
+def _init_from(path: Path) -> None:
+    """``train --init-from`` up to its first step: read, offer, accept."""
+    state, payload = load_weights_file(path)
+    model = config_of(payload).model if payload is not None else "mlp"
+    args = argparse.Namespace(init_from=path, init_partial=True, model=None)
+    cfg = TrainConfig(model=model)
+    _load_initial_weights(Session(origin="test"), cfg, args, state, payload)
+
+
+def _escape(call) -> str | None:
+    """None when ``call`` succeeds or raises a user error with words."""
+    try:
+        code = call()
+    except USER_ERRORS as exc:
+        return None if str(exc).strip() else f"empty {type(exc).__name__}"
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+    if code not in (None, 0, 1, 2):
+        return f"exit code {code}"
+    return None
+
+
+def test_every_damaged_checkpoint_loads_or_says_why(original, image, tmp_path, capsys):
+    arrays = ArraysCache()
+    entry_points = {
+        "open": lambda p: _open(p, arrays),
+        "init-from": _init_from,
+        "inspect": lambda p: main(["inspect", str(p), "--against-model", "mlp"]),
+        "predict": lambda p: main(["predict", "--checkpoint", str(p), str(image)]),
+    }
+    kinds: Counter[str] = Counter()
+    escapes = []
+    for variant in variants(original):
+        kinds[variant.kind] += 1
+        path = tmp_path / "damaged.pt"
+        variant.write(path)
+        for entry, call in entry_points.items():
+            problem = _escape(lambda call=call, path=path: call(path))
+            if problem:
+                escapes.append(f"{variant.name} via {entry}: {problem}")
+        capsys.readouterr()
+    assert sum(kinds.values()) >= 200, kinds
+    assert set(kinds) == {
+        "bytes flipped",
+        "truncated",
+        "zip entry removed",
+        "wrong shape",
+        "wrong dtype",
+        "key missing",
+        "wrong type",
+    }
+    assert not escapes, f"{len(escapes)} escapes:\n" + "\n".join(escapes)
