@@ -8,7 +8,11 @@ from ``tests/fuzz_checkpoints.py`` (seeded); the window's Open is
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
+import sys
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -109,3 +113,56 @@ def test_every_damaged_checkpoint_loads_or_says_why(original, image, tmp_path, c
         "wrong type",
     }
     assert not escapes, f"{len(escapes)} escapes:\n" + "\n".join(escapes)
+
+
+# A few variants through the real command line: one line on stderr, exit 2.
+_CLI_CASES = (
+    ("global_step=", ["train", "--resume", "{p}", "--max-steps", "9"]),
+    ("shape:optimizer.", ["train", "--resume", "{p}", "--max-steps", "9"]),
+    ("truncate@", ["inspect", "{p}"]),
+    ("config=", ["predict", "--checkpoint", "{p}", "{img}"]),
+    ("no-member:", ["train", "--init-from", "{p}", "--max-steps", "1"]),
+    ("model_state.hidden.1.weight=", ["train", "--init-from", "{p}"]),
+    ("good", ["train", "--resume", "{p}", "--max-steps", "2"]),
+)
+
+
+def _run_cli(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "workbench", *argv, "--quiet"]
+    if argv[0] != "train":
+        command.remove("--quiet")
+    # A hang fails the test through the timeout.
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+
+
+def test_damaged_checkpoints_on_the_command_line_are_one_line(
+    original, image, tmp_path
+):
+    cases = []
+    for prefix, argv in _CLI_CASES:
+        path = tmp_path / f"{len(cases)}.pt"
+        if prefix == "good":
+            path.write_bytes(original.read_bytes())
+        else:
+            chosen = next(v for v in variants(original) if v.name.startswith(prefix))
+            chosen.write(path)
+        cases.append([a.format(p=path, img=image) for a in argv])
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(_run_cli, cases))
+    for argv, proc in zip(cases, results, strict=True):
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2, (argv, proc.stderr)
+        assert "Traceback" not in proc.stderr
+        assert len(lines) == 1, (argv, proc.stderr)
+        assert lines[0].startswith(f"ptcore-workbench {argv[0]}: error: "), lines
+    assert "nothing left to train: the run is at step 3" in results[-1].stderr
+
+
+def test_a_good_checkpoint_resumes_on_the_command_line(original, tmp_path):
+    path = tmp_path / "good.pt"
+    path.write_bytes(original.read_bytes())
+    proc = _run_cli(["train", "--resume", str(path), "--max-steps", "4"])
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "done: step 4/4" in proc.stdout
