@@ -49,13 +49,13 @@ def image(tmp_path_factory):
 
 
 def _open(path: Path, arrays: ArraysCache) -> None:
-    """The window's Open (and --resume): restore, then plan a resume.
+    """The window's Open (RunController.open) and --resume: restore, then plan.
 
     The optimizer and scheduler are checked as they load, so no step is needed
     (the command-line test below trains one).
     """
     session = Session(origin="test", arrays=arrays)
-    opened = session.open(path, evaluate=False)
+    opened = session.open(path)  # evaluates, as the window does
     session.adopt(opened)
     run = opened.run
     session.plan(run.config.replace(max_steps=run.global_step + 1))
