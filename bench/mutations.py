@@ -255,8 +255,8 @@ MUTATIONS: list[Mutation] = [
         "resume-drops-optimizer-state",
         "a resumed run restores the optimizer state (momenta) saved in the checkpoint",
         "workbench/core/checkpoints.py",
-        '            run.optimizer.load_state_dict(payload["optimizer_state"])\n',
-        "            pass\n",
+        "        optimizer.load_state_dict(state)\n",
+        "        pass\n",
         ("tests/core/test_checkpoints.py::test_round_trip_keeps_everything",),
     ),
     Mutation(
@@ -2447,6 +2447,69 @@ MUTATIONS += [
         (
             f"{_DDP_STOP}::"
             "test_an_early_stop_while_the_ranks_start_ends_them_quickly_and_quietly",
+        ),
+    ),
+]
+_SCHEMA = "tests/core/test_checkpoint_schema.py"
+_FUZZ = "tests/core/test_checkpoint_fuzz.py"
+MUTATIONS += [
+    Mutation(
+        "checkpoint-field-types-unchecked",
+        "a checkpoint field of the wrong type is one message naming it",
+        "workbench/core/checkpoints.py",
+        "        check_payload(payload)\n",
+        "        pass\n",
+        (
+            f"{_SCHEMA}::test_a_field_of_the_wrong_type_is_named",
+            f"{_FUZZ}::test_every_damaged_checkpoint_loads_or_says_why",
+        ),
+    ),
+    Mutation(
+        "checkpoint-global-step-type-unchecked",
+        "a checkpoint's global_step must be a whole number",
+        "workbench/core/checkpoint_schema.py",
+        '    ("global_step", _simple("a whole number", _whole), False),\n',
+        '    ("global_step", _simple("a whole number", lambda v: True), False),\n',
+        (f"{_SCHEMA}::test_a_field_of_the_wrong_type_is_named",),
+    ),
+    Mutation(
+        "optimizer-state-shape-unchecked",
+        "an optimizer state of another shape is refused on resume, not mid-step",
+        "workbench/core/checkpoints.py",
+        "            if value.shape != param.shape:\n",
+        "            if False:\n",
+        (
+            f"{_SCHEMA}::test_an_optimizer_state_of_another_shape_is_refused",
+            f"{_FUZZ}::test_damaged_checkpoints_on_the_command_line_are_one_line",
+        ),
+    ),
+    Mutation(
+        "scheduler-state-kinds-unchecked",
+        "a scheduler value of another kind is refused on resume",
+        "workbench/core/checkpoints.py",
+        "        _check_like(scheduler_state, run.scheduler.state_dict(), "
+        '"scheduler_state")\n',
+        "",
+        (f"{_SCHEMA}::test_a_scheduler_value_of_another_kind_is_refused",),
+    ),
+    Mutation(
+        "optimizer-settings-kinds-unchecked",
+        "an optimizer setting of another kind (lr a string) is refused on resume",
+        "workbench/core/checkpoints.py",
+        '        _check_like(group, settings, f"optimizer_state.param_groups[{index}]")\n',
+        "",
+        (f"{_SCHEMA}::test_an_optimizer_setting_of_another_kind_is_refused",),
+    ),
+    Mutation(
+        "resume-with-nothing-left-trains-nothing",
+        "resuming with max steps at or behind the checkpoint's step says so",
+        "workbench/core/session.py",
+        "        if plan.finished:\n",
+        "        if False:\n",
+        (
+            "tests/core/test_session.py::"
+            "test_resuming_with_max_steps_behind_the_run_says_nothing_is_left",
+            f"{_FUZZ}::test_damaged_checkpoints_on_the_command_line_are_one_line",
         ),
     ),
 ]

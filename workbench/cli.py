@@ -324,7 +324,7 @@ def _train(args: argparse.Namespace) -> int:
         say(_load_initial_weights(session, cfg, args, state, payload))
     else:
         cfg = config_from_args(args, base)
-    plan = session.plan(cfg)
+    plan = session.plan_resume(cfg, args.resume) if args.resume else session.plan(cfg)
     if args.resume:
         run = opened.run
         if plan.kind is StartKind.NEW:

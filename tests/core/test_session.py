@@ -92,8 +92,22 @@ def test_a_run_with_nothing_left_to_train_begins_anew():
     _train(session, QUICK)
     plan = session.plan(QUICK)
     assert plan.kind is StartKind.NEW
-    assert "trained all 6" in plan.why_new
+    assert plan.why_new.startswith("nothing left to train: the run is at step 6")
     assert session.plan(QUICK.replace(max_steps=9)).kind is StartKind.RESUME
+
+
+def test_resuming_with_max_steps_behind_the_run_says_nothing_is_left():
+    session = Session(origin="test")
+    _train(session, QUICK)
+    with pytest.raises(ConfigError, match="nothing left to train") as caught:
+        session.plan_resume(QUICK.replace(max_steps=2), "run.pt")
+    assert str(caught.value).startswith(
+        "cannot resume run.pt: nothing left to train: the run is at step 6 and "
+        "these settings end it at step 2"
+    )
+    assert session.plan_resume(QUICK.replace(max_steps=9), "run.pt").kind is (
+        StartKind.RESUME
+    )
 
 
 def test_train_yields_the_prepared_run_first_and_the_result_last(runs_root):

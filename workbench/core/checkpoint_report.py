@@ -11,6 +11,7 @@ import torch
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.doctor import StateDiff
 from workbench.core.resize import saved_world_size
+from workbench.core.training_run import MetricHistory
 
 
 def _shape(tensor: torch.Tensor) -> str:
@@ -21,6 +22,12 @@ def _percent(value: Any) -> str:
     if not isinstance(value, int | float) or math.isnan(value):
         return "n/a"
     return f"{100 * value:.2f}%"
+
+
+def _number(value: Any, spec: str) -> str:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return "n/a"
+    return format(value, spec)
 
 
 def tensor_lines(state: dict[str, torch.Tensor]) -> list[str]:
@@ -78,14 +85,15 @@ def checkpoint_lines(
                 f"data order: stored for epoch {order['epoch'] + 1} "
                 f"({count:,} samples, {steps_per_epoch} batches an epoch)"
             )
-        epochs = history.get("epochs") or []
+        # Read as a resume reads it (load_checkpoint checked that it parses).
+        epochs = MetricHistory.from_dict(history).epochs
         if epochs:
             last = epochs[-1]
             lines.append(
-                f"last epoch ({last.get('epoch', 0) + 1}): val accuracy "
-                f"{_percent(last.get('val_accuracy'))}, val loss "
-                f"{last.get('val_loss', float('nan')):.4f}, train accuracy "
-                f"{_percent(last.get('train_accuracy'))}"
+                f"last epoch ({last.epoch + 1}): val accuracy "
+                f"{_percent(last.val_accuracy)}, val loss "
+                f"{last.val_loss:.4f}, train accuracy "
+                f"{_percent(last.train_accuracy)}"
             )
         lines.append(f"logged steps: {len(history.get('steps') or [])}")
     frozen = payload.get("frozen") or []
@@ -101,7 +109,7 @@ def checkpoint_lines(
     if optimizer:
         lines.append(
             f"optimizer: state for {len(optimizer.get('state', {}))} tensors, "
-            f"lr {optimizer['param_groups'][0].get('lr', float('nan')):.3g}"
+            f"lr {_number(optimizer['param_groups'][0].get('lr'), '.3g')}"
         )
     scheduler = payload.get("scheduler_state")
     if scheduler:

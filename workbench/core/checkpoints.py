@@ -19,6 +19,7 @@ import torch
 from torch import nn
 
 import workbench
+from workbench.core.checkpoint_schema import SchemaError, check_like, check_payload
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.data import DownloadProgress, ImageArrays
 from workbench.core.data.registry import DataError, DatasetInfo, dataset_info
@@ -298,6 +299,10 @@ def migrate(payload: dict[str, Any], path: Path | str = "the file") -> dict[str,
         )
     while payload["format_version"] < FORMAT_VERSION:
         payload = _MIGRATIONS[payload["format_version"]](payload)
+    try:
+        check_payload(payload)
+    except SchemaError as exc:
+        raise CheckpointError(f"{path} cannot be used: the checkpoint's {exc}") from exc
     return payload
 
 
@@ -421,12 +426,10 @@ def restore_run(
     run = prepare_run(cfg, arrays=arrays, progress=progress, cancel=cancel)
     load_model_state(run.model, payload["model_state"])
     if payload.get("optimizer_state") is not None:
-        try:
-            run.optimizer.load_state_dict(payload["optimizer_state"])
-        except (ValueError, KeyError) as exc:
-            raise CheckpointError(f"the optimizer state does not fit: {exc}") from exc
+        _restore_optimizer(run.optimizer, payload["optimizer_state"])
     scheduler_state = payload.get("scheduler_state")
     if run.scheduler is not None and scheduler_state is not None:
+        _check_like(scheduler_state, run.scheduler.state_dict(), "scheduler_state")
         if scheduler_state.get("total_steps") == run.total_steps:
             run.scheduler.load_state_dict(scheduler_state)
         else:
@@ -439,9 +442,46 @@ def restore_run(
     run.global_step = int(payload["global_step"])
     run.history = MetricHistory.from_dict(payload.get("history", {}))
     if "rng" in payload:
-        set_rng_states(payload["rng"])
+        try:
+            set_rng_states(payload["rng"])
+        except (TypeError, ValueError, RuntimeError, KeyError) as exc:
+            raise CheckpointError(
+                f"the checkpoint's random states are not usable: {exc}"
+            ) from exc
     restore_rank_rng(payload.get("rank_rng"))
     return run
+
+
+def _check_like(saved: dict[str, Any], fresh: dict[str, Any], where: str) -> None:
+    try:
+        check_like(saved, fresh, where)
+    except SchemaError as exc:
+        raise CheckpointError(f"the checkpoint's {exc}") from exc
+
+
+def _restore_optimizer(optimizer: torch.optim.Optimizer, state: dict[str, Any]) -> None:
+    """Load ``state``, refused unless every setting and tensor fits the optimizer.
+
+    ``load_state_dict`` checks neither: a wrong one would fail at the first step.
+    """
+    fresh = optimizer.param_groups
+    for index, group in enumerate(state["param_groups"][: len(fresh)]):
+        settings = {k: v for k, v in fresh[index].items() if k != "params"}
+        _check_like(group, settings, f"optimizer_state.param_groups[{index}]")
+    try:
+        optimizer.load_state_dict(state)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise CheckpointError(f"the optimizer state does not fit: {exc}") from exc
+    for param, values in optimizer.state.items():
+        for key, value in values.items():
+            if not isinstance(value, torch.Tensor) or value.dim() == 0:
+                continue  # a step count
+            if value.shape != param.shape:
+                raise CheckpointError(
+                    f"the optimizer state does not fit: its {key} has shape "
+                    f"{tuple(value.shape)} for a parameter of shape "
+                    f"{tuple(param.shape)}"
+                )
 
 
 def _restore_data_order(run: TrainingRun, stored: dict[str, Any] | None) -> None:

@@ -128,6 +128,7 @@ class Plan:
     config: TrainConfig
     changed: tuple[str, ...] = ()
     why_new: str = ""
+    finished: bool = False  # NEW because the run reached its last step
     initial_weights: InitialWeights | None = None
     fine_tune_from: dict[str, torch.Tensor] | None = None
     started_from: str | None = None
@@ -182,8 +183,12 @@ def plan_start(run: TrainingRun | None, cfg: TrainConfig) -> Plan:
     if cfg.max_steps is not None:
         total = min(total, cfg.max_steps)
     if run.global_step >= total:
-        why = f"the run has trained all {total:,} of its steps"
-        return Plan(StartKind.NEW, cfg, changed, why)
+        why = (
+            f"nothing left to train: the run is at step {run.global_step:,} and "
+            f"these settings end it at step {total:,} (raise max steps or epochs "
+            "to train on)"
+        )
+        return Plan(StartKind.NEW, cfg, changed, why, finished=True)
     kind = StartKind.RESUME if changed else StartKind.CONTINUE
     return Plan(kind, cfg, changed)
 
@@ -236,6 +241,17 @@ class Session:
             plan = dataclasses.replace(
                 plan, initial_weights=init, started_from=f"weights from {init.source}"
             )
+        return plan
+
+    def plan_resume(self, cfg: TrainConfig, source: str) -> Plan:
+        """The plan to resume the opened run; ConfigError if nothing is left.
+
+        Resuming ``source`` asked for more steps: training none and calling
+        it done would hide that the limit is already behind the run.
+        """
+        plan = self.plan(cfg)
+        if plan.finished:
+            raise ConfigError(f"cannot resume {source}: {plan.why_new}")
         return plan
 
     def plan_fine_tune(self, *, epochs: int, replay: int) -> tuple[Plan, list[str]]:
