@@ -2286,8 +2286,8 @@ MUTATIONS += [
         "    except (SignalException, KeyboardInterrupt):\n",
         "    except KeyboardInterrupt:\n",
         (
-            f"{_DDP_STOP}::"
-            "test_sigint_stops_every_rank_after_one_batch_and_rank_0_saves",
+            "tests/ui/test_process_job.py::"
+            "test_stop_ends_every_process_and_the_run_is_stopped_with_a_checkpoint",
         ),
     ),
     Mutation(
@@ -2369,7 +2369,7 @@ MUTATIONS += [
         "workbench/core/checkpoints.py",
         '    restore_rank_rng(payload.get("rank_rng"))\n',
         "",
-        (f"{_RESIZE}::test_dropout_resumes_bit_for_bit_on_two_processes",),
+        (f"{_RESIZE}::test_two_processes_resumed_on_two_repeat_the_run_bit_for_bit",),
     ),
     Mutation(
         "ddp-augment-rows-ignored",
