@@ -2,10 +2,11 @@
 
 A two-process run of cnn (dropout: each rank its own random numbers) stopped
 by ``--max-steps`` mid-epoch and resumed on two processes must repeat the
-uninterrupted two-process run bit for bit: losses and final weights. Resumed on one process (or a one-process checkpoint on two), the
-batches are the same but the gradients are summed in another order: the run
-says so once and its losses stay close. The MLP has no BatchNorm and no
-dropout, and the schedule is constant, so the stop changes nothing else.
+uninterrupted two-process run bit for bit: losses and final weights. Resumed
+on one process (or a one-process checkpoint on two), the batches are the same
+but the gradients are summed in another order: the run says so once and its
+losses stay close. That MLP has no BatchNorm and no dropout, and the schedule
+is constant, so the stop changes nothing else.
 """
 
 from __future__ import annotations
