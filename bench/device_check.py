@@ -16,6 +16,8 @@ DDP on every GPU      ``train --nproc N --device cuda`` (N = visible GPUs, at
 SyncBatchNorm         ``--sync-bn`` with the default model on every GPU: the
                       run says nothing about per-process statistics.
 gloo DDP on the CPU   two CPU processes against one (the CPU reference).
+compile with DDP      ``--compile`` on two CPU processes against one (too
+                      slow for the test suite: about 50 s on two cores).
 
 Exit code 1 if any check failed, 0 otherwise (skips included).
 """
@@ -139,6 +141,20 @@ def check_gloo(tmp: Path) -> Row:
     return Row("gloo DDP on the CPU", status, f"largest difference {worst:.2e}")
 
 
+def check_compile_ddp(tmp: Path) -> Row:
+    flags = ("--model", "mlp", "--device", "cpu", "--max-steps", "40", "--compile")
+    one = _train(tmp, "compile-one", *flags)
+    two = _train(tmp, "compile-two", *flags, nproc=2)
+    worst = _largest_relative(one, two)
+    status = "ok" if worst <= 1e-4 else "FAILED"
+    seconds = two["final"]["compile_seconds"]
+    return Row(
+        "compile with DDP",
+        status,
+        f"largest difference {worst:.2e} (limit 1e-4); compiling took {seconds:.1f} s",
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.parse_args(argv)
@@ -153,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         ("DDP on every GPU", no_cuda or one_gpu, lambda t: check_ddp_cuda(gpus, t)),
         ("SyncBatchNorm", no_cuda or one_gpu, lambda t: check_sync_bn(gpus, t)),
         ("gloo DDP on the CPU", None, check_gloo),
+        ("compile with DDP", None, check_compile_ddp),
     ]
     rows = []
     with tempfile.TemporaryDirectory() as scratch:

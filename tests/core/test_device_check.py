@@ -31,9 +31,10 @@ def test_without_cuda_every_cuda_check_is_skipped_with_its_reason(
         return device_check.Row("gloo DDP on the CPU", "ok", "largest difference 0")
 
     monkeypatch.setattr(device_check, "check_gloo", fake_gloo)
+    monkeypatch.setattr(device_check, "check_compile_ddp", fake_gloo)
     assert device_check.main([]) == 0
     table = capsys.readouterr().out.split("\n\n")[-1]
-    assert len(ran) == 1
+    assert len(ran) == 2
     for name in ("nccl all-reduce", "DDP on every GPU", "SyncBatchNorm"):
         (row,) = [line for line in table.splitlines() if line.startswith(name)]
         assert "skipped" in row
@@ -49,6 +50,11 @@ def test_a_failed_check_fails_the_script_and_the_rest_still_run(
         raise RuntimeError("gloo went away")
 
     monkeypatch.setattr(device_check, "check_gloo", broken)
+    monkeypatch.setattr(
+        device_check,
+        "check_compile_ddp",
+        lambda tmp: device_check.Row("compile with DDP", "ok", "0"),
+    )
     assert device_check.main([]) == 1
     out = capsys.readouterr().out
     assert "FAILED    RuntimeError: gloo went away" in out

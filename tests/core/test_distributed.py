@@ -21,6 +21,7 @@ from workbench.cli_distributed import without_nproc
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.data.loaders import shard_batches, split_batches
 from workbench.core.ddp import check_batch
+from workbench.core.models import build_model
 from workbench.core.session import Session
 from workbench.core.sync_bn import BATCHNORM_NOTICE
 
@@ -181,3 +182,28 @@ def test_shard_rows_cut_as_tensor_split_does():
             for rank, piece in enumerate(pieces):
                 start, stop = shard_rows(size, rank, world)
                 assert torch.equal(torch.arange(size)[start:stop], piece)
+
+
+def test_a_frozen_mask_and_bf16_train_on_two_processes_as_on_one(tmp_path):
+    """DDP is built after freezing: frozen weights stay the seed's on every
+    rank; bf16 rounds half batches a little differently, nothing more."""
+    module = [sys.executable, "-m", "workbench"]
+    flags = ("--precision", "bf16", "--freeze", "hidden.1.*", "--max-steps", "40")
+    flags += ("--feature-cache", "off")  # the full model on both sides
+    started = {
+        name: _start(
+            tmp_path, name, module, *flags, *more, "--save", str(tmp_path / name)
+        )
+        for name, more in (("one", ()), ("two", ("--nproc", "2")))
+    }
+    docs = {name: _finish(run)[0] for name, run in started.items()}
+    assert _max_relative(_losses(docs["one"])[:40], _losses(docs["two"])) < 1e-2
+    assert docs["one"]["final"]["val_accuracy"] == docs["two"]["final"]["val_accuracy"]
+    states = {
+        name: torch.load(tmp_path / name, weights_only=True)["model_state"]
+        for name in docs
+    }
+    seed = build_model("mlp", seed=TrainConfig().seed).state_dict()
+    for name, state in states.items():
+        assert torch.equal(state["hidden.1.weight"], seed["hidden.1.weight"]), name
+        assert not torch.equal(state["hidden.3.weight"], seed["hidden.3.weight"])
