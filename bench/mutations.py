@@ -2367,8 +2367,8 @@ MUTATIONS += [
         "ddp-rank-rng-not-restored",
         "each rank's dropout resumes from its own RNG state",
         "workbench/core/checkpoints.py",
-        '    restore_rank_rng(payload.get("rank_rng"))\n',
-        "",
+        '        restore_rank_rng(payload.get("rank_rng"))\n',
+        "        pass\n",
         (f"{_RESIZE}::test_two_processes_resumed_on_two_repeat_the_run_bit_for_bit",),
     ),
     Mutation(
@@ -2511,5 +2511,13 @@ MUTATIONS += [
             "test_resuming_with_max_steps_behind_the_run_says_nothing_is_left",
             f"{_FUZZ}::test_damaged_checkpoints_on_the_command_line_are_one_line",
         ),
+    ),
+    Mutation(
+        "rank-rng-error-escapes",
+        "a damaged random state (a rank's included) is a clear message",
+        "workbench/core/checkpoints.py",
+        "    except (TypeError, ValueError, RuntimeError, KeyError) as exc:\n",
+        "    except (TypeError, ValueError, KeyError) as exc:\n",
+        (f"{_RESIZE}::test_a_damaged_rank_rng_is_a_clear_message",),
     ),
 ]

@@ -179,3 +179,20 @@ def test_the_notice_names_batchnorm_only_for_a_model_that_has_it():
     assert "BatchNorm" not in resize_notice(1, 2, plain)
     assert "BatchNorm statistics" in resize_notice(2, 1, batchnorm)
     assert "the batches and their order stay the same" in resize_notice(4, 2, plain)
+
+
+def test_a_damaged_rank_rng_is_a_clear_message(tmp_path, monkeypatch):
+    """Each rank sets its own RNG from the checkpoint: a state that is not one
+    is refused like the other random states, not a RuntimeError."""
+    from workbench.core import distributed
+    from workbench.core.checkpoints import CheckpointError, restore_run
+
+    cfg = TrainConfig(dataset="digits", model="mlp", batch_size=64, max_steps=1)
+    payload = checkpoint_dict(prepare_run(cfg))
+    payload["rank_rng"] = [{"torch": torch.zeros(3, dtype=torch.uint8)}] * 2
+    # Rank 1 of 2, without a process group: nothing here needs one.
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setattr(distributed, "start", lambda device: None)
+    with pytest.raises(CheckpointError, match="random states are not usable"):
+        restore_run(payload, config=cfg)

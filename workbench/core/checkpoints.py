@@ -441,14 +441,14 @@ def restore_run(
     _restore_data_order(run, payload.get("data_order"))
     run.global_step = int(payload["global_step"])
     run.history = MetricHistory.from_dict(payload.get("history", {}))
-    if "rng" in payload:
-        try:
+    try:
+        if "rng" in payload:
             set_rng_states(payload["rng"])
-        except (TypeError, ValueError, RuntimeError, KeyError) as exc:
-            raise CheckpointError(
-                f"the checkpoint's random states are not usable: {exc}"
-            ) from exc
-    restore_rank_rng(payload.get("rank_rng"))
+        restore_rank_rng(payload.get("rank_rng"))
+    except (TypeError, ValueError, RuntimeError, KeyError) as exc:
+        raise CheckpointError(
+            f"the checkpoint's random states are not usable: {exc}"
+        ) from exc
     return run
 
 
