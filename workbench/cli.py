@@ -95,7 +95,11 @@ def _add_train_flags(parser: argparse.ArgumentParser) -> None:
         "head on them (default auto: whenever the result is the same)",
     )
     add("--device", help="auto, cpu, cuda, cuda:N or mps (default: auto)")
-    add("--precision", choices=C.PRECISIONS, help="default: fp32")
+    add(
+        "--precision",
+        choices=C.PRECISIONS,
+        help="default: auto (bf16 on a CPU that computes it natively, else fp32)",
+    )
     add("--epochs", type=int, help="default: depends on the dataset")
     add("--max-steps", type=int, metavar="N", help="stop at this global step")
     add("--batch-size", type=int)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
+from workbench.core import precision
 from workbench.core.devices import DeviceInfo, list_devices
 from workbench.ui.panels.device import DevicePanel
 from workbench.ui.panels.loader import LoaderPanel
@@ -106,8 +107,26 @@ def test_fp16_needs_cuda(qtbot):
     panel.set_device_kind("cuda")
     assert combo.model().item(fp16).isEnabled()
     combo.setCurrentIndex(fp16)
-    panel.set_device_kind("cpu")  # falls back to fp32
-    assert panel.config_values()["precision"] == "fp32"
+    panel.set_device_kind("cpu")  # falls back to the default
+    assert panel.config_values()["precision"] == "auto"
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_auto_precision_says_what_it_picks_on_the_chosen_device(
+    qtbot, monkeypatch, native
+):
+    monkeypatch.setattr(precision, "native_bf16_cpu", lambda: native)
+    panel = SpeedPanel()
+    qtbot.addWidget(panel)
+    combo = panel.precision_combo
+    assert combo.currentData() == "auto"  # the default
+    panel.set_device_kind("cpu")
+    assert combo.itemText(0) == f"auto ({'bf16' if native else 'fp32'} here)"
+    tip = combo.itemData(0, Qt.ItemDataRole.ToolTipRole)
+    assert ("computes natively" if native else "has no native bf16") in tip
+    panel.set_device_kind("cuda")
+    assert combo.itemText(0) == "auto (fp32 here)"
+    assert panel.config_values()["precision"] == "auto"
 
 
 def test_compile_mode_follows_the_toggle_and_times_are_measured(qtbot):

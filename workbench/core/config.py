@@ -46,7 +46,7 @@ MY_DIGITS_BASES = ("mnist", "digits")
 # The built-in networks; a config's model may also be a torchvision classifier
 # or path/to/file.py:Name (model_catalog).
 MODELS = BUILTIN_MODELS
-PRECISIONS = ("fp32", "bf16", "fp16")
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 LOADERS = ("fast", "dataloader")
 OPTIMIZERS = ("adam", "adamw", "sgd")
 SCHEDULES = ("onecycle", "constant")
@@ -99,6 +99,10 @@ class TrainConfig:
     the run's notices say why when it cannot, the full model training then;
     ``off``: never). See ``workbench.core.feature_cache``.
 
+    ``precision``: ``auto`` (the default) trains in bf16 on a CPU that computes
+    it natively (AVX512-BF16 or AMX: faster, as accurate) and in fp32 elsewhere;
+    see ``workbench.core.precision``.
+
     ``sync_bn``: with several processes on CUDA GPUs, BatchNorm layers share
     their batch statistics over the processes (``torch.nn.SyncBatchNorm``), so
     they normalise the whole global batch as one process does. It changes
@@ -115,7 +119,7 @@ class TrainConfig:
     download: bool = True
     model: str = "small-cnn"
     device: str = "auto"
-    precision: str = "fp32"
+    precision: str = "auto"
     batch_size: int = 256
     loader: str = "fast"
     workers: int = 0

@@ -58,6 +58,7 @@ from workbench.core.measures import mean_loss_and_accuracy, sync_device
 from workbench.core.measures import weight_histograms as weight_histograms
 from workbench.core.model_catalog import pretrained
 from workbench.core.models import build_model, head_name, snapshot_state
+from workbench.core.precision import resolve_precision
 from workbench.core.training_run import MetricHistory as MetricHistory
 from workbench.core.training_run import TrainingRun as TrainingRun
 from workbench.core.tv_models import replaced_head_notice
@@ -251,7 +252,8 @@ def prepare_run(
         device = distributed.rank_device(resolve_device(cfg.device))
     except DeviceError as exc:
         raise TrainingError(str(exc)) from exc
-    check_precision(cfg.precision, device)
+    precision, _ = resolve_precision(cfg.precision, device)
+    check_precision(precision, device)
     processes = distributed.start(device)
     seed_everything(cfg.seed)
     loaders = build_loaders(
@@ -286,6 +288,7 @@ def prepare_run(
         loaders=loaders,
         device=device,
         total_steps=total_steps,
+        precision=precision,
         log_every=resolve_log_every(cfg.log_every, total_steps),
         notices=run_notices + ([processes] if processes else []),
     )
@@ -343,7 +346,7 @@ def iter_fit(
         steps_per_epoch=run.steps_per_epoch,
         start_step=run.global_step,
         device=str(device),
-        precision=cfg.precision,
+        precision=run.precision,
         model=cfg.model,
         parameters=total_params,
         trainable_parameters=trainable,
@@ -352,7 +355,7 @@ def iter_fit(
     for message in run.notices:
         yield Notice(message)
 
-    scaler = torch.amp.GradScaler(device.type, enabled=cfg.precision == "fp16")
+    scaler = torch.amp.GradScaler(device.type, enabled=run.precision == "fp16")
     interval = _Interval(device)
     epoch_stats = _Interval(device)
     step_times: list[float] = []
@@ -406,7 +409,7 @@ def iter_fit(
                 yield CompileStarted(len(x), first_compile)
                 mark = time.perf_counter()
             run.optimizer.zero_grad(set_to_none=True)
-            with autocast_context(cfg.precision, device):
+            with autocast_context(run.precision, device):
                 logits = feed.forward(run.train_module, x)
                 loss = nn.functional.cross_entropy(logits.float(), y)
             scaler.scale(ddp.backward_loss(run, loss, len(y))).backward()

@@ -147,7 +147,7 @@ class FeatureFeed:
         order = loader.epoch_order().to(run.device)
         features = labels = None
         try:
-            with torch.no_grad(), autocast_context(run.config.precision, run.device):
+            with torch.no_grad(), autocast_context(run.precision, run.device):
                 cuts = split_batches(order, loader.batch_size)
                 for (x, y), index in zip(loader.iter_from(0), cuts, strict=True):
                     if stop():

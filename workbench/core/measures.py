@@ -57,7 +57,7 @@ def evaluate_predictions(run: TrainingRun) -> Evaluation:
     was_training = model.training
     model.eval()
     parts: list[tuple[torch.Tensor, ...]] = []
-    with torch.no_grad(), autocast_context(run.config.precision, run.device):
+    with torch.no_grad(), autocast_context(run.precision, run.device):
         for x, y in run.loaders.val:
             logits = model(x).float()
             losses = nn.functional.cross_entropy(logits, y, reduction="none")
@@ -142,7 +142,7 @@ def evaluate_one_batch(run: TrainingRun) -> None:
     """One eval-mode forward pass (compiles the eval graph)."""
     model = run.model
     model.eval()
-    with torch.no_grad(), autocast_context(run.config.precision, run.device):
+    with torch.no_grad(), autocast_context(run.precision, run.device):
         for x, _ in run.loaders.val:
             model(x)
             break

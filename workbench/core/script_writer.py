@@ -25,6 +25,7 @@ from workbench.core.data.registry import (
 from workbench.core.freezing import FreezeError, match_patterns
 from workbench.core.model_catalog import is_model_file
 from workbench.core.models import _BUILDERS, build_on_meta
+from workbench.core.precision import precision_for
 from workbench.core.script_model import model_functions
 from workbench.core.script_parts import literal
 
@@ -82,12 +83,15 @@ def write_script(
     problem = script_problem(cfg)
     if problem is not None:
         raise ScriptError(problem)
+    # The script trains in what the run trained in: "auto" resolved here (its
+    # CONFIG keeps the choice as it was made).
+    recorded, cfg = cfg, cfg.replace(precision=precision_for(cfg.precision, cfg.device))
     shapes = _shapes(cfg)
     frozen = _frozen_names(cfg, shapes.info)
     blocks = [
         _header(cfg, source, from_checkpoint),
         _imports(cfg),
-        _settings(cfg, shapes, frozen),
+        _settings(cfg, shapes, frozen, recorded),
         parts.SEEDING,
         _data_functions(cfg, shapes),
         parts.EVALUATE,
@@ -209,7 +213,9 @@ def _device_expression(spec: str) -> str:
     )
 
 
-def _settings(cfg: TrainConfig, shapes: _Shapes, frozen: list[str]) -> str:
+def _settings(
+    cfg: TrainConfig, shapes: _Shapes, frozen: list[str], recorded: TrainConfig
+) -> str:
     info = shapes.info
     data_dir = ""
     if cfg.dataset in TORCHVISION_CLASSES:
@@ -220,7 +226,7 @@ def _settings(cfg: TrainConfig, shapes: _Shapes, frozen: list[str]) -> str:
         data_dir = cfg.data_dir
     config = "".join(
         f"    {literal(key)}: {literal(value)},\n"
-        for key, value in cfg.to_dict().items()
+        for key, value in recorded.to_dict().items()
     )
     values = [
         "# The workbench config this script was written from (in --metrics-json).",

@@ -60,6 +60,8 @@ class TrainingRun:
     loaders: Loaders
     device: torch.device
     total_steps: int
+    # What the run trains in: config.precision with "auto" resolved for the device.
+    precision: str = "fp32"
     log_every: int = 1  # see engine.resolve_log_every
     epoch: int = 0  # epochs completed
     batch_in_epoch: int = 0  # batches of the current epoch already trained

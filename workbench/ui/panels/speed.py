@@ -5,13 +5,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from PySide6.QtCore import Slot
+import torch
+from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QWidget
 
 from workbench.core.config import COMPILE_MODES, TrainConfig
+from workbench.core.precision import resolve_precision
 from workbench.ui.panels.base import ConfigPanel, select_data, set_item_enabled
 
 _PRECISIONS = (
+    ("auto", "auto"),  # the label says what it picks on the chosen device
     ("fp32", "fp32 (full precision)"),
     ("bf16", "bf16 autocast"),
     ("fp16", "fp16 autocast + gradient scaler"),
@@ -81,7 +84,7 @@ class SpeedPanel(ConfigPanel):
         """``precision``, ``compile`` and ``compile_mode``."""
         precision = str(self.precision_combo.currentData())
         if precision == "fp16" and self._device_kind != "cuda":
-            precision = "fp32"
+            precision = "auto"
         return {
             "precision": precision,
             "compile": self.compile_check.isChecked(),
@@ -95,10 +98,13 @@ class SpeedPanel(ConfigPanel):
 
     def _update_enabled(self) -> None:
         combo = self.precision_combo
+        picked, why = resolve_precision("auto", torch.device(self._device_kind))
+        combo.setItemText(combo.findData("auto"), f"auto ({picked} here)")
+        combo.setItemData(combo.findData("auto"), why, Qt.ItemDataRole.ToolTipRole)
         cuda = self._device_kind == "cuda"
         set_item_enabled(
             combo,
-            2,
+            combo.findData("fp16"),
             cuda,
             ""
             if cuda
@@ -107,12 +113,12 @@ class SpeedPanel(ConfigPanel):
         bf16 = self._device_kind in ("cpu", "cuda")
         set_item_enabled(
             combo,
-            1,
+            combo.findData("bf16"),
             bf16,
             "" if bf16 else f"bf16 autocast is not supported on {self._device_kind}",
         )
         if not combo.model().item(combo.currentIndex()).isEnabled():
-            select_data(combo, "fp32")
+            select_data(combo, "auto")
         self.mode_combo.setEnabled(self.compile_check.isChecked())
 
     def show_measurements(
