@@ -1826,7 +1826,7 @@ MUTATIONS: list[Mutation] = [
         "feature-cache-features-without-autocast",
         "Features are computed under the run's autocast (bf16), as the head receives them",
         "workbench/core/feature_cache.py",
-        "            with torch.no_grad(), autocast_context(run.config.precision, run.device):\n",
+        "            with torch.no_grad(), autocast_context(run.precision, run.device):\n",
         "            with torch.no_grad():\n",
         (f"{_FC}::test_bf16_features_are_kept_as_the_head_receives_them",),
     ),
@@ -2519,5 +2519,39 @@ MUTATIONS += [
         "    except (TypeError, ValueError, RuntimeError, KeyError) as exc:\n",
         "    except (TypeError, ValueError, KeyError) as exc:\n",
         (f"{_RESIZE}::test_a_damaged_rank_rng_is_a_clear_message",),
+    ),
+    Mutation(
+        "precision-auto-ignored",
+        "a run with precision auto trains in what auto picks (bf16 on a native-bf16 CPU)",
+        "workbench/core/engine.py",
+        "    precision, _ = resolve_precision(cfg.precision, device)\n",
+        '    precision = "fp32" if cfg.precision == "auto" else cfg.precision\n',
+        (
+            "tests/core/test_precision.py::"
+            "test_an_auto_run_trains_exactly_as_the_precision_it_picked",
+        ),
+    ),
+    Mutation(
+        "precision-auto-never-bf16",
+        "auto picks bf16 on a CPU that computes it natively",
+        "workbench/core/precision.py",
+        '    if device.type == "cpu" and native_bf16_cpu():\n',
+        "    if False:\n",
+        (
+            "tests/core/test_precision.py::test_auto_resolves_by_device_and_cpu",
+            "tests/ui/test_device_panels.py::"
+            "test_auto_precision_says_what_it_picks_on_the_chosen_device",
+        ),
+    ),
+    Mutation(
+        "script-precision-auto-unresolved",
+        "a script written from an auto config trains in what auto picked",
+        "workbench/core/script_writer.py",
+        "cfg.replace(precision=precision_for(cfg.precision, cfg.device))",
+        'cfg.replace(precision=precision_for("fp32", cfg.device))',
+        (
+            "tests/core/test_precision.py::"
+            "test_a_script_of_an_auto_run_trains_in_what_auto_picked",
+        ),
     ),
 ]
