@@ -25,7 +25,7 @@ second or two on 2 cores; on a machine busy with other work they take longer
 (the CPU pressure is printed before and after). Exit status 0 when every
 promise holds.
 
-Run: ``.venv/bin/python bench/soak_bench.py`` (about 3-5 minutes on 2 cores;
+Run: ``.venv/bin/python bench/soak_bench.py`` (2-3 minutes on 2 cores;
 ``--cycles 10 --opens 3 --fine-tunes 2`` for a quick look).
 """
 
