@@ -12,9 +12,9 @@ threads of the process and Python threads, seconds), a text curve of the
 memory, then the verdict. The promises:
 
 * resident memory (``VmRSS``) grows less than 50 MB after the first 5 cycles;
-* the thread count at the end equals the count after the first 5 cycles
+* after every later cycle the process has the threads it had after the first 5
   (native threads from ``/proc/self/task`` and ``threading.active_count()``);
-* every run of a previous cycle is freed (no run is kept alive by the window);
+* every replaced run is freed: after each cycle only the current run is alive;
 * Qt says no warning, critical or fatal message;
 * every run folder is complete: ``run.json`` with a final status,
   ``metrics.jsonl`` with the steps, a checkpoint that loads at the run's last

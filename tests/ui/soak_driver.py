@@ -22,14 +22,21 @@ collector does about once a second):
     Every thread of the process (``/proc/self/task``): Qt's, torch's OpenMP
     helpers and the interpreter's.
 ``py_threads``
-    ``threading.active_count()`` (threads Python knows of, dummies included).
+    ``threading.active_count()`` (threads Python knows of, dummies included:
+    a ``QThread`` that asks for ``threading.current_thread()`` leaves one).
+``runs_alive``
+    Runs the soak made or opened that are not freed yet (weak references).
 
-Memory and threads are compared with their values after :data:`WARM_UP`
-cycles, not before the first: the first runs load the data, build torch's
-kernels and OpenMP pools, Qt's fonts and glyph caches and the first task
-threads, all once per process. The first open and the first fine-tune fall in
-the warm-up too (:func:`spread` puts them there) so their one-time costs
-(the evaluation, my digits, the fine-tune's base data) are not counted as growth.
+Both thread counts are read once they settle (a finished thread's native
+thread goes a moment after its ``finished`` signal). Memory and threads are
+compared with their values after :data:`WARM_UP` cycles, not before the first:
+the first runs load the data, start torch's OpenMP pools lazily, fill Qt's font
+and glyph caches and make the first task threads, all once per process. The
+first open and the first fine-tune fall in the warm-up too (:func:`spread` puts
+them in cycle 1) so their one-time costs (the evaluation, my digits, the
+fine-tune's base data) are not counted as growth. Memory is compared at the
+end (it may wobble between cycles); the thread counts must equal the warm-up's
+after every later cycle, and only the current run may be alive after each.
 """
 
 from __future__ import annotations
@@ -49,7 +56,7 @@ from PySide6.QtCore import QObject, Qt, QtMsgType, Slot, qInstallMessageHandler
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from workbench.core.checkpoints import load_checkpoint
+from workbench.core.checkpoints import CheckpointError, load_checkpoint
 from workbench.core.config import TrainConfig
 from workbench.core.events import StepMetrics
 from workbench.core.runs import RunFolder, read_events, read_metrics
@@ -113,20 +120,18 @@ class SoakReport:
                 f"resident memory grew {growth / 1024:.1f} MB after cycle "
                 f"{WARM_UP} (limit {RSS_GROWTH_LIMIT_KB / 1024:.0f} MB)"
             )
-        base, last = self.baseline, self.samples[-1]
-        if last.tasks != base.tasks:
-            out.append(
-                f"threads: {base.tasks} after the warm-up, {last.tasks} at the end"
-            )
-        if last.py_threads != base.py_threads:
-            out.append(
-                f"Python threads: {base.py_threads} after the warm-up, "
-                f"{last.py_threads} at the end"
-            )
-        if last.runs_alive != 1:
-            out.append(
-                f"{last.runs_alive} runs alive at the end: only the current one may be"
-            )
+        base = self.baseline
+        for s in self.samples[WARM_UP:]:
+            if (s.tasks, s.py_threads) != (base.tasks, base.py_threads):
+                out.append(
+                    f"threads after cycle {s.cycle}: {s.tasks} ({s.py_threads} "
+                    f"Python), after the warm-up {base.tasks} ({base.py_threads})"
+                )
+            if s.runs_alive != 1:
+                out.append(
+                    f"{s.runs_alive} runs alive after cycle {s.cycle}: only the "
+                    "current one may be"
+                )
         out += [f"Qt said: {message}" for message in self.qt_messages]
         for path in self.folders:
             out += folder_problems(path)
@@ -146,6 +151,22 @@ def task_count() -> int:
     return len(os.listdir("/proc/self/task"))
 
 
+def settled(read: Callable[[], int], timeout_s: float = 2.0) -> int:
+    """``read()`` once it gives the same value twice 50 ms apart.
+
+    A thread that has just finished (the trainer's, a task's) emits ``finished``
+    a moment before its native thread is gone; one that leaks never goes.
+    """
+    deadline = time.monotonic() + timeout_s
+    value = read()
+    while True:
+        QTest.qWait(50)
+        again = read()
+        if again == value or time.monotonic() > deadline:
+            return again
+        value = again
+
+
 def folder_problems(path: Path) -> list[str]:
     """What a finished run's folder lacks: final status, metrics, a loadable checkpoint.
 
@@ -163,7 +184,7 @@ def folder_problems(path: Path) -> list[str]:
         out.append(f"{name}: no steps in metrics.jsonl")
     try:
         payload = load_checkpoint(folder.checkpoint_path)
-    except Exception as exc:  # CheckpointError, OSError: the point is the message
+    except (CheckpointError, OSError) as exc:
         return [*out, f"{name}: checkpoint does not load: {exc}"]
     step = payload["global_step"]
     if step != info.get("global_step") or (steps and steps[-1].global_step != step):
@@ -367,8 +388,8 @@ class SoakDriver:
             cycle=number,
             did=did,
             rss_kb=rss_kb(),
-            tasks=task_count(),
-            py_threads=threading.active_count(),
+            tasks=settled(task_count),
+            py_threads=settled(threading.active_count),
             runs_alive=len(self._runs),
             seconds=time.perf_counter() - started,
         )

@@ -15,7 +15,7 @@ from PySide6.QtCore import qWarning
 from workbench.core.config import TrainConfig
 from workbench.core.runs import RunFolder
 
-from .soak_driver import WARM_UP, SoakDriver, folder_problems, qt_messages_caught
+from .soak_driver import SoakDriver, folder_problems, qt_messages_caught
 
 pytestmark = [pytest.mark.gui, pytest.mark.slow]
 
@@ -29,10 +29,9 @@ def test_a_short_soak_keeps_memory_threads_and_every_run_folder(window, runs_roo
     # Every cycle and every fine-tune wrote a folder of its own.
     assert len(set(report.folders)) == CYCLES + FINE_TUNES
     assert all(path.parent == runs_root for path in report.folders)
-    # Memory (< 50 MB after the warm-up), threads back to the warm-up's count,
-    # only the current run alive, no Qt warning, every folder complete.
+    # Memory (< 50 MB after the warm-up), the warm-up's thread count after every
+    # later cycle, only the current run alive, no Qt warning, complete folders.
     assert report.problems() == []
-    assert report.samples[-1].tasks == report.samples[WARM_UP - 1].tasks
 
 
 def test_the_soaks_checks_see_an_incomplete_folder_and_a_qt_warning(runs_root):
