@@ -100,6 +100,7 @@ class SoakReport:
     opens: int = 0
     fine_tunes: int = 0
     qt_messages: list[str] = field(default_factory=list)
+    error_dialogs: list[str] = field(default_factory=list)
 
     @property
     def baseline(self) -> Sample:
@@ -133,6 +134,7 @@ class SoakReport:
                     "current one may be"
                 )
         out += [f"Qt said: {message}" for message in self.qt_messages]
+        out += [f"error dialog: {text}" for text in self.error_dialogs]
         for path in self.folders:
             out += folder_problems(path)
         return out
@@ -247,6 +249,21 @@ def qt_messages_caught(into: list[str]) -> Iterator[None]:
         qInstallMessageHandler(previous)
 
 
+@contextmanager
+def errors_caught(into: list[str]) -> Iterator[None]:
+    """The window's error dialogs go to ``into`` meanwhile (a modal one would hang)."""
+    shown = dialogs.show_error
+
+    def record(_parent: Any, title: str, message: str, _details: str = "") -> None:
+        into.append(f"{title}: {message}")
+
+    dialogs.show_error = record
+    try:
+        yield
+    finally:
+        dialogs.show_error = shown
+
+
 def spread(count: int, cycles: int) -> set[int]:
     """``count`` cycle numbers (1-based) spread over ``cycles``, the first one 1."""
     if count <= 0:
@@ -358,7 +375,10 @@ class SoakDriver:
             raise ValueError("at most one open and one fine-tune per cycle")
         open_at, tune_at = spread(opens, cycles), spread(fine_tunes, cycles)
         report = self.report
-        with qt_messages_caught(report.qt_messages):
+        with (
+            qt_messages_caught(report.qt_messages),
+            errors_caught(report.error_dialogs),
+        ):
             for number in range(1, cycles + 1):
                 started = time.perf_counter()
                 did = ["cycle"]
