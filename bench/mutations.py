@@ -2554,4 +2554,65 @@ MUTATIONS += [
             "test_a_script_of_an_auto_run_trains_in_what_auto_picked",
         ),
     ),
+    # --------------------------------------------------------- soak (long use)
+    Mutation(
+        "soak-keeps-every-run",
+        "the window frees a run once another replaces it (no list of old runs)",
+        "workbench/ui/run_controller.py",
+        "    def _on_run_prepared(self, _event: RunPrepared) -> None:\n",
+        "    _kept: list[Any] = []\n\n"
+        "    def _on_run_prepared(self, _event: RunPrepared) -> None:\n"
+        "        self._kept.append(_event)\n",
+        (
+            "tests/ui/test_soak.py::"
+            "test_a_short_soak_keeps_memory_threads_and_every_run_folder",
+        ),
+    ),
+    Mutation(
+        "soak-thread-not-joined",
+        "after many runs the process has as many threads as after the first few",
+        "workbench/ui/run_controller.py",
+        "        self.trainer.start_run(self.session, plan)\n",
+        "        self.trainer.start_run(self.session, plan)\n"
+        "        import threading\n\n"
+        "        threading.Thread(target=threading.Event().wait, daemon=True).start()\n",
+        (
+            "tests/ui/test_soak.py::"
+            "test_a_short_soak_keeps_memory_threads_and_every_run_folder",
+        ),
+    ),
+    Mutation(
+        "soak-qt-warning",
+        "the window's runs make Qt say no warning (a child made in the worker)",
+        "workbench/ui/trainer_thread.py",
+        "        prepare_training_thread()\n",
+        "        prepare_training_thread()\n        QObject(self)\n",
+        (
+            "tests/ui/test_soak.py::"
+            "test_a_short_soak_keeps_memory_threads_and_every_run_folder",
+        ),
+    ),
+    Mutation(
+        "soak-stopped-folder-left-running",
+        "a stopped run's folder says how it ended (run.json's status)",
+        "workbench/core/runs.py",
+        '            return self.mark("stopped" if event.stopped else "finished") '
+        "or message\n",
+        "            return message\n",
+        (
+            "tests/ui/test_soak.py::"
+            "test_a_short_soak_keeps_memory_threads_and_every_run_folder",
+        ),
+    ),
+    Mutation(
+        "soak-dummy-thread-per-run",
+        "a trainer QThread leaves no Thread object behind in threading",
+        "workbench/core/threads.py",
+        "        threading.get_native_id(),\n",
+        "        threading.current_thread().name,\n",
+        (
+            "tests/core/test_threads.py::"
+            "test_a_thread_python_did_not_start_is_prepared_without_a_thread_object",
+        ),
+    ),
 ]

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import _thread
 import os
 import resource
 import sys
@@ -245,3 +246,23 @@ def test_fix_lets_a_worker_threads_openmp_helpers_spin_like_the_main_threads():
     fixed = worker_switches_per_op(fix=True)
     assert unfixed >= 0.5
     assert fixed < unfixed / 2
+
+
+def test_a_thread_python_did_not_start_is_prepared_without_a_thread_object():
+    # The window's trainer is a QThread: a native thread Python knows nothing of.
+    # threading.current_thread() there would register a dummy Thread object that
+    # threading keeps after the thread ends: one more per run in active_count().
+    threads.prepare_main_thread()
+    before = threading.active_count()
+    done = threading.Event()
+
+    def body() -> None:
+        try:
+            threads.prepare_training_thread()
+        finally:
+            done.set()
+
+    _thread.start_new_thread(body, ())
+    assert done.wait(60)
+    time.sleep(0.05)  # the native thread ends right after setting done
+    assert threading.active_count() == before

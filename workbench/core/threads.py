@@ -236,9 +236,11 @@ def prepare_training_thread() -> None:
     if torch.get_num_threads() != num_threads:
         torch.set_num_threads(num_threads)
     _applied.settings = wanted
+    # The native id, not current_thread(): in a thread Python did not start
+    # (a QThread) that would register a dummy Thread object, kept for good.
     log.debug(
-        "prepared training thread %s: %d intra-op threads%s",
-        threading.current_thread().name,
+        "prepared training thread %d: %d intra-op threads%s",
+        threading.get_native_id(),
         num_threads,
         "" if wanted is not None else " (prepare_main_thread() was not called)",
     )
