@@ -271,8 +271,11 @@ class FileActions(QObject):
         c = self.controller
         if c.closing or c.run is None or c.state is not RunState.IDLE:
             return
-        if c.plan(self.window.current_config()).kind is not StartKind.NEW:
+        plan = c.plan(self.window.current_config())
+        if plan.kind is not StartKind.NEW:
             self.window.start()
+        elif plan.why_new:  # nothing left to train, say: the run stays open
+            self.window.set_status(f"Not continued: {plan.why_new}")
 
     @Slot()
     def save_checkpoint_dialog(self) -> None:
