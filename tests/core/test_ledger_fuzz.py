@@ -192,3 +192,20 @@ def test_damaged_runs_are_listed_beside_a_healthy_one(tmp_path, ledger):
     )
     assert runs[2].problem is None
     assert runs[2].global_step == 3
+
+
+def test_continuing_a_run_whose_run_json_is_damaged_records_it_anew(ledger, tmp_path):
+    from workbench.core.session import Session
+
+    _root, folder, _healthy = ledger
+    copy = RunFolder(tmp_path / folder.id)
+    shutil.copytree(folder.path, copy.path)
+    (copy.path / "run.json").write_bytes(b'{"status": 3}')
+    session = Session(origin="test")
+    session.adopt(session.open(copy.checkpoint_path, evaluate=False))
+    plan = session.plan(session.run.config.replace(max_steps=5))
+    notes = session.begin(plan)
+    assert notes == [f"{copy.path} is damaged or gone: a new folder records it"]
+    assert session.folder is not None
+    assert session.folder.path != copy.path
+    assert (copy.path / "run.json").read_bytes() == b'{"status": 3}'

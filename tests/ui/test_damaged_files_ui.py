@@ -141,3 +141,21 @@ def test_resuming_a_run_with_nothing_left_says_so_and_trains_nothing(
     win.training_panel.max_steps_spin.setValue(6)
     assert win.training_panel.start_button.text().startswith("Continue")
     win.close()
+
+
+def test_one_unreadable_drawing_leaves_the_others_in_view(qtbot, my_digits_dir):
+    from workbench.ui.panels.my_digits_box import MyDigitsBox
+
+    store = healthy_collection(my_digits_dir)
+    broken = store.folder / f"{store.samples()[1].id}-28x28.png"
+    broken.write_bytes(b"not a png")
+    box = MyDigitsBox()
+    qtbot.addWidget(box)
+    assert box.sample_list.count() == 4
+    text = box.counts_label.text()
+    assert text.startswith("5 drawings (")
+    said = (
+        "1 drawing cannot be shown (kept as they are): a saved drawing cannot be read"
+    )
+    assert f"{said}: {broken}" in text
+    assert broken.read_bytes() == b"not a png"
