@@ -84,9 +84,10 @@ def test_the_window_opens_among_damaged_files_and_changes_none(
     panel.select_ids([healthy.id, *copies])
     assert len(panel.selected_runs()) == len(copies) + 1
     assert f"{some} is damaged: " in panel.message_label.text()
-    assert not panel.rename_button.isEnabled()
     assert not panel.tag_button.isEnabled()
     panel.select_ids([some])
+    assert not panel.rename_button.isEnabled()  # its run.json is never rewritten
+    assert not panel.tag_button.isEnabled()
     assert panel.reproduce_button.toolTip().startswith(f"Cannot reproduce: run {some}")
     # Its checkpoint is sound: Open opens it (its run.json stays as it is).
     with qtbot.waitSignal(win.controller.opened, timeout=30_000):
