@@ -2680,4 +2680,12 @@ MUTATIONS += [
             "test_resuming_a_run_with_nothing_left_says_so_and_trains_nothing",
         ),
     ),
+    Mutation(
+        "damaged-window-config-escapes",
+        "a damaged config in the window's settings opens the window with the defaults",
+        "workbench/ui/window_state.py",
+        "    except (ConfigError, ValueError, TypeError, RecursionError) as exc:",
+        "    except (ConfigError, ValueError, TypeError) as exc:",
+        (f"{_BAD_UI}::test_the_window_opens_among_damaged_files_and_changes_none",),
+    ),
 ]

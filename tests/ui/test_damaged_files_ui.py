@@ -18,7 +18,7 @@ from tests.ui.test_autosave_ui import _dead_pid
 from workbench.core.data.my_digits import INDEX_NAME
 from workbench.core.engine import fit, prepare_run
 from workbench.core.runs import RunFolder
-from workbench.ui import dialogs
+from workbench.ui import dialogs, window_state
 from workbench.ui.main_window import MainWindow
 from workbench.ui.panels.runs_table import COLUMNS
 from workbench.ui.run_controller import RunState
@@ -56,10 +56,14 @@ def test_the_window_opens_among_damaged_files_and_changes_none(
     config = tmp_path / "damaged.toml"
     config.write_bytes(b'model = "mlp"\nbatch_size = 1e400\n')
     before = _snapshot(runs_root, my_digits_dir, tmp_path / "damaged.toml")
+    settings = window_state.open_window_settings()
+    settings.setValue("last_config", "[" * 100_000)  # the window's own, damaged
+    settings.sync()
 
     win = MainWindow()
     qtbot.addWidget(win)
     win.show()  # no resume offer: a damaged run is never offered
+    assert win.current_config().model == "small-cnn"  # the defaults
     panel = win.runs_panel
     panel.refresh()
     table = panel.table
