@@ -2688,4 +2688,14 @@ MUTATIONS += [
         "    except (ConfigError, ValueError, TypeError) as exc:",
         (f"{_BAD_UI}::test_the_window_opens_among_damaged_files_and_changes_none",),
     ),
+    Mutation(
+        "clipped-config-silent",
+        "a loaded config a field cannot hold (lr 1e300) says what the window shows",
+        "workbench/ui/window_files.py",
+        "            if shown[k] != wanted[k]\n",
+        "            if False\n",
+        (
+            f"{_BAD_UI}::test_a_loaded_config_the_fields_cannot_hold_says_what_they_show",
+        ),
+    ),
 ]

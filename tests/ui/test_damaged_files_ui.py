@@ -164,3 +164,21 @@ def test_one_unreadable_drawing_leaves_the_others_in_view(qtbot, my_digits_dir):
     )
     assert f"{said}: {broken}" in text
     assert broken.read_bytes() == b"not a png"
+
+
+def test_a_loaded_config_the_fields_cannot_hold_says_what_they_show(
+    window, tmp_path, monkeypatch
+):
+    from workbench.core.config import save_config
+
+    paths = iter([tmp_path / "fast.json", tmp_path / "big.json"])
+    monkeypatch.setattr(dialogs, "get_open_path", lambda *args: next(paths))
+    save_config(FAST, tmp_path / "fast.json")
+    save_config(FAST.replace(lr=1e300, max_steps=2**31 - 1), tmp_path / "big.json")
+    window.files.load_config_dialog()
+    assert window.status_label.text() == "Loaded run config fast.json"
+    window.files.load_config_dialog()  # no OverflowError from a 32-bit field
+    assert window.status_label.text() == (
+        "Loaded run config big.json; the window shows lr 1e+300 as 10.0, "
+        "max_steps 2147483647 as 100000000"
+    )

@@ -40,8 +40,9 @@ RESIZABLE_DATASETS = ("cifar10", "folder")
 # The side images are brought to when the config names none.
 DEFAULT_IMAGE_SIZE = {"cifar10": 32, "folder": 64}
 IMAGE_SIZE_RANGE = (8, 512)
-# The largest whole number a setting may hold (torch's int64): 1e100 is damage.
-MAX_WHOLE = 2**63 - 1
+# The largest whole number a setting may hold: the window's fields are 32-bit
+# (Qt's int), so every config it can load it can also show. 1e100 is damage.
+MAX_WHOLE = 2**31 - 1
 AUGMENTATIONS = ("crop", "flip", "rotate", "jitter")
 # Datasets my own drawings can be prepared like (and mixed with): digit datasets.
 MY_DIGITS_BASES = ("mnist", "digits")

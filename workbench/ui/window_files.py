@@ -314,7 +314,17 @@ class FileActions(QObject):
             self.window.show_error("Could not load the run config", exc)
             return
         self.window.apply_config(cfg)
-        self.window.set_status(f"Loaded run config {path.name}")
+        # A field's range (lr at most 10, say) may not hold the file's value.
+        wanted, shown = cfg.to_dict(), self.window.current_config().to_dict()
+        clipped = [
+            f"{k} {wanted[k]!r} as {shown[k]!r}"
+            for k in wanted
+            if shown[k] != wanted[k]
+        ]
+        self.window.set_status(
+            f"Loaded run config {path.name}"
+            + (f"; the window shows {', '.join(clipped)}" if clipped else "")
+        )
 
     @Slot()
     def save_config_dialog(self) -> None:
