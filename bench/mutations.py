@@ -43,6 +43,10 @@ _DDP_STOP = "tests/core/test_distributed_stop.py"
 _RESIZE = "tests/core/test_distributed_resume.py"
 _SYNC_BN = "tests/core/test_distributed_batchnorm.py"
 _JOB = "tests/ui/test_process_job.py"
+_CFG_FUZZ = "tests/core/test_config_fuzz.py"
+_LEDGER_FUZZ = "tests/core/test_ledger_fuzz.py"
+_DIGITS_FUZZ = "tests/core/test_my_digits_fuzz.py"
+_BAD_UI = "tests/ui/test_damaged_files_ui.py"
 
 MUTATIONS: list[Mutation] = [
     # --------------------------------------------------------- exact resume
@@ -2613,6 +2617,180 @@ MUTATIONS += [
         (
             "tests/core/test_threads.py::"
             "test_a_thread_python_did_not_start_is_prepared_without_a_thread_object",
+        ),
+    ),
+    # ---------------------------------------- damaged files (issue 17, badfiles)
+    Mutation(
+        "config-huge-whole-number-accepted",
+        "a config whole number past int64 (1e100) is refused, naming the field",
+        "workbench/core/config.py",
+        "    if value > MAX_WHOLE:\n",
+        "    if False:\n",
+        (
+            f"{_CFG_FUZZ}::test_huge_and_negative_whole_numbers_name_the_field",
+            f"{_CFG_FUZZ}::test_every_damaged_config_loads_or_says_why_in_one_line",
+        ),
+    ),
+    Mutation(
+        "config-deep-nesting-escapes",
+        "a config nested thousands deep is a one-line message, not a RecursionError",
+        "workbench/core/config.py",
+        "    except RecursionError:  # brackets nested thousands deep: no config is\n",
+        "    except ZeroDivisionError:\n",
+        (f"{_CFG_FUZZ}::test_every_damaged_config_loads_or_says_why_in_one_line",),
+    ),
+    Mutation(
+        "config-frozen-string-accepted",
+        "frozen given as a string (not a list) is refused, naming the field",
+        "workbench/core/config.py",
+        "    if not isinstance(cfg.frozen, tuple) or not all(\n",
+        "    if not all(\n",
+        (f"{_CFG_FUZZ}::test_a_list_of_names_is_needed_for_frozen_and_augment",),
+    ),
+    Mutation(
+        "run-json-wrong-types-unchecked",
+        "a run.json field of the wrong type marks the run damaged, never an exception",
+        "workbench/core/run_file.py",
+        "    problem = field_problem(data)\n",
+        "    problem = None\n",
+        (
+            f"{_LEDGER_FUZZ}::test_every_damaged_ledger_is_listed_marked_and_left_as_it_is",
+            f"{_LEDGER_FUZZ}::test_damaged_runs_are_listed_beside_a_healthy_one",
+        ),
+    ),
+    Mutation(
+        "damaged-run-json-rewritten",
+        "a damaged run.json is never rewritten (rename, tag, resume, mask change)",
+        "workbench/core/runs.py",
+        "        if problem is not None:\n            raise DamagedRunFile(",
+        "        if False:\n            raise DamagedRunFile(",
+        (f"{_LEDGER_FUZZ}::test_a_damaged_run_json_is_never_rewritten",),
+    ),
+    Mutation(
+        "damaged-run-dropped-from-list",
+        "a run with a damaged run.json stays in the runs list, marked damaged",
+        "workbench/core/runs.py",
+        "    if data is None:\n        return None\n    info = {} if problem else data\n",
+        "    if data is None or problem:\n        return None\n    info = data\n",
+        (
+            f"{_LEDGER_FUZZ}::test_damaged_runs_are_listed_beside_a_healthy_one",
+            f"{_BAD_UI}::test_the_window_opens_among_damaged_files_and_changes_none",
+        ),
+    ),
+    Mutation(
+        "ledger-deep-line-escapes",
+        "a ledger line nested thousands deep is skipped like any unreadable line",
+        "workbench/core/files.py",
+        "        except (ValueError, RecursionError):\n            continue",
+        "        except ValueError:\n            continue",
+        (
+            f"{_LEDGER_FUZZ}::test_every_damaged_ledger_is_listed_marked_and_left_as_it_is",
+        ),
+    ),
+    Mutation(
+        "ledger-huge-number-escapes",
+        "a ledger line with a step of 1e400 is skipped, not an OverflowError",
+        "workbench/core/events.py",
+        "            except OverflowError as exc:",
+        "            except ZeroDivisionError as exc:",
+        (
+            f"{_LEDGER_FUZZ}::test_every_damaged_ledger_is_listed_marked_and_left_as_it_is",
+        ),
+    ),
+    Mutation(
+        "resume-drops-unreadable-ledger-lines",
+        "resuming drops only the steps to log again; unreadable lines stay as they are",
+        "workbench/core/run_file.py",
+        "if (_line_step(line) or 0) <= global_step]",
+        "if (_line_step(line) or math.inf) <= global_step]",
+        (
+            f"{_LEDGER_FUZZ}::"
+            "test_resuming_keeps_unreadable_ledger_lines_and_drops_later_steps",
+        ),
+    ),
+    Mutation(
+        "damaged-run-folder-claimed",
+        "continuing a run whose run.json is damaged records it in a new folder",
+        "workbench/core/session.py",
+        "            if not kept or notes:\n",
+        "            if not kept:\n",
+        (
+            f"{_LEDGER_FUZZ}::"
+            "test_continuing_a_run_whose_run_json_is_damaged_records_it_anew",
+        ),
+    ),
+    Mutation(
+        "my-digits-id-as-path",
+        "a my-digits id that is a path is damage: nothing outside the folder is touched",
+        "workbench/core/data/my_digits.py",
+        '                    id=_check_id(e["id"]),\n',
+        '                    id=str(e["id"]),\n',
+        (
+            f"{_DIGITS_FUZZ}::test_an_id_that_is_a_path_is_damage_and_nothing_is_deleted",
+        ),
+    ),
+    Mutation(
+        "my-digits-duplicated-id-accepted",
+        "a my-digits index listing an id twice is a clear message",
+        "workbench/core/data/my_digits.py",
+        "            if twice:\n",
+        "            if False:\n",
+        (
+            f"{_DIGITS_FUZZ}::test_a_duplicated_id_is_named",
+            f"{_DIGITS_FUZZ}::test_every_damaged_collection_says_why_and_keeps_every_file",
+        ),
+    ),
+    Mutation(
+        "one-bad-drawing-hides-all",
+        "one unreadable drawing leaves the other drawings in the Draw tab's view",
+        "workbench/ui/panels/my_digits_box.py",
+        "                unreadable.append(str(exc))\n                continue\n",
+        "                unreadable.append(str(exc))\n                break\n",
+        (f"{_BAD_UI}::test_one_unreadable_drawing_leaves_the_others_in_view",),
+    ),
+    Mutation(
+        "damaged-run-renamable",
+        "the Runs tab cannot rename or tag a damaged run (its run.json is kept)",
+        "workbench/ui/panels/runs.py",
+        "        self.rename_button.setEnabled(one is not None and not live and not damaged)",
+        "        self.rename_button.setEnabled(one is not None and not live)",
+        (f"{_BAD_UI}::test_the_window_opens_among_damaged_files_and_changes_none",),
+    ),
+    Mutation(
+        "damaged-run-without-reason",
+        "a damaged run's row says why in its tooltip",
+        "workbench/ui/panels/runs_table.py",
+        "        if run.problem:  # every cell says why",
+        "        if False:  # every cell says why",
+        (f"{_BAD_UI}::test_the_window_opens_among_damaged_files_and_changes_none",),
+    ),
+    Mutation(
+        "resume-nothing-left-silent",
+        "the window's resume of a run with nothing left says so and trains nothing",
+        "workbench/ui/window_files.py",
+        '            self.window.set_status(f"Not continued: {plan.why_new}")',
+        "            pass",
+        (
+            f"{_BAD_UI}::"
+            "test_resuming_a_run_with_nothing_left_says_so_and_trains_nothing",
+        ),
+    ),
+    Mutation(
+        "damaged-window-config-escapes",
+        "a damaged config in the window's settings opens the window with the defaults",
+        "workbench/ui/window_state.py",
+        "    except (ConfigError, ValueError, TypeError, RecursionError) as exc:",
+        "    except (ConfigError, ValueError, TypeError) as exc:",
+        (f"{_BAD_UI}::test_the_window_opens_among_damaged_files_and_changes_none",),
+    ),
+    Mutation(
+        "clipped-config-silent",
+        "a loaded config a field cannot hold (lr 1e300) says what the window shows",
+        "workbench/ui/window_files.py",
+        "            if shown[k] != wanted[k]\n",
+        "            if False\n",
+        (
+            f"{_BAD_UI}::test_a_loaded_config_the_fields_cannot_hold_says_what_they_show",
         ),
     ),
 ]

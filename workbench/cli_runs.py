@@ -46,6 +46,9 @@ def _run_report(folder: Any) -> list[str]:
     metrics = R.read_metrics(folder)
     lines = [f"run {folder.id}" + (f" ({info['name']})" if info.get("name") else "")]
     lines.append(f"folder: {folder.path}")
+    summary = R.summarize(folder)
+    if summary is not None and summary.problem:
+        lines.append(f"damaged: {summary.problem} (the file was left as it is)")
     lines.append(
         f"status: {info.get('status')}, created {info.get('created')} from the "
         f"{info.get('origin')}, {float(info.get('seconds') or 0):.1f} s of training"

@@ -40,6 +40,9 @@ RESIZABLE_DATASETS = ("cifar10", "folder")
 # The side images are brought to when the config names none.
 DEFAULT_IMAGE_SIZE = {"cifar10": 32, "folder": 64}
 IMAGE_SIZE_RANGE = (8, 512)
+# The largest whole number a setting may hold: the window's fields are 32-bit
+# (Qt's int), so every config it can load it can also show. 1e100 is damage.
+MAX_WHOLE = 2**31 - 1
 AUGMENTATIONS = ("crop", "flip", "rotate", "jitter")
 # Datasets my own drawings can be prepared like (and mixed with): digit datasets.
 MY_DIGITS_BASES = ("mnist", "digits")
@@ -192,7 +195,7 @@ class TrainConfig:
     def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
         """Build from a dict; unknown keys are ignored with a log line."""
         version = data.get("schema_version", SCHEMA_VERSION)
-        if not isinstance(version, int) or version > SCHEMA_VERSION:
+        if type(version) is not int or version > SCHEMA_VERSION:
             raise ConfigError(
                 f"schema_version {version!r} is newer than this program understands "
                 f"(up to {SCHEMA_VERSION}); upgrade ptcore-workbench"
@@ -225,6 +228,8 @@ def _check_int(name: str, value: object, minimum: int, optional: bool = False) -
         return
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
         raise ConfigError(f"{name}: {value!r} must be a whole number >= {minimum}")
+    if value > MAX_WHOLE:
+        raise ConfigError(f"{name}: {value:.3g} is too large (at most {MAX_WHOLE:,})")
 
 
 def validate(cfg: TrainConfig) -> None:
@@ -270,7 +275,9 @@ def validate(cfg: TrainConfig) -> None:
     if cfg.data_dir is not None and not isinstance(cfg.data_dir, str):
         raise ConfigError("data_dir: must be a folder path")
     _validate_images(cfg)
-    if not all(isinstance(p, str) and p for p in cfg.frozen):
+    if not isinstance(cfg.frozen, tuple) or not all(
+        isinstance(p, str) and p for p in cfg.frozen
+    ):
         raise ConfigError("frozen: must be a list of parameter names or glob patterns")
     if cfg.workers > 0 and cfg.loader == "fast":
         raise ConfigError(
@@ -296,9 +303,9 @@ def _validate_images(cfg: TrainConfig) -> None:
         raise ConfigError(f"val_fraction: {value!r} must be a number")
     if not 0 < value <= 0.5:
         raise ConfigError(f"val_fraction: {value!r} must be above 0 and at most 0.5")
-    if not isinstance(cfg.augment, tuple) or not all(
-        a in AUGMENTATIONS for a in cfg.augment
-    ):
+    if not isinstance(cfg.augment, tuple):
+        raise ConfigError(f"augment: {cfg.augment!r} must be a list of choices")
+    if not all(a in AUGMENTATIONS for a in cfg.augment):
         raise ConfigError(
             f"augment: {list(cfg.augment)!r} may only name {', '.join(AUGMENTATIONS)}"
         )
@@ -331,7 +338,11 @@ def load_config(path: str | Path) -> TrainConfig:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"config file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path} is not UTF-8 text (byte {exc.start}): save it as UTF-8"
+        ) from None
+    except OSError as exc:
         raise ConfigError(f"cannot read config {path}: {exc}") from exc
     try:
         if path.suffix.lower() == ".toml":
@@ -342,6 +353,8 @@ def load_config(path: str | Path) -> TrainConfig:
         raise ConfigError(
             f"{path} is not valid {path.suffix[1:].upper()}: {exc}"
         ) from exc
+    except RecursionError:  # brackets nested thousands deep: no config is
+        raise ConfigError(f"{path}: nested too deeply to be a config") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a table of settings at the top level")
     try:

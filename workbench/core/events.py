@@ -28,7 +28,20 @@ def _float(record: Mapping[str, Any], key: str) -> float:
 
 def _count(record: Mapping[str, Any], key: str) -> int:
     """A count; 0 when an older record lacks it."""
-    return int(record.get(key) or 0)
+    return _whole(record.get(key) or 0)
+
+
+def _whole(value: Any) -> int:
+    """A count or step read back: a whole number >= 0 (ValueError otherwise)."""
+    number = int(value)
+    if number < 0:
+        raise ValueError(f"{value!r} is below 0")
+    return number
+
+
+def _same_length(name: str, *columns: tuple[Any, ...]) -> None:
+    if len({len(c) for c in columns}) > 1:
+        raise ValueError(f"{name}: the lists differ in length")
 
 
 def _floats(values: Any) -> tuple[float, ...]:
@@ -119,7 +132,7 @@ class StepMetrics:
         return cls(
             epoch=_count(record, "epoch"),
             step=_count(record, "step"),
-            global_step=int(record["global_step"]),
+            global_step=_whole(record["global_step"]),
             total_steps=_count(record, "total_steps"),
             loss=float(record["loss"]),
             accuracy=_float(record, "accuracy"),
@@ -179,17 +192,15 @@ class EpochMetrics:
         """Read a ledger line or a history entry (``epoch``, ``global_step`` needed)."""
         confusion = record.get("confusion")
         return cls(
-            epoch=int(record["epoch"]),
-            global_step=int(record["global_step"]),
+            epoch=_whole(record["epoch"]),
+            global_step=_whole(record["global_step"]),
             train_loss=_float(record, "train_loss"),
             train_accuracy=_float(record, "train_accuracy"),
             val_loss=_float(record, "val_loss"),
             val_accuracy=_float(record, "val_accuracy"),
             images_per_s=_float(record, "images_per_s"),
             seconds=_float(record, "seconds"),
-            confusion=None
-            if confusion is None
-            else tuple(_ints(row) for row in confusion),
+            confusion=None if confusion is None else _square(confusion),
         )
 
 
@@ -301,12 +312,14 @@ class LayerHealth:
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> Self:
         """Read a ledger line back (every field is required)."""
-        return cls(
-            global_step=int(record["global_step"]),
+        event = cls(
+            global_step=_whole(record["global_step"]),
             layers=tuple(str(name) for name in record["layers"]),
             grad_norms=_floats(record["grad_norms"]),
             weight_norms=_floats(record["weight_norms"]),
         )
+        _same_length(cls.KIND, event.layers, event.grad_norms, event.weight_norms)
+        return event
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,13 +348,17 @@ class WeightHistograms:
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> Self:
         """Read a ledger line back (every field is required)."""
-        return cls(
-            epoch=int(record["epoch"]),
-            global_step=int(record["global_step"]),
+        event = cls(
+            epoch=_whole(record["epoch"]),
+            global_step=_whole(record["global_step"]),
             layers=tuple(str(name) for name in record["layers"]),
             edges=tuple(_floats(e) for e in record["edges"]),
             counts=tuple(_ints(c) for c in record["counts"]),
         )
+        _same_length(cls.KIND, event.layers, event.edges, event.counts)
+        for edges, counts in zip(event.edges, event.counts, strict=True):
+            _same_length(cls.KIND, edges, (0, *counts))
+        return event
 
 
 RecordedEvent = StepMetrics | EpochMetrics | LayerHealth | WeightHistograms
@@ -355,6 +372,13 @@ RECORDED_EVENTS: tuple[type[RecordedEvent], ...] = (
 )
 
 
+def _square(rows: Any) -> tuple[tuple[int, ...], ...]:
+    """A confusion matrix read back: as many rows as columns, counts >= 0."""
+    matrix = tuple(tuple(_whole(n) for n in row) for row in rows)
+    _same_length("confusion", *matrix, matrix)
+    return matrix
+
+
 def event_from_record(record: Mapping[str, Any]) -> RecordedEvent | None:
     """The event a ledger line holds; None for a kind this version does not know.
 
@@ -366,7 +390,10 @@ def event_from_record(record: Mapping[str, Any]) -> RecordedEvent | None:
     """
     for cls in RECORDED_EVENTS:
         if record.get("kind") == cls.KIND:
-            return cls.from_record(record)
+            try:
+                return cls.from_record(record)
+            except OverflowError as exc:  # int(1e400): a number no count holds
+                raise ValueError(f"{cls.KIND}: {exc}") from None
     return None
 
 

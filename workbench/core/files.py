@@ -88,16 +88,17 @@ def append_jsonl(path: Path, record: dict[str, Any]) -> None:
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """The records of a JSON-lines file; a torn last line (a crash) is skipped."""
+    """The records of a JSON-lines file; a torn last line (a crash), lines that
+    are not JSON objects (junk, another encoding) are skipped."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError:
         return []
     records = []
-    for line in text.splitlines():
+    for line in data.splitlines():  # bytes: junk spoils its own line only
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(record, dict):
             records.append(record)

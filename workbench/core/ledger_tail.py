@@ -53,7 +53,7 @@ def ledger_events(lines: Iterable[str]) -> list[RecordedEvent]:
     for line in lines:
         try:
             event = event_from_record(json.loads(line))
-        except (KeyError, TypeError, ValueError, AttributeError):
+        except (KeyError, TypeError, ValueError, AttributeError, RecursionError):
             log.warning("skipped an unreadable ledger line: %.80s", line)
             continue
         if event is not None:

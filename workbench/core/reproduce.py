@@ -67,6 +67,8 @@ def reproducible(run: RunSummary) -> str | None:
     str or None
         A sentence for the user, e.g. "run X is still training...".
     """
+    if run.problem:
+        return f"run {run.id} is damaged: {run.problem}"
     if run.started_from:
         return (
             f"run {run.id} started from {run.started_from}, not from its seed: "

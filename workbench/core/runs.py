@@ -53,6 +53,7 @@ from workbench.core.events import (
 )
 from workbench.core.files import append_jsonl, read_jsonl, write_atomically
 from workbench.core.model_catalog import model_slug
+from workbench.core.run_file import DamagedRunFile, forget_after, read_run_file
 from workbench.core.training_run import TrainingRun
 
 log = logging.getLogger(__name__)
@@ -167,18 +168,28 @@ class RunFolder:
         return self.path / CHECKPOINT_FILE
 
     def info(self) -> dict[str, Any]:
-        """The contents of ``run.json`` (empty when missing or unreadable)."""
-        try:
-            data = json.loads((self.path / RUN_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+        """The contents of ``run.json`` (empty when missing or damaged)."""
+        data, problem = read_run_file(self.path / RUN_FILE)
+        return data if data and problem is None else {}
 
     def update(self, **fields: Any) -> None:
-        """Change fields of ``run.json`` (atomically)."""
-        data = self.info()
+        """Change fields of ``run.json`` (atomically); a damaged one is kept.
+
+        Raises
+        ------
+        DamagedRunFile
+            (an ``OSError``) when ``run.json`` is damaged: it is left as it is.
+        """
+        data = self._fields()
         data.update(fields, updated=_now())
         self._write(data)
+
+    def _fields(self) -> dict[str, Any]:
+        """``run.json``'s fields, to change; :class:`DamagedRunFile` if damaged."""
+        data, problem = read_run_file(self.path / RUN_FILE)
+        if problem is not None:
+            raise DamagedRunFile(f"{self.path}: {problem}; it was left as it is")
+        return data or {}
 
     def claim(self, cfg: TrainConfig | None = None) -> None:
         """Mark the run as trained by this process (a resumed run).
@@ -187,7 +198,7 @@ class RunFolder:
         stored one are recorded in ``changed_on_resume`` (the run is then no
         longer what its first config describes).
         """
-        info = self.info()
+        info = self._fields()
         if not info:
             raise FileNotFoundError(f"{self.path / RUN_FILE} is gone")
         fields: dict[str, Any] = {}
@@ -212,7 +223,7 @@ class RunFolder:
 
     def record_mask_change(self, step: int, frozen: list[str]) -> None:
         """The freeze mask changed before ``step + 1``: run.json says how it trained."""
-        info = self.info()
+        info = self._fields()
         changes = [*(info.get("mask_changes") or []), {"step": step, "frozen": frozen}]
         changed = sorted(set(info.get("changed_on_resume") or []) | {"frozen"})
         self.update(changed_on_resume=changed, mask_changes=changes)
@@ -264,22 +275,7 @@ def interrupted_runs(root: Path | None = None) -> list[RunFolder]:
             if same_host and isinstance(pid, int) and _process_alive(pid):
                 continue  # still training somewhere
         found.append(folder)
-    return sorted(found, key=lambda f: f.info().get("updated", ""), reverse=True)
-
-
-def _forget_after(path: Path, global_step: int) -> None:
-    """Drop records past ``global_step``, and end a torn last line.
-
-    A crash may have logged steps after the last checkpoint; the run resumes
-    from that checkpoint and logs those steps again.
-    """
-    text = path.read_text(encoding="utf-8")
-    records = read_jsonl(path)
-    kept = [r for r in records if int(r.get("global_step", 0)) <= global_step]
-    if len(kept) == len(records) and text.endswith("\n"):
-        return
-    lines = "".join(json.dumps(r, allow_nan=True) + "\n" for r in kept)
-    write_atomically(path, lambda f: f.write(lines.encode("utf-8")))
+    return sorted(found, key=lambda f: f.info().get("updated") or "", reverse=True)
 
 
 class RunRecorder:
@@ -328,7 +324,7 @@ class RunRecorder:
                 for epoch in run.history.epochs:
                     append_jsonl(path, epoch.to_record())
             else:
-                _forget_after(path, run.global_step)
+                forget_after(path, run.global_step)
         except OSError as exc:
             return self._failed(f"cannot write {path}", exc)
         return self._open_tensorboard()
@@ -472,6 +468,7 @@ class RunSummary:
     started_from: str | None = None  # not the seed's weights (a fine-tune)
     changed: tuple[str, ...] = ()  # settings changed after it began
     world_size: int = 1  # processes that trained it (older runs: 1)
+    problem: str | None = None  # why its run.json is damaged (then all defaults)
 
     @property
     def title(self) -> str:
@@ -480,28 +477,33 @@ class RunSummary:
 
 
 def summarize(folder: RunFolder) -> RunSummary | None:
-    """The runs-list line of ``folder``; None without a readable ``run.json``."""
-    info = folder.info()
-    if not info:
+    """The runs-list line of ``folder``; None without a ``run.json``.
+
+    A damaged ``run.json`` gives a line with status "damaged" and its
+    ``problem``: the run stays in the list, marked, and its file untouched.
+    """
+    data, problem = read_run_file(folder.path / RUN_FILE)
+    if data is None:
         return None
-    cfg = info.get("config")
-    cfg = cfg if isinstance(cfg, dict) else {}
+    info = {} if problem else data
+    cfg = info.get("config") or {}
     return RunSummary(
         folder=folder,
-        id=str(info.get("id", folder.path.name)),
-        name=str(info.get("name") or ""),
-        tags=tuple(str(t) for t in info.get("tags") or ()),
-        created=str(info.get("created", "")),
+        id=info.get("id") or folder.path.name,
+        name=info.get("name") or "",
+        tags=tuple(info.get("tags") or ()),
+        created=info.get("created") or "",
         dataset=str(cfg.get("dataset", "?")),
         model=str(cfg.get("model", "?")),
-        status=str(info.get("status", "?")),
+        status="damaged" if problem else info.get("status") or "?",
         best_val_accuracy=info.get("best_val_accuracy"),
         seconds=float(info.get("seconds") or 0.0),
-        global_step=int(info.get("global_step") or 0),
+        global_step=info.get("global_step") or 0,
         config=cfg,
         started_from=info.get("started_from") or None,
-        changed=tuple(str(c) for c in info.get("changed_on_resume") or ()),
-        world_size=int(info.get("world_size") or 1),
+        changed=tuple(info.get("changed_on_resume") or ()),
+        world_size=info.get("world_size") or 1,
+        problem=problem,
     )
 
 

@@ -329,9 +329,15 @@ class Session:
             # Several processes train this run: the first one records it alone.
             self.folder = None
             return []
+        notes = []
         try:
             folder = self.folder
-            if plan.kind is StartKind.NEW or folder is None or not folder.info():
+            kept = plan.kind is not StartKind.NEW and folder is not None
+            if kept and folder is not None and not folder.info():
+                notes.append(
+                    f"{folder.path} is damaged or gone: a new folder records it"
+                )
+            if not kept or notes:
                 self.folder = RunFolder.create(
                     cfg, origin=self.origin, started_from=plan.started_from
                 )
@@ -353,7 +359,7 @@ class Session:
             changed=list(plan.changed) if plan.kind is not StartKind.NEW else [],
             frozen=list(cfg.frozen),  # the mask may change between runs
         )
-        return []
+        return notes
 
     def _record_data(self, run: TrainingRun) -> str | None:
         """Keep the data fingerprint and model file hash in the run's folder.

@@ -271,8 +271,11 @@ class FileActions(QObject):
         c = self.controller
         if c.closing or c.run is None or c.state is not RunState.IDLE:
             return
-        if c.plan(self.window.current_config()).kind is not StartKind.NEW:
+        plan = c.plan(self.window.current_config())
+        if plan.kind is not StartKind.NEW:
             self.window.start()
+        elif plan.why_new:  # nothing left to train, say: the run stays open
+            self.window.set_status(f"Not continued: {plan.why_new}")
 
     @Slot()
     def save_checkpoint_dialog(self) -> None:
@@ -311,7 +314,17 @@ class FileActions(QObject):
             self.window.show_error("Could not load the run config", exc)
             return
         self.window.apply_config(cfg)
-        self.window.set_status(f"Loaded run config {path.name}")
+        # A field's range (lr at most 10, say) may not hold the file's value.
+        wanted, shown = cfg.to_dict(), self.window.current_config().to_dict()
+        clipped = [
+            f"{k} {wanted[k]!r} as {shown[k]!r}"
+            for k in wanted
+            if shown[k] != wanted[k]
+        ]
+        self.window.set_status(
+            f"Loaded run config {path.name}"
+            + (f"; the window shows {', '.join(clipped)}" if clipped else "")
+        )
 
     @Slot()
     def save_config_dialog(self) -> None:

@@ -57,7 +57,7 @@ def load_last_config(settings: QSettings) -> TrainConfig | None:
         return None
     try:
         return TrainConfig.from_dict(json.loads(str(text)))
-    except (ConfigError, ValueError, TypeError) as exc:
+    except (ConfigError, ValueError, TypeError, RecursionError) as exc:
         log.warning("ignoring the saved window config: %s", exc)
         return None
 

@@ -16,6 +16,7 @@ import io
 import json
 import logging
 import os
+import re
 import secrets
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -84,6 +85,19 @@ def _to_uint8(image: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.clip(np.rint(image * 255.0), 0, 255), np.uint8)
 
 
+def _check_id(value: object) -> str:
+    """A sample id names its files: a plain file name, never a path."""
+    if not isinstance(value, str) or not re.fullmatch(r"[\w-][\w.-]*", value):
+        raise DataError(f"an id must be a file name, got {value!r}")
+    return value
+
+
+def _check_text(name: str, value: object, allowed: tuple[str, ...] = ()) -> str:
+    if not isinstance(value, str) or (allowed and value not in allowed):
+        raise DataError(f"a {name} must be {' or '.join(allowed) or 'text'}: {value!r}")
+    return value
+
+
 def _check_label(label: object) -> int:
     if isinstance(label, bool) or not isinstance(label, int | np.integer):
         raise DataError(f"a digit label must be a whole number 0-9, got {label!r}")
@@ -118,28 +132,35 @@ class MyDigits:
         """
         path = self.folder / INDEX_NAME
         try:
-            text = path.read_text(encoding="utf-8")
+            raw = path.read_bytes()
         except FileNotFoundError:
             return []
         except OSError as exc:
             raise DataError(f"cannot read {path}: {exc.strerror or exc}") from exc
         try:
-            data = json.loads(text)
-            entries = data["samples"]
-            return [
+            entries = json.loads(raw.decode("utf-8"))["samples"]
+            if not isinstance(entries, list):
+                raise TypeError(f"samples is {type(entries).__name__}, not a list")
+            samples = [
                 DigitSample(
-                    id=str(e["id"]),
+                    id=_check_id(e["id"]),
                     label=_check_label(e["label"]),
-                    created=str(e["created"]),
-                    style=str(e.get("style", "mnist")),
+                    created=_check_text("created", e["created"]),
+                    style=_check_text("style", e.get("style", "mnist"), STYLES),
                 )
                 for e in entries
             ]
-        except (ValueError, KeyError, TypeError, DataError) as exc:
+            ids = [s.id for s in samples]
+            twice = sorted({i for i in ids if ids.count(i) > 1})
+            if twice:
+                raise ValueError(f"id {twice[0]} is listed twice")
+        except (ValueError, KeyError, TypeError, DataError, RecursionError) as exc:
+            reason = str(exc) if not isinstance(exc, RecursionError) else "too deep"
             raise DataError(
-                f"{path} is damaged ({exc}); it was left as it is: move it away "
-                "to start a new collection"
-            ) from exc
+                f"{path} is damaged ({reason}); it was left as it is: move it away "
+                "to start a new collection (your drawings stay in the folder)"
+            ) from None
+        return samples
 
     def __len__(self) -> int:
         return len(self.samples())
@@ -157,14 +178,21 @@ class MyDigits:
 
     def field(self, sample_id: str) -> np.ndarray:
         """The stored 28x28 field (uint8) the model was shown when it was added."""
-        return self._read_png(self.folder / f"{sample_id}-28x28.png")
+        path = self.folder / f"{sample_id}-28x28.png"
+        field = self._read_png(path)
+        if field.shape != (28, 28):
+            raise DataError(f"a saved drawing is {field.shape}, not 28x28: {path}")
+        return field
 
     def field_in_style(self, sample: DigitSample, style: str) -> np.ndarray:
         """The 28x28 uint8 field in ``style``: stored, or made from the strokes."""
         if sample.style == style:
             return self.field(sample.id)
         image = self.stroke_image(sample.id).astype(np.float32) / 255.0
-        return _to_uint8(style_image(image, style))
+        try:
+            return _to_uint8(style_image(image, style))
+        except PredictError as exc:  # a blank or damaged stroke image
+            raise DataError(f"drawing {sample.id} cannot be prepared: {exc}") from exc
 
     def arrays(self, style: str = "mnist") -> ImageArrays:
         """The drawings as a train/validation split, fields in ``style``.
@@ -327,14 +355,15 @@ class MyDigits:
     # ------------------------------------------------------------------ helpers
 
     def _read_png(self, path: Path) -> np.ndarray:
-        from PIL import Image, UnidentifiedImageError
+        from PIL import Image
 
         try:
             with Image.open(path) as img:
                 return np.asarray(img.convert("L"), dtype=np.uint8).copy()
         except FileNotFoundError:
             raise DataError(f"a saved drawing is missing: {path}") from None
-        except (UnidentifiedImageError, OSError) as exc:
+        except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
+            # UnidentifiedImageError is an OSError; SyntaxError: a broken PNG chunk
             raise DataError(f"a saved drawing cannot be read: {path}: {exc}") from exc
 
     def _write(self, name: str, data: bytes) -> None:

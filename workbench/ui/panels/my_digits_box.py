@@ -142,26 +142,37 @@ class MyDigitsBox(QGroupBox):
         self.sample_list.clear()
         try:
             samples = self.store.samples()
-            for sample in samples:
-                field = self.store.field_in_style(sample, self._style)
-                item = QListWidgetItem(
-                    QIcon(gray_pixmap(field, THUMB_SCALE)), str(sample.label)
-                )
-                item.setData(Qt.ItemDataRole.UserRole, sample.id)
-                item.setToolTip(f"{sample.label}, drawn {sample.created}")
-                self.sample_list.addItem(item)
-        except DataError as exc:
+        except DataError as exc:  # the index is damaged: it is left as it is
             self.counts_label.setText(str(exc))
             self._update_texts()
             return
+        unreadable = []
+        for sample in samples:
+            try:
+                field = self.store.field_in_style(sample, self._style)
+            except DataError as exc:  # one drawing's files: the others still show
+                unreadable.append(str(exc))
+                continue
+            item = QListWidgetItem(
+                QIcon(gray_pixmap(field, THUMB_SCALE)), str(sample.label)
+            )
+            item.setData(Qt.ItemDataRole.UserRole, sample.id)
+            item.setToolTip(f"{sample.label}, drawn {sample.created}")
+            self.sample_list.addItem(item)
         counts = [0] * 10
         for sample in samples:
             counts[sample.label] += 1
         if samples:
             # No break inside "7: 1": a wrapped line never parts a digit and count.
             per_digit = "  ".join(f"{d}:\u00a0{n}" for d, n in enumerate(counts))
+            broken = (
+                f". {plural(len(unreadable), 'drawing')} cannot be shown "
+                f"(kept as they are): {unreadable[0]}"
+                if unreadable
+                else ""
+            )
             self.counts_label.setText(
-                f"{plural(len(samples), 'drawing')} ({per_digit})"
+                f"{plural(len(samples), 'drawing')} ({per_digit}){broken}"
             )
         else:
             self.counts_label.setText(

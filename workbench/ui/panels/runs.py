@@ -77,6 +77,7 @@ class RunsPanel(QWidget):
         self._busy = False
         self._emitted: list[RunSummary] = []
         self._filling = False
+        self._damage_shown = False  # the message line tells of damaged runs
         # Folders appearing or going (another process's run, a deletion) and
         # the run.json of running runs: the list follows without Refresh.
         self._watcher = QFileSystemWatcher(self)
@@ -277,6 +278,16 @@ class RunsPanel(QWidget):
 
     def _selection_changed(self) -> None:
         runs = self.selected_runs()
+        damaged = [r for r in runs if r.problem]
+        if damaged or self._damage_shown:
+            self._damage_shown = bool(damaged)
+            self.show_message(
+                "\n".join(
+                    f"{r.id} is damaged: {r.problem}. Its files are left as they "
+                    "are; it cannot be renamed, tagged or reproduced."
+                    for r in damaged
+                )
+            )
         self._update_buttons()
         self._update_diff(runs)
         if runs != self._emitted:
@@ -287,9 +298,11 @@ class RunsPanel(QWidget):
         runs = self.selected_runs()
         one = runs[0] if len(runs) == 1 else None
         live = self._busy and any(r.id == self._current_id for r in runs)
-        # The trainer rewrites the live run's run.json: a rename could be lost.
-        self.rename_button.setEnabled(one is not None and not live)
-        self.tag_button.setEnabled(bool(runs) and not live)
+        # The trainer rewrites the live run's run.json: a rename could be lost;
+        # a damaged run.json is never rewritten.
+        damaged = any(r.problem for r in runs)
+        self.rename_button.setEnabled(one is not None and not live and not damaged)
+        self.tag_button.setEnabled(bool(runs) and not live and not damaged)
         self.delete_button.setEnabled(bool(runs) and not self._busy)
         why_not = reproducible(one) if one is not None else None
         self.reproduce_button.setEnabled(

@@ -250,6 +250,13 @@ class RunsTable(QTableWidget):
         first = self.item(row, 0)
         first.setData(_ID_ROLE, run.id)
         first.setToolTip(f"{run.title}\n{run.id}\n{run.folder.path}")
+        if run.problem:  # every cell says why: the row has little else to show
+            tip = (
+                f"Damaged: {run.problem}\n{run.folder.path}\n"
+                "Its files are left as they are."
+            )
+            for column in range(self.columnCount()):
+                self.item(row, column).setToolTip(tip)
 
     def select_ids(self, ids: Iterable[str]) -> None:
         """Select the rows of these runs (others deselected)."""
