@@ -2640,7 +2640,7 @@ MUTATIONS += [
     Mutation(
         "device-check-resume-row-blind",
         "device_check's exact-resume row fails when the resumed run differs",
-        "bench/device_check.py",
+        "bench/device_rows.py",
         "    passed = same_losses and same_weights and not missing\n",
         "    passed = True\n",
         (
@@ -2651,7 +2651,7 @@ MUTATIONS += [
     Mutation(
         "device-check-fp16-row-blind-to-scaler",
         "device_check's fp16 row fails when the GradScaler is off",
-        "bench/device_check.py",
+        "bench/device_rows.py",
         '    if scaled != (precision == "fp16"):\n',
         "    if False:\n",
         ("tests/core/test_device_check.py::test_the_fp16_row_fails_without_a_scaler",),

@@ -28,12 +28,18 @@ CUDA_ROWS = (
 
 @pytest.fixture
 def device_check(monkeypatch):
+    # As when run as a script: its own folder first on the path (device_rows).
+    monkeypatch.syspath_prepend(str(SCRIPT.parent))
     spec = importlib.util.spec_from_file_location("device_check", SCRIPT)
     module = importlib.util.module_from_spec(spec)
-    # Its dataclasses look their module up while they are made.
-    monkeypatch.setitem(sys.modules, "device_check", module)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture
+def rows(device_check):
+    """bench/device_rows.py: the training rows (as device_check imported it)."""
+    return sys.modules["device_rows"]
 
 
 @pytest.fixture
@@ -192,16 +198,16 @@ def test_a_child_process_that_hangs_is_a_fail(device_check, tmp_path):
 
 @pytest.mark.slow
 def test_the_exact_resume_row_passes_on_the_cpu_and_fails_without_rng(
-    device_check, monkeypatch, tmp_path
+    rows, monkeypatch, tmp_path
 ):
-    ctx = device_check.Context("cpu", tmp_path, tmp_path)
-    row = device_check.check_exact_resume(ctx, stop_at=3, steps=6)
+    ctx = rows.Context("cpu", tmp_path, tmp_path)
+    row = rows.check_exact_resume(ctx, stop_at=3, steps=6)
     assert row.status == "ok", row
     assert row.detail == (
         "stopped at step 3 of 6: losses identical, weights bit-identical"
     )
     monkeypatch.setattr(checkpoints, "set_rng_states", lambda states: None)
-    row = device_check.check_exact_resume(ctx, stop_at=3, steps=6)
+    row = rows.check_exact_resume(ctx, stop_at=3, steps=6)
     assert row.status == "FAIL"
     assert "losses DIFFER, weights DIFFER" in row.detail
 
@@ -209,13 +215,13 @@ def test_the_exact_resume_row_passes_on_the_cpu_and_fails_without_rng(
 @pytest.mark.slow
 @pytest.mark.parametrize("precision", ["bf16", "fp16"])
 def test_the_mixed_precision_rows_check_logits_and_scaler_on_the_cpu(
-    device_check, monkeypatch, tmp_path, precision
+    rows, monkeypatch, tmp_path, precision
 ):
     # fp16 is refused on the CPU by policy; CPU autocast and GradScaler work.
     monkeypatch.setattr(engine, "check_precision", lambda precision, device: None)
-    monkeypatch.setattr(device_check, "_cfg", _mlp(device_check._cfg))
-    ctx = device_check.Context("cpu", tmp_path, tmp_path)
-    row = getattr(device_check, f"check_{precision}")(ctx)
+    monkeypatch.setattr(rows, "_cfg", _mlp(rows._cfg))
+    ctx = rows.Context("cpu", tmp_path, tmp_path)
+    row = getattr(rows, f"check_{precision}")(ctx)
     assert row.status == "ok", row
     if precision == "bf16":
         assert row.detail == "torch.bfloat16 logits, no scaler"
@@ -225,11 +231,11 @@ def test_the_mixed_precision_rows_check_logits_and_scaler_on_the_cpu(
 
 
 @pytest.mark.slow
-def test_the_fp16_row_fails_without_a_scaler(device_check, monkeypatch, tmp_path):
+def test_the_fp16_row_fails_without_a_scaler(rows, monkeypatch, tmp_path):
     monkeypatch.setattr(engine, "check_precision", lambda precision, device: None)
-    monkeypatch.setattr(device_check, "_cfg", _mlp(device_check._cfg))
+    monkeypatch.setattr(rows, "_cfg", _mlp(rows._cfg))
     monkeypatch.setattr(torch.amp, "GradScaler", ScalerOff)
-    row = device_check.check_fp16(device_check.Context("cpu", tmp_path, tmp_path))
+    row = rows.check_fp16(rows.Context("cpu", tmp_path, tmp_path))
     assert row.status == "FAIL"
     assert row.detail == "the GradScaler was off"
 
