@@ -2793,4 +2793,140 @@ MUTATIONS += [
             f"{_BAD_UI}::test_a_loaded_config_the_fields_cannot_hold_says_what_they_show",
         ),
     ),
+    # -------------------------------- CUDA exactness and the device check
+    Mutation(
+        "cuda-determinism-not-asked",
+        "prepare_run asks for deterministic kernels for its device before loading",
+        "workbench/core/engine.py",
+        "    deterministic_kernels(device)  # before the first CUDA computation\n",
+        "",
+        (
+            "tests/core/test_cuda_exactness.py::"
+            "test_prepare_run_sets_determinism_for_its_device_before_loading",
+        ),
+    ),
+    Mutation(
+        "cuda-deterministic-algorithms-off",
+        "a CUDA run turns torch.use_deterministic_algorithms on (warn_only)",
+        "workbench/core/determinism.py",
+        "    torch.use_deterministic_algorithms(True, warn_only=True)\n",
+        "",
+        (
+            "tests/core/test_cuda_exactness.py::"
+            "test_a_cuda_run_asks_for_deterministic_kernels_and_cublas_setting",
+        ),
+    ),
+    Mutation(
+        "cublas-workspace-not-set",
+        "a CUDA run sets CUBLAS_WORKSPACE_CONFIG (unless the user did)",
+        "workbench/core/determinism.py",
+        '    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", CUBLAS_WORKSPACE_CONFIG)\n',
+        "",
+        (
+            "tests/core/test_cuda_exactness.py::"
+            "test_a_cuda_run_asks_for_deterministic_kernels_and_cublas_setting",
+        ),
+    ),
+    Mutation(
+        "cublas-workspace-overrides-the-user",
+        "a user's own CUBLAS_WORKSPACE_CONFIG is kept",
+        "workbench/core/determinism.py",
+        '    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", CUBLAS_WORKSPACE_CONFIG)\n',
+        '    os.environ["CUBLAS_WORKSPACE_CONFIG"] = CUBLAS_WORKSPACE_CONFIG\n',
+        ("tests/core/test_cuda_exactness.py::test_a_users_own_cublas_setting_is_kept",),
+    ),
+    Mutation(
+        "cudnn-benchmark-left-on",
+        "a CUDA run switches cuDNN's benchmark search off",
+        "workbench/core/determinism.py",
+        "    torch.backends.cudnn.benchmark = False\n",
+        "",
+        (
+            "tests/core/test_cuda_exactness.py::"
+            "test_a_cuda_run_asks_for_deterministic_kernels_and_cublas_setting",
+        ),
+    ),
+    Mutation(
+        "cuda-determinism-on-cpu-runs",
+        "a CPU run leaves the process's determinism settings alone",
+        "workbench/core/determinism.py",
+        '    if device.type != "cuda":\n        return\n',
+        "",
+        (
+            "tests/core/test_cuda_exactness.py::test_a_cpu_run_leaves_the_process_settings_alone",
+        ),
+    ),
+    Mutation(
+        "cuda-rng-not-saved",
+        "a checkpoint holds every GPU's RNG state",
+        "workbench/core/checkpoints.py",
+        '        states["cuda"] = torch.cuda.get_rng_state_all()\n',
+        "        pass\n",
+        (
+            "tests/core/test_cuda_exactness.py::"
+            "test_a_checkpoint_keeps_every_gpus_rng_and_a_resume_restores_it",
+        ),
+    ),
+    Mutation(
+        "cuda-rng-not-restored",
+        "a resumed run restores the GPUs' RNG states it stopped with",
+        "workbench/core/checkpoints.py",
+        '        torch.cuda.set_rng_state_all(states["cuda"][: torch.cuda.device_count()])\n',
+        "        pass\n",
+        (
+            "tests/core/test_cuda_exactness.py::"
+            "test_a_checkpoint_keeps_every_gpus_rng_and_a_resume_restores_it",
+        ),
+    ),
+    Mutation(
+        "cuda-rng-restored-for-absent-gpus",
+        "a machine with fewer GPUs restores the RNG states of the GPUs it has",
+        "workbench/core/checkpoints.py",
+        'states["cuda"][: torch.cuda.device_count()]',
+        'states["cuda"]',
+        (
+            "tests/core/test_cuda_exactness.py::test_a_machine_with_fewer_gpus_restores_the_gpus_it_has",
+        ),
+    ),
+    Mutation(
+        "fp16-without-gradscaler",
+        "fp16 trains with torch.amp.GradScaler scaling the loss",
+        "workbench/core/engine.py",
+        'enabled=run.precision == "fp16")',
+        "enabled=False)",
+        (
+            "tests/core/test_cuda_exactness.py::"
+            "test_fp16_trains_with_a_gradient_scaler_and_bf16_without",
+        ),
+    ),
+    Mutation(
+        "device-check-exit-code",
+        "device_check exits non-zero when a row fails",
+        "bench/device_check.py",
+        '    return 1 if any(row.status == "FAIL" for row in rows) else 0\n',
+        "    return 0\n",
+        (
+            "tests/core/test_device_check.py::"
+            "test_a_failed_row_fails_the_script_and_the_rest_still_run",
+        ),
+    ),
+    Mutation(
+        "device-check-resume-row-blind",
+        "device_check's exact-resume row fails when the resumed run differs",
+        "bench/device_rows.py",
+        "    passed = same_losses and same_weights and not missing\n",
+        "    passed = True\n",
+        (
+            "tests/core/test_device_check.py::"
+            "test_the_exact_resume_row_passes_on_the_cpu_and_fails_without_rng",
+        ),
+    ),
+    Mutation(
+        "device-check-fp16-row-blind-to-scaler",
+        "device_check's fp16 row fails when the GradScaler is off",
+        "bench/device_rows.py",
+        '    if scaled != (precision == "fp16"):\n',
+        "    if False:\n",
+        ("tests/core/test_device_check.py::test_the_fp16_row_fails_without_a_scaler",),
+    ),
 ]

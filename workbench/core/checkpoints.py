@@ -97,7 +97,8 @@ def set_rng_states(states: dict[str, Any]) -> None:
     _set_numpy_state(states["numpy"])
     torch.set_rng_state(states["torch"])
     if "cuda" in states and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(states["cuda"])
+        # One state per GPU of the saving machine: this one may have fewer.
+        torch.cuda.set_rng_state_all(states["cuda"][: torch.cuda.device_count()])
 
 
 def _config_with_current_mask(run: TrainingRun) -> TrainConfig:

@@ -28,6 +28,7 @@ from workbench.core.data import (
     ImageArrays,
     build_loaders,
 )
+from workbench.core.determinism import deterministic_kernels
 from workbench.core.devices import DeviceError, resolve_device
 from workbench.core.events import (
     CompileFinished,
@@ -254,6 +255,7 @@ def prepare_run(
         raise TrainingError(str(exc)) from exc
     precision, _ = resolve_precision(cfg.precision, device)
     check_precision(precision, device)
+    deterministic_kernels(device)  # before the first CUDA computation
     processes = distributed.start(device)
     seed_everything(cfg.seed)
     loaders = build_loaders(
