@@ -41,6 +41,9 @@ RUN = [
     str(STEPS),
     "--device",
     "cpu",
+    # fp32: the equivalence limits are fp32 rounding (precision auto may be bf16).
+    "--precision",
+    "fp32",
 ]
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
 

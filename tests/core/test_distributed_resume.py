@@ -39,6 +39,9 @@ RUN = [
     "constant",
     "--device",
     "cpu",
+    # fp32: the equivalence limits are fp32 rounding (precision auto may be bf16).
+    "--precision",
+    "fp32",
 ]
 ONE = [sys.executable, "-m", "workbench"]
 TWO = [
