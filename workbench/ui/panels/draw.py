@@ -3,7 +3,9 @@
 The panel reads drawings with a core :class:`~workbench.core.predict.Predictor`:
 a private eval-mode copy of the model that the window feeds with weights
 (copied between training steps while a run trains). Reading happens in the GUI
-thread: one 28x28 image takes about a millisecond, less than a repaint.
+thread, on that thread alone (no OpenMP helpers to wait for while a run or
+another program keeps the cores busy): one 28x28 image takes about a
+millisecond, less than a repaint.
 
 A validation image opened from the Evaluation tab is read as it was scored (the
 stored 28x28 image, normalised like the run's loaders, no recipe) until the
@@ -295,7 +297,7 @@ class DrawPanel(QWidget):
         self.read_now()
 
     def set_training_active(self, active: bool) -> None:
-        """Whether a run trains in another thread (reads then give back CPU)."""
+        """Whether a run trains in another thread (weights loads then give back CPU)."""
         self._training_active = active
 
     def showing_opened(self) -> ScoredImage | None:
@@ -424,10 +426,8 @@ class DrawPanel(QWidget):
                 self._say_file_problem(str(exc))
             self._show_empty()
             return
-        finally:
-            if self._training_active:
-                # This thread's OpenMP pool would slow the trainer's (threads.py).
-                release_openmp_pool()
+        # The Predictor reads on this thread alone (threads.single_threaded):
+        # it builds no OpenMP pool here to slow the trainer's, none to release.
         self._present(reading, started)
 
     def _present(self, reading: Reading, started: float) -> None:
