@@ -2520,4 +2520,52 @@ MUTATIONS += [
         "    except (TypeError, ValueError, KeyError) as exc:\n",
         (f"{_RESIZE}::test_a_damaged_rank_rng_is_a_clear_message",),
     ),
+    # Issue 17, the Draw tab's canvas: a read is one thread, one pass, one repaint.
+    Mutation(
+        "single-threaded-keeps-all-threads",
+        "single_threaded() runs the calling thread's torch ops on one thread",
+        "workbench/core/threads.py",
+        "    torch.set_num_threads(1)\n    try:\n",
+        "    torch.set_num_threads(before)\n    try:\n",
+        (
+            "tests/core/test_threads.py::"
+            "test_single_threaded_runs_one_thread_and_restores_the_count",
+            "tests/core/test_threads.py::"
+            "test_single_threaded_work_builds_no_openmp_pool",
+        ),
+    ),
+    Mutation(
+        "reader-reads-drawings-on-all-threads",
+        "the reader reads a drawing on the GUI thread alone (no OpenMP team)",
+        "workbench/core/predict.py",
+        "        with single_threaded():\n"
+        "            return self._read_drawing(image, naive, saliency)\n",
+        "        if True:\n            return self._read_drawing(image, naive, saliency)\n",
+        (
+            "tests/core/test_predict.py::"
+            "test_predictor_reads_on_one_thread_and_restores_the_count",
+        ),
+    ),
+    Mutation(
+        "saliency-takes-a-second-forward-pass",
+        "the saliency overlay reuses the reading's forward pass",
+        "workbench/core/predict.py",
+        "                heat = _input_gradient(logits[0, label], leaf)\n",
+        "                heat = self.saliency(x, label)\n",
+        (
+            "tests/core/test_predict.py::"
+            "test_saliency_costs_one_forward_pass_and_changes_no_probability",
+        ),
+    ),
+    Mutation(
+        "pen-up-repaints-the-whole-canvas",
+        "pen up repaints only the last segment, not the whole scaled canvas",
+        "workbench/ui/digit_canvas.py",
+        "        # No repaint: the stroke's segments are on screen already, and the\n",
+        "        self.update()\n",
+        (
+            "tests/ui/test_draw_widgets.py::"
+            "test_pen_up_repaints_no_more_than_the_last_segment",
+        ),
+    ),
 ]
