@@ -2568,4 +2568,15 @@ MUTATIONS += [
             "test_pen_up_repaints_no_more_than_the_last_segment",
         ),
     ),
+    Mutation(
+        "reader-trusts-the-root-modules-mode",
+        "the reader reads in eval mode even when one module was set to train",
+        "workbench/core/predict.py",
+        "        if any(module.training for module in model.modules()):\n",
+        "        if model.training:\n",
+        (
+            "tests/core/test_predict.py::"
+            "test_predictor_reads_in_eval_mode_whatever_a_module_was_set_to",
+        ),
+    ),
 ]

@@ -239,3 +239,15 @@ def test_saliency_costs_one_forward_pass_and_changes_no_probability():
     # label, then a gradient pass for the map (rounding aside: thread counts).
     two_pass = predictor.saliency(plain.input, plain.label)
     np.testing.assert_allclose(explained.saliency, two_pass, rtol=0, atol=1e-6)
+
+
+def test_predictor_reads_in_eval_mode_whatever_a_module_was_set_to():
+    predictor, _ = _trained_predictor_and_model()
+    before = predictor.read(_stroke_image())
+    batch_norm = next(
+        m for m in predictor.model.modules() if isinstance(m, torch.nn.BatchNorm2d)
+    )
+    batch_norm.train()  # one module only: its running statistics would move
+    again = predictor.read(_stroke_image(), saliency=True)
+    assert not any(m.training for m in predictor.model.modules())
+    assert np.array_equal(again.probabilities, before.probabilities)

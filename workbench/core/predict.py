@@ -431,7 +431,9 @@ class Predictor:
         self, x: torch.Tensor, field: np.ndarray, naive: bool, saliency: bool
     ) -> Reading:
         model = self.model
-        model.eval()
+        # eval() walks every module (0.2 ms); a look finds them in eval mode.
+        if any(module.training for module in model.modules()):
+            model.eval()
         if saliency:
             # One forward pass serves both: its logits give the same
             # probabilities as an inference-mode pass, bit for bit.
