@@ -2579,4 +2579,16 @@ MUTATIONS += [
             "test_predictor_reads_in_eval_mode_whatever_a_module_was_set_to",
         ),
     ),
+    Mutation(
+        "live-weights-load-on-all-threads",
+        "while a run trains, the reader's weights load on the GUI thread alone",
+        "workbench/ui/panels/draw.py",
+        "            with single_threaded():\n"
+        "                self._predictor.load_weights(state)\n",
+        "            if True:\n                self._predictor.load_weights(state)\n",
+        (
+            "tests/ui/test_draw_panel.py::"
+            "test_weights_load_on_one_thread_while_a_run_trains",
+        ),
+    ),
 ]

@@ -281,3 +281,31 @@ def test_my_digits_is_a_dataset_in_the_data_panel(qtbot, window):
     window.draw_panel.samples_changed.emit()
     qtbot.waitUntil(data.is_loaded, timeout=10_000)
     assert data.count_label.text() == "41 training · 10 test images"
+
+
+@pytest.mark.skipif(torch.get_num_threads() < 2, reason="needs 2 intra-op threads")
+def test_weights_load_on_one_thread_while_a_run_trains(qtbot, monkeypatch):
+    from workbench.core.models import build_model, snapshot_state
+    from workbench.core.predict import Predictor
+    from workbench.ui.panels.draw import DrawPanel
+
+    panel = DrawPanel()
+    qtbot.addWidget(panel)
+    panel.set_reader("small-cnn", "digits")
+    loads: list[int] = []
+    load = Predictor.load_weights
+
+    def counting_load(predictor, state):
+        loads.append(torch.get_num_threads())
+        load(predictor, state)
+
+    monkeypatch.setattr(Predictor, "load_weights", counting_load)
+    state = snapshot_state(build_model("small-cnn", 10, seed=3))
+    everyone = torch.get_num_threads()
+    panel.set_weights(state, "idle")  # nothing trains: every thread may help
+    panel.set_training_active(True)
+    panel.set_weights(state, "live")  # the trainer has the cores
+    assert loads == [everyone, 1]
+    assert torch.get_num_threads() == everyone
+    for name, tensor in panel.predictor.model.state_dict().items():
+        assert torch.equal(tensor, state[name]), name
