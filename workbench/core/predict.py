@@ -8,6 +8,7 @@ trained on.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -336,6 +337,16 @@ class Predictor:
         """``(channels, height, width)`` of one model input."""
         return self.info.image_shape
 
+    def _threads(self) -> AbstractContextManager[None]:
+        """A digit reader reads on the calling thread alone; a photo model not.
+
+        One 28x28 image through a digit model is too little work to share: on
+        2 busy cores its OpenMP team waited for a descheduled helper (up to a
+        second, ``bench/canvas_bench.py``). A photo model's forward pass (a
+        ResNet at 224x224) is work enough for every thread.
+        """
+        return nullcontext() if self.is_photo else single_threaded()
+
     def load_weights(self, state: dict[str, torch.Tensor]) -> None:
         """Copy ``state`` into the private model (keys as in a checkpoint).
 
@@ -377,7 +388,7 @@ class Predictor:
             raise PredictError(
                 "this model reads photos, not drawings: open an image file"
             )
-        with single_threaded():
+        with self._threads():
             return self._read_drawing(image, naive, saliency)
 
     def _read_drawing(self, image: np.ndarray, naive: bool, saliency: bool) -> Reading:
@@ -399,7 +410,7 @@ class Predictor:
         PredictError
             No such file, no image this program reads, or (digits) no ink.
         """
-        with single_threaded():
+        with self._threads():
             if self.dataset not in PHOTO_DATASETS:
                 # A digit dataset's recipe, also for a torchvision model (which
                 # reads files, not the canvas): the digit centred, gray to 3.
@@ -422,7 +433,7 @@ class Predictor:
         saliency : bool
             Also compute the input gradient of the predicted class's logit.
         """
-        with single_threaded():
+        with self._threads():
             field = _field(image)
             x = stored_input(image, self.info)
             return self._read(x, field, False, saliency)
