@@ -2590,4 +2590,16 @@ MUTATIONS += [
             "test_weights_load_on_one_thread_while_a_run_trains",
         ),
     ),
+    Mutation(
+        "preview-converts-on-every-paint",
+        "the input preview paints from images converted once, to the same pixels",
+        "workbench/ui/input_preview.py",
+        "        self._image = _qimage_of(pixels).convertToFormat("
+        "QImage.Format.Format_RGB32)\n",
+        "        self._image = _qimage_of(pixels)\n",
+        (
+            "tests/ui/test_draw_widgets.py::"
+            "test_input_preview_paints_from_ready_images_the_same_pixels",
+        ),
+    ),
 ]

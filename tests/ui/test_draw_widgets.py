@@ -315,3 +315,28 @@ def test_pen_up_repaints_no_more_than_the_last_segment(
     shown = canvas.grab().toImage()
     assert all(qGray(shown.pixel(x, y)) > 200 for x, y in [*points, (180, 160)])
     assert not canvas.is_empty()
+
+
+@pytest.mark.parametrize("colour", [False, True])
+def test_input_preview_paints_from_ready_images_the_same_pixels(
+    qtbot: Any, colour: bool
+) -> None:
+    from workbench.ui.input_preview import _heat_qimage, array_qimage
+
+    preview = InputPreview()
+    qtbot.addWidget(preview)
+    preview.resize(200, 200)
+    preview.show()
+    qtbot.waitExposed(preview)
+    rng = np.random.default_rng(7)
+    image = rng.random((3, 28, 28) if colour else (28, 28)).astype(np.float32)
+    saliency = rng.random((28, 28)).astype(np.float32)
+    preview.set_image(image, saliency)
+    # Converted once, to what QPainter blends in: no conversion on each paint.
+    assert preview._image.format() == QImage.Format.Format_RGB32
+    assert preview._overlay.format() == QImage.Format.Format_ARGB32_Premultiplied
+    ready = preview.grab().toImage()
+    # The same picture as painting the plain gray/RGB and RGBA images gave.
+    preview._image = array_qimage(image)
+    preview._overlay = _heat_qimage(saliency, InputPreview.MAX_SALIENCY_ALPHA)
+    assert preview.grab().toImage() == ready
