@@ -271,8 +271,8 @@ MUTATIONS: list[Mutation] = [
         "reader-in-train-mode",
         "the Draw tab's reader runs the model in eval mode",
         "workbench/core/predict.py",
-        "        model = self.model\n        model.eval()\n",
-        "        model = self.model\n        model.train()\n",
+        "            model.eval()\n        if saliency:\n",
+        "            model.eval()\n        model.train()\n        if saliency:\n",
         ("tests/core/test_predict.py::test_predictor_reads_with_a_private_eval_copy",),
     ),
     Mutation(
