@@ -2602,4 +2602,15 @@ MUTATIONS += [
             "test_input_preview_paints_from_ready_images_the_same_pixels",
         ),
     ),
+    Mutation(
+        "photo-read-keeps-its-openmp-pool",
+        "while a run trains, a photo model's read gives its OpenMP pool back",
+        "workbench/ui/panels/draw.py",
+        "            if self._training_active and self.photo_mode:\n",
+        "            if False:\n",
+        (
+            "tests/ui/test_draw_panel.py::"
+            "test_only_a_photo_models_read_gives_an_openmp_pool_back",
+        ),
+    ),
 ]

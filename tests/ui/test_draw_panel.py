@@ -309,3 +309,33 @@ def test_weights_load_on_one_thread_while_a_run_trains(qtbot, monkeypatch):
     assert torch.get_num_threads() == everyone
     for name, tensor in panel.predictor.model.state_dict().items():
         assert torch.equal(tensor, state[name]), name
+
+
+def test_only_a_photo_models_read_gives_an_openmp_pool_back(
+    qtbot, tmp_path, monkeypatch
+):
+    from PIL import Image
+
+    from workbench.core.data import DATASET_INFO
+    from workbench.ui.panels import draw as draw_module
+
+    released: list[bool] = []
+    monkeypatch.setattr(
+        draw_module, "release_openmp_pool", lambda: released.append(True) or True
+    )
+    panel = draw_module.DrawPanel()
+    qtbot.addWidget(panel)
+    panel.set_training_active(True)
+    panel.set_reader("small-cnn", "digits")
+    digit = np.zeros((28, 28), np.uint8)
+    digit[5:23, 12:16] = 255
+    panel.open_in_canvas(digit)  # read on the GUI thread alone: no pool built
+    assert panel.reading is not None
+    assert released == []
+    info = DATASET_INFO["cifar10"]
+    panel.set_reader("small-cnn", "cifar10", info=info)
+    photo = np.random.default_rng(1).integers(0, 256, (32, 32, 3), np.uint8)
+    Image.fromarray(photo).save(tmp_path / "photo.png")
+    assert panel.open_image_file(tmp_path / "photo.png")
+    panel.read_now()  # as fresh live weights make it: read on every thread
+    assert released

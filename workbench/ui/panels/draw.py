@@ -51,7 +51,7 @@ from workbench.core.predict import (
     load_image,
 )
 from workbench.core.preprocess import style_of
-from workbench.core.threads import single_threaded
+from workbench.core.threads import release_openmp_pool, single_threaded
 from workbench.ui import dialogs
 from workbench.ui.draw_widgets import DigitCanvas
 from workbench.ui.panels import draw_layout
@@ -428,8 +428,11 @@ class DrawPanel(QWidget):
                 self._say_file_problem(str(exc))
             self._show_empty()
             return
-        # The Predictor reads on this thread alone (threads.single_threaded):
-        # it builds no OpenMP pool here to slow the trainer's, none to release.
+        finally:
+            if self._training_active and self.photo_mode:
+                # A digit reader reads on this thread alone, a photo model on
+                # every thread: give its OpenMP pool back (threads.py).
+                release_openmp_pool()
         self._present(reading, started)
 
     def _present(self, reading: Reading, started: float) -> None:
