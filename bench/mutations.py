@@ -275,8 +275,8 @@ MUTATIONS: list[Mutation] = [
         "reader-in-train-mode",
         "the Draw tab's reader runs the model in eval mode",
         "workbench/core/predict.py",
-        "        model = self.model\n        model.eval()\n",
-        "        model = self.model\n        model.train()\n",
+        "            model.eval()\n        if saliency:\n",
+        "            model.eval()\n        model.train()\n        if saliency:\n",
         ("tests/core/test_predict.py::test_predictor_reads_with_a_private_eval_copy",),
     ),
     Mutation(
@@ -2928,5 +2928,98 @@ MUTATIONS += [
         '    if scaled != (precision == "fp16"):\n',
         "    if False:\n",
         ("tests/core/test_device_check.py::test_the_fp16_row_fails_without_a_scaler",),
+    ),
+    # Issue 17, the Draw tab's canvas: a read is one thread, one pass, one repaint.
+    Mutation(
+        "single-threaded-keeps-all-threads",
+        "single_threaded() runs the calling thread's torch ops on one thread",
+        "workbench/core/threads.py",
+        "    torch.set_num_threads(1)\n    try:\n",
+        "    torch.set_num_threads(before)\n    try:\n",
+        (
+            "tests/core/test_threads.py::"
+            "test_single_threaded_runs_one_thread_and_restores_the_count",
+            "tests/core/test_threads.py::"
+            "test_single_threaded_work_builds_no_openmp_pool",
+        ),
+    ),
+    Mutation(
+        "reader-reads-drawings-on-all-threads",
+        "the reader reads a drawing on the GUI thread alone (no OpenMP team)",
+        "workbench/core/predict.py",
+        "        return nullcontext() if self.is_photo else single_threaded()\n",
+        "        return nullcontext()\n",
+        (
+            "tests/core/test_predict.py::"
+            "test_predictor_reads_on_one_thread_and_restores_the_count",
+        ),
+    ),
+    Mutation(
+        "saliency-takes-a-second-forward-pass",
+        "the saliency overlay reuses the reading's forward pass",
+        "workbench/core/predict.py",
+        "                heat = _input_gradient(logits[0, label], leaf)\n",
+        "                heat = self.saliency(x, label)\n",
+        (
+            "tests/core/test_predict.py::"
+            "test_saliency_costs_one_forward_pass_and_changes_no_probability",
+        ),
+    ),
+    Mutation(
+        "pen-up-repaints-the-whole-canvas",
+        "pen up repaints only the last segment, not the whole scaled canvas",
+        "workbench/ui/digit_canvas.py",
+        "        # No repaint: the stroke's segments are on screen already, and the\n",
+        "        self.update()\n",
+        (
+            "tests/ui/test_draw_widgets.py::"
+            "test_pen_up_repaints_no_more_than_the_last_segment",
+        ),
+    ),
+    Mutation(
+        "reader-trusts-the-root-modules-mode",
+        "the reader reads in eval mode even when one module was set to train",
+        "workbench/core/predict.py",
+        "        if any(module.training for module in model.modules()):\n",
+        "        if model.training:\n",
+        (
+            "tests/core/test_predict.py::"
+            "test_predictor_reads_in_eval_mode_whatever_a_module_was_set_to",
+        ),
+    ),
+    Mutation(
+        "live-weights-load-on-all-threads",
+        "while a run trains, the reader's weights load on the GUI thread alone",
+        "workbench/ui/panels/draw.py",
+        "            with single_threaded():\n"
+        "                self._predictor.load_weights(state)\n",
+        "            if True:\n                self._predictor.load_weights(state)\n",
+        (
+            "tests/ui/test_draw_panel.py::"
+            "test_weights_load_on_one_thread_while_a_run_trains",
+        ),
+    ),
+    Mutation(
+        "preview-converts-on-every-paint",
+        "the input preview paints from images converted once, to the same pixels",
+        "workbench/ui/input_preview.py",
+        "        self._image = _qimage_of(pixels).convertToFormat("
+        "QImage.Format.Format_RGB32)\n",
+        "        self._image = _qimage_of(pixels)\n",
+        (
+            "tests/ui/test_draw_widgets.py::"
+            "test_input_preview_paints_from_ready_images_the_same_pixels",
+        ),
+    ),
+    Mutation(
+        "photo-read-keeps-its-openmp-pool",
+        "while a run trains, a photo model's read gives its OpenMP pool back",
+        "workbench/ui/panels/draw.py",
+        "            if self._training_active and self.photo_mode:\n",
+        "            if False:\n",
+        (
+            "tests/ui/test_draw_panel.py::"
+            "test_only_a_photo_models_read_gives_an_openmp_pool_back",
+        ),
     ),
 ]

@@ -195,3 +195,59 @@ def test_predictor_on_an_empty_drawing_is_a_clear_error():
     for naive in (False, True):
         with pytest.raises(PredictError, match="no ink"):
             predictor.read(blank, naive=naive)
+
+
+def _forward_threads(predictor) -> list[int]:
+    """The intra-op thread count during each of the reader's forward passes."""
+    seen: list[int] = []
+    predictor.model.register_forward_pre_hook(
+        lambda _module, _args: seen.append(torch.get_num_threads())
+    )
+    return seen
+
+
+@pytest.mark.skipif(torch.get_num_threads() < 2, reason="needs 2 intra-op threads")
+@pytest.mark.parametrize("how", ["read", "read_stored", "read_file"])
+def test_predictor_reads_on_one_thread_and_restores_the_count(tmp_path, how):
+    from PIL import Image
+
+    predictor, _ = _trained_predictor_and_model()
+    seen = _forward_threads(predictor)
+    before = torch.get_num_threads()
+    image = _stroke_image()
+    if how == "read":
+        predictor.read(image, saliency=True)
+    elif how == "read_stored":
+        predictor.read_stored(np.uint8(255 * image[:28, :28]), saliency=True)
+    else:
+        Image.fromarray(np.uint8(255 * image)).save(tmp_path / "digit.png")
+        predictor.read_file(tmp_path / "digit.png", saliency=True)
+    assert seen == [1]
+    assert torch.get_num_threads() == before
+
+
+def test_saliency_costs_one_forward_pass_and_changes_no_probability():
+    predictor, _ = _trained_predictor_and_model()
+    seen = _forward_threads(predictor)
+    plain = predictor.read(_stroke_image())
+    explained = predictor.read(_stroke_image(), saliency=True)
+    assert len(seen) == 2  # one pass each, saliency included
+    assert np.array_equal(explained.probabilities, plain.probabilities)
+    assert torch.equal(explained.input, plain.input)
+    assert not explained.input.requires_grad
+    # The overlay is the one two passes made: an inference-mode pass for the
+    # label, then a gradient pass for the map (rounding aside: thread counts).
+    two_pass = predictor.saliency(plain.input, plain.label)
+    np.testing.assert_allclose(explained.saliency, two_pass, rtol=0, atol=1e-6)
+
+
+def test_predictor_reads_in_eval_mode_whatever_a_module_was_set_to():
+    predictor, _ = _trained_predictor_and_model()
+    before = predictor.read(_stroke_image())
+    batch_norm = next(
+        m for m in predictor.model.modules() if isinstance(m, torch.nn.BatchNorm2d)
+    )
+    batch_norm.train()  # one module only: its running statistics would move
+    again = predictor.read(_stroke_image(), saliency=True)
+    assert not any(m.training for m in predictor.model.modules())
+    assert np.array_equal(again.probabilities, before.probabilities)

@@ -266,3 +266,35 @@ def test_a_thread_python_did_not_start_is_prepared_without_a_thread_object():
     assert done.wait(60)
     time.sleep(0.05)  # the native thread ends right after setting done
     assert threading.active_count() == before
+
+
+@needs_two_threads
+def test_single_threaded_runs_one_thread_and_restores_the_count():
+    before = torch.get_num_threads()
+    with threads.single_threaded():
+        assert torch.get_num_threads() == 1
+        parallel_op()
+    assert torch.get_num_threads() == before
+    with pytest.raises(ZeroDivisionError), threads.single_threaded():
+        1 / 0  # noqa: B018 - an error inside still restores the count
+    assert torch.get_num_threads() == before
+
+
+@needs_libgomp
+@needs_two_threads
+def test_single_threaded_work_builds_no_openmp_pool():
+    def body(go: threading.Event) -> tuple[int, int, int]:
+        go.wait()
+        start = task_count()  # a new thread: no pool of its own yet
+        with threads.single_threaded():
+            for _ in range(5):
+                parallel_op()
+        inside = task_count()
+        parallel_op()  # the same op outside builds this thread's pool
+        outside = task_count()
+        threads.release_openmp_pool()
+        return start, inside, outside
+
+    start, inside, outside = run_in_thread(body)
+    assert inside == start
+    assert outside > start

@@ -281,3 +281,61 @@ def test_my_digits_is_a_dataset_in_the_data_panel(qtbot, window):
     window.draw_panel.samples_changed.emit()
     qtbot.waitUntil(data.is_loaded, timeout=10_000)
     assert data.count_label.text() == "41 training · 10 test images"
+
+
+@pytest.mark.skipif(torch.get_num_threads() < 2, reason="needs 2 intra-op threads")
+def test_weights_load_on_one_thread_while_a_run_trains(qtbot, monkeypatch):
+    from workbench.core.models import build_model, snapshot_state
+    from workbench.core.predict import Predictor
+    from workbench.ui.panels.draw import DrawPanel
+
+    panel = DrawPanel()
+    qtbot.addWidget(panel)
+    panel.set_reader("small-cnn", "digits")
+    loads: list[int] = []
+    load = Predictor.load_weights
+
+    def counting_load(predictor, state):
+        loads.append(torch.get_num_threads())
+        load(predictor, state)
+
+    monkeypatch.setattr(Predictor, "load_weights", counting_load)
+    state = snapshot_state(build_model("small-cnn", 10, seed=3))
+    everyone = torch.get_num_threads()
+    panel.set_weights(state, "idle")  # nothing trains: every thread may help
+    panel.set_training_active(True)
+    panel.set_weights(state, "live")  # the trainer has the cores
+    assert loads == [everyone, 1]
+    assert torch.get_num_threads() == everyone
+    for name, tensor in panel.predictor.model.state_dict().items():
+        assert torch.equal(tensor, state[name]), name
+
+
+def test_only_a_photo_models_read_gives_an_openmp_pool_back(
+    qtbot, tmp_path, monkeypatch
+):
+    from PIL import Image
+
+    from workbench.core.data import DATASET_INFO
+    from workbench.ui.panels import draw as draw_module
+
+    released: list[bool] = []
+    monkeypatch.setattr(
+        draw_module, "release_openmp_pool", lambda: released.append(True) or True
+    )
+    panel = draw_module.DrawPanel()
+    qtbot.addWidget(panel)
+    panel.set_training_active(True)
+    panel.set_reader("small-cnn", "digits")
+    digit = np.zeros((28, 28), np.uint8)
+    digit[5:23, 12:16] = 255
+    panel.open_in_canvas(digit)  # read on the GUI thread alone: no pool built
+    assert panel.reading is not None
+    assert released == []
+    info = DATASET_INFO["cifar10"]
+    panel.set_reader("small-cnn", "cifar10", info=info)
+    photo = np.random.default_rng(1).integers(0, 256, (32, 32, 3), np.uint8)
+    Image.fromarray(photo).save(tmp_path / "photo.png")
+    assert panel.open_image_file(tmp_path / "photo.png")
+    panel.read_now()  # as fresh live weights make it: read on every thread
+    assert released

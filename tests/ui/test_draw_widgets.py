@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRect, Qt
 from PySide6.QtGui import QImage, QKeySequence, QPointingDevice, QTabletEvent, qGray
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
@@ -277,3 +277,66 @@ def test_a_fast_stroke_is_one_unbroken_line(qtbot: Any, canvas: DigitCanvas) -> 
         for t in np.linspace(0.0, 1.0, 100):
             x, y = x0 + t * (x1 - x0), y0 + t * (y1 - y0)
             assert qGray(shown.pixel(round(x), round(y))) > 200, (x, y)
+
+
+class PaintRects(QObject):
+    """Records the rect of every paint event a widget gets."""
+
+    def __init__(self, widget: DigitCanvas) -> None:
+        super().__init__()
+        self.rects: list[QRect] = []
+        widget.installEventFilter(self)
+
+    def eventFilter(self, _obj: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            self.rects.append(QRect(event.rect()))
+        return False
+
+
+def test_pen_up_repaints_no_more_than_the_last_segment(
+    qtbot: Any, canvas: DigitCanvas
+) -> None:
+    points = [(60, 140), (100, 150), (140, 160)]
+    QTest.mousePress(canvas, Qt.LeftButton, Qt.NoModifier, QPoint(*points[0]))
+    for x, y in points[1:]:
+        QTest.mouseMove(canvas, QPoint(x, y))
+    QApplication.processEvents()
+    paints = PaintRects(canvas)
+    with qtbot.waitSignal(canvas.stroke_finished, timeout=1000):
+        QTest.mouseRelease(canvas, Qt.LeftButton, Qt.NoModifier, QPoint(180, 160))
+    for _ in range(3):
+        QApplication.processEvents()
+    # The new segment's neighbourhood was painted, never the whole canvas.
+    assert paints.rects
+    assert all(rect.contains(QPoint(180, 160)) for rect in paints.rects)
+    assert all(rect != canvas.rect() for rect in paints.rects)
+    assert all(rect.width() < 100 and rect.height() < 100 for rect in paints.rects)
+    # What is on screen is the whole stroke, without the hint.
+    shown = canvas.grab().toImage()
+    assert all(qGray(shown.pixel(x, y)) > 200 for x, y in [*points, (180, 160)])
+    assert not canvas.is_empty()
+
+
+@pytest.mark.parametrize("colour", [False, True])
+def test_input_preview_paints_from_ready_images_the_same_pixels(
+    qtbot: Any, colour: bool
+) -> None:
+    from workbench.ui.input_preview import _heat_qimage, array_qimage
+
+    preview = InputPreview()
+    qtbot.addWidget(preview)
+    preview.resize(200, 200)
+    preview.show()
+    qtbot.waitExposed(preview)
+    rng = np.random.default_rng(7)
+    image = rng.random((3, 28, 28) if colour else (28, 28)).astype(np.float32)
+    saliency = rng.random((28, 28)).astype(np.float32)
+    preview.set_image(image, saliency)
+    # Converted once, to what QPainter blends in: no conversion on each paint.
+    assert preview._image.format() == QImage.Format.Format_RGB32
+    assert preview._overlay.format() == QImage.Format.Format_ARGB32_Premultiplied
+    ready = preview.grab().toImage()
+    # The same picture as painting the plain gray/RGB and RGBA images gave.
+    preview._image = array_qimage(image)
+    preview._overlay = _heat_qimage(saliency, InputPreview.MAX_SALIENCY_ALPHA)
+    assert preview.grab().toImage() == ready

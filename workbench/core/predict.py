@@ -8,6 +8,7 @@ trained on.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from workbench.core.preprocess import (
     style_image,
     style_of,
 )
+from workbench.core.threads import single_threaded
 
 __all__ = [
     "PredictError",
@@ -335,6 +337,16 @@ class Predictor:
         """``(channels, height, width)`` of one model input."""
         return self.info.image_shape
 
+    def _threads(self) -> AbstractContextManager[None]:
+        """A digit reader reads on the calling thread alone; a photo model not.
+
+        One 28x28 image through a digit model is too little work to share: on
+        2 busy cores its OpenMP team waited for a descheduled helper (up to a
+        second, ``bench/canvas_bench.py``). A photo model's forward pass (a
+        ResNet at 224x224) is work enough for every thread.
+        """
+        return nullcontext() if self.is_photo else single_threaded()
+
     def load_weights(self, state: dict[str, torch.Tensor]) -> None:
         """Copy ``state`` into the private model (keys as in a checkpoint).
 
@@ -376,7 +388,8 @@ class Predictor:
             raise PredictError(
                 "this model reads photos, not drawings: open an image file"
             )
-        return self._read_drawing(image, naive, saliency)
+        with self._threads():
+            return self._read_drawing(image, naive, saliency)
 
     def _read_drawing(self, image: np.ndarray, naive: bool, saliency: bool) -> Reading:
         field = self.prepare(image, naive=naive)
@@ -397,14 +410,15 @@ class Predictor:
         PredictError
             No such file, no image this program reads, or (digits) no ink.
         """
-        if self.dataset not in PHOTO_DATASETS:
-            # A digit dataset's recipe, also for a torchvision model (which reads
-            # files, not the canvas): the digit centred, gray repeated to 3.
-            return self._read_drawing(load_image(path), naive, saliency)
-        pixels = photo_pixels(path, self.info)
-        x = torch.from_numpy(pixels).to(torch.float32)
-        x = self.info.normalise(x.div(255)[None])
-        return self._read(x, _field(pixels), False, saliency)
+        with self._threads():
+            if self.dataset not in PHOTO_DATASETS:
+                # A digit dataset's recipe, also for a torchvision model (which
+                # reads files, not the canvas): the digit centred, gray to 3.
+                return self._read_drawing(load_image(path), naive, saliency)
+            pixels = photo_pixels(path, self.info)
+            x = torch.from_numpy(pixels).to(torch.float32)
+            x = self.info.normalise(x.div(255)[None])
+            return self._read(x, _field(pixels), False, saliency)
 
     def read_stored(self, image: np.ndarray, *, saliency: bool = False) -> Reading:
         """Read a stored dataset image exactly as a run's loaders feed it.
@@ -419,24 +433,37 @@ class Predictor:
         saliency : bool
             Also compute the input gradient of the predicted class's logit.
         """
-        field = _field(image)
-        return self._read(stored_input(image, self.info), field, False, saliency)
+        with self._threads():
+            field = _field(image)
+            x = stored_input(image, self.info)
+            return self._read(x, field, False, saliency)
 
     def _read(
         self, x: torch.Tensor, field: np.ndarray, naive: bool, saliency: bool
     ) -> Reading:
         model = self.model
-        model.eval()
-        with torch.inference_mode():
-            logits = model(x)
-        probs = torch.softmax(logits.float(), dim=1)[0].double().numpy()
-        label = int(np.argmax(probs))
+        # eval() walks every module (0.2 ms); a look finds them in eval mode.
+        if any(module.training for module in model.modules()):
+            model.eval()
+        if saliency:
+            # One forward pass serves both: its logits give the same
+            # probabilities as an inference-mode pass, bit for bit.
+            leaf = x.detach().clone().requires_grad_(True)
+            with torch.enable_grad():
+                logits = model(leaf)
+                probs = _softmax(logits.detach())
+                label = int(np.argmax(probs))
+                heat = _input_gradient(logits[0, label], leaf)
+        else:
+            with torch.inference_mode():
+                probs = _softmax(model(x))
+            label, heat = int(np.argmax(probs)), None
         return Reading(
             probabilities=probs,
             class_names=self.class_names,
             field=field,
             input=x,
-            saliency=self.saliency(x, label) if saliency else None,
+            saliency=heat,
             naive=naive,
         )
 
@@ -448,8 +475,17 @@ class Predictor:
         # A fresh leaf: ``x`` may be an inference tensor, which autograd refuses.
         leaf = x.detach().clone().requires_grad_(True)
         with torch.enable_grad():
-            logit = self.model(leaf)[0, label]
-            (grad,) = torch.autograd.grad(logit, leaf)
-        magnitude = grad.abs()[0].amax(dim=0).numpy()
-        peak = float(magnitude.max())
-        return magnitude / peak if peak > 0 else magnitude
+            return _input_gradient(self.model(leaf)[0, label], leaf)
+
+
+def _softmax(logits: torch.Tensor) -> np.ndarray:
+    """Probabilities of a (1, classes) batch, float64 (classes,)."""
+    return torch.softmax(logits.float(), dim=1)[0].double().numpy()
+
+
+def _input_gradient(logit: torch.Tensor, leaf: torch.Tensor) -> np.ndarray:
+    """|d logit / d leaf|, the largest over channels, scaled to [0, 1]: (H, W)."""
+    (grad,) = torch.autograd.grad(logit, leaf)
+    magnitude = grad.abs()[0].amax(dim=0).numpy()
+    peak = float(magnitude.max())
+    return magnitude / peak if peak > 0 else magnitude

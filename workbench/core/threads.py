@@ -52,7 +52,8 @@ Usage::
 
 Torch work on the GUI thread *while* a run trains (a preview prediction, say)
 builds a new pool there and throttles the worker again until the next
-:func:`prepare_main_thread`/:func:`release_openmp_pool` in that thread.
+:func:`prepare_main_thread`/:func:`release_openmp_pool` in that thread, unless
+it runs inside :func:`single_threaded`, which builds no pool at all.
 
 On a machine busy with other processes the ranking flips: spinning helpers then
 hold CPUs the busy neighbours want, and the throttled (sleeping) worker thread
@@ -70,6 +71,8 @@ import logging
 import os
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
@@ -244,3 +247,32 @@ def prepare_training_thread() -> None:
         num_threads,
         "" if wanted is not None else " (prepare_main_thread() was not called)",
     )
+
+
+@contextmanager
+def single_threaded() -> Iterator[None]:
+    """Run the calling thread's torch ops on that thread alone, then restore.
+
+    For work too small to share (one 28x28 image through a small model): on 2
+    cores shared with a training thread or other processes, its OpenMP team
+    waited for a descheduled helper, and a read that takes 2 ms alone took
+    50-1000 ms (``bench/canvas_bench.py``). Inside, ATen, oneDNN and MKL see
+    one thread and open no parallel region, so this thread builds no OpenMP
+    pool and a training thread's helpers keep spinning (module docstring).
+
+    ``torch.set_num_threads`` it is, both ways (about a microsecond each):
+    setting libgomp's per-thread team size alone left oneDNN and MKL at their
+    own counts once anything had called ``torch.set_num_threads`` (a 0.4 ms
+    forward pass took 80 ms). Its count is also the one a thread starting
+    meanwhile picks up at its first torch op, so keep the block short; a
+    training thread sets its own (:func:`prepare_training_thread`).
+    """
+    before = torch.get_num_threads()
+    if before == 1:
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

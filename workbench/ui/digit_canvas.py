@@ -270,7 +270,9 @@ class DigitCanvas(QWidget):
             return
         self._strokes.append(self._current)
         self._current = None
-        self.update()  # the hint may need to go or come back
+        # No repaint: the stroke's segments are on screen already, and the
+        # hint stays away (a stroke leaves at least a dot). The whole canvas
+        # scaled again cost as much as the read it waits for.
         if emit:
             self.stroke_finished.emit()
 

@@ -103,7 +103,10 @@ class InputPreview(QWidget):
         else:
             array = given.astype(np.float32)
         self._array = array[0] if array.ndim == 3 and array.shape[0] == 1 else array
-        self._image = _qimage_of(pixels)
+        # Painted in the formats QPainter blends in, converted once here: a
+        # gray or RGBA source was converted again on every paint (twice the
+        # time of the scaled draws themselves), to the same pixels.
+        self._image = _qimage_of(pixels).convertToFormat(QImage.Format.Format_RGB32)
         self._saliency = None
         self._overlay = None
         if saliency is not None:
@@ -114,7 +117,9 @@ class InputPreview(QWidget):
                     f"saliency shape {heat.shape} != image shape {pixels.shape[:2]}"
                 )
             self._saliency = heat.copy()
-            self._overlay = _heat_qimage(heat, self.MAX_SALIENCY_ALPHA)
+            self._overlay = _heat_qimage(heat, self.MAX_SALIENCY_ALPHA).convertToFormat(
+                QImage.Format.Format_ARGB32_Premultiplied
+            )
         self.update()
 
     @Slot()

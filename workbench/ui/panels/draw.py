@@ -3,7 +3,9 @@
 The panel reads drawings with a core :class:`~workbench.core.predict.Predictor`:
 a private eval-mode copy of the model that the window feeds with weights
 (copied between training steps while a run trains). Reading happens in the GUI
-thread: one 28x28 image takes about a millisecond, less than a repaint.
+thread, on that thread alone (no OpenMP helpers to wait for while a run or
+another program keeps the cores busy): one 28x28 image takes about a
+millisecond, less than a repaint.
 
 A validation image opened from the Evaluation tab is read as it was scored (the
 stored 28x28 image, normalised like the run's loaders, no recipe) until the
@@ -49,7 +51,7 @@ from workbench.core.predict import (
     load_image,
 )
 from workbench.core.preprocess import style_of
-from workbench.core.threads import release_openmp_pool
+from workbench.core.threads import release_openmp_pool, single_threaded
 from workbench.ui import dialogs
 from workbench.ui.draw_widgets import DigitCanvas
 from workbench.ui.panels import draw_layout
@@ -285,17 +287,19 @@ class DrawPanel(QWidget):
         """Load ``state`` into the reader and read the drawing again."""
         if self._predictor is None:
             return
-        try:
+        if self._training_active:
+            # The trainer has the cores: copy on this thread alone, which
+            # builds no OpenMP pool here to slow the trainer's (releasing one
+            # afterwards cost 6 ms of the GUI thread, every half second).
+            with single_threaded():
+                self._predictor.load_weights(state)
+        else:
             self._predictor.load_weights(state)
-        finally:
-            if self._training_active:
-                # Large copies run on this thread's OpenMP pool: give it back.
-                release_openmp_pool()
         self.source_label.setText(source)
         self.read_now()
 
     def set_training_active(self, active: bool) -> None:
-        """Whether a run trains in another thread (reads then give back CPU)."""
+        """Whether a run trains in another thread (weights then load on one)."""
         self._training_active = active
 
     def showing_opened(self) -> ScoredImage | None:
@@ -425,8 +429,9 @@ class DrawPanel(QWidget):
             self._show_empty()
             return
         finally:
-            if self._training_active:
-                # This thread's OpenMP pool would slow the trainer's (threads.py).
+            if self._training_active and self.photo_mode:
+                # A digit reader reads on this thread alone, a photo model on
+                # every thread: give its OpenMP pool back (threads.py).
                 release_openmp_pool()
         self._present(reading, started)
 
