@@ -1,0 +1,159 @@
+"""Epoch ends leave hidden tabs alone: they catch up, exactly, when shown.
+
+The Evaluation and Layer health tabs keep every epoch's data while hidden but
+draw nothing; opening the tab draws the latest epoch, the same as a panel that
+drew every epoch as it came (the old path, still what a panel on its own does).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QEvent, QObject
+
+from workbench.core.events import Evaluation, WeightHistograms
+from workbench.ui.panels.evaluation import EvaluationPanel
+from workbench.ui.panels.training import TrainingPanel
+
+from .helpers import FAST, run_to_end
+
+pytestmark = pytest.mark.gui
+
+# Two short epochs of the bundled digits (3 steps each): two matrices, two histograms.
+TWO_EPOCHS = FAST.replace(max_steps=None, epochs=2, batch_size=512)
+
+
+def record(window, kinds) -> list:
+    """Every event of ``kinds`` the controller emits from now on."""
+    seen: list = []
+    window.controller.event.connect(
+        lambda ev: seen.append(ev) if isinstance(ev, kinds) else None
+    )
+    return seen
+
+
+def drawn(panel: EvaluationPanel) -> dict:
+    """What the Evaluation tab's widgets show (not what the panel keeps)."""
+    matrix = panel.matrix_widget._matrix
+    return {
+        "matrix": None if matrix is None else np.asarray(matrix).tolist(),
+        "bars": np.asarray(panel.bar_item().opts["height"]).tolist(),
+        "label": panel.epoch_label.text(),
+        "caption": panel.cell_images.caption.text(),
+        "gallery": panel.gallery_indices().tolist(),
+        "items": [panel.gallery.item(i).text() for i in range(panel.gallery.count())],
+    }
+
+
+def test_a_hidden_evaluation_tab_draws_nothing_then_the_latest_when_opened(
+    qtbot, window
+):
+    window.apply_config(TWO_EPOCHS)
+    evaluations = record(window, Evaluation)
+    panel = window.evaluation_panel
+    assert window.tabs.currentIndex() == 0  # the training curves
+    run_to_end(qtbot, window, timeout=90_000)
+    assert len(evaluations) == 2
+    # Kept, not drawn: the matrix widget still shows the new run's empty state.
+    assert panel.shown_epoch() == 1
+    assert panel.stale
+    assert panel.matrix_widget._matrix is None
+    assert panel.bar_item().opts["height"].size == 0
+    assert panel.epoch_label.text() == "no evaluation yet"
+
+    window.tabs.setCurrentWidget(panel.parentWidget().parentWidget())
+    assert panel.isVisible()
+    assert not panel.stale
+    last = window.current_run.history.epochs[-1].confusion
+    assert drawn(panel)["matrix"] == [list(row) for row in last]
+
+    # The same as a panel that drew every epoch as it came (the old path).
+    eager = EvaluationPanel()
+    qtbot.addWidget(eager)
+    eager.show()
+    qtbot.waitExposed(eager)
+    run = window.current_run
+    eager.set_class_names(run.loaders.info.class_names)
+    images = run.loaders.val_images.numpy()
+    for ev in evaluations:
+        eager.add_evaluation(ev, images)
+    assert drawn(panel) == drawn(eager)
+    for cell in ((3, 3), (1, 8)):
+        panel.select_cell(*cell)
+        eager.select_cell(*cell)
+        assert drawn(panel) == drawn(eager)
+    panel.epoch_slider.setValue(0)
+    eager.epoch_slider.setValue(0)
+    assert drawn(panel) == drawn(eager)
+
+
+def test_a_hidden_layer_health_tab_draws_its_histogram_when_opened(qtbot, window):
+    window.apply_config(TWO_EPOCHS)
+    histograms = record(window, WeightHistograms)
+    health = window.health_panel
+    run_to_end(qtbot, window, timeout=90_000)
+    assert len(histograms) == 2
+    xs, ys = health._histogram_curve.getData()
+    assert xs.tolist() == [0.0, 1.0]  # still the placeholder
+    assert health.stale
+    assert health.histogram_label.text().startswith("Weight histograms appear")
+
+    window.tabs.setCurrentWidget(health.parentWidget().parentWidget())
+    assert not health.stale
+    layer, epoch, _counts = health.shown_histogram()
+    assert epoch == 1
+    last = histograms[-1]
+    i = last.layers.index(layer)
+    xs, ys = health._histogram_curve.getData()
+    assert xs.tolist() == list(last.edges[i])
+    assert ys.tolist() == [float(c) for c in last.counts[i]]
+    assert health.histogram_label.text().startswith(f"{layer} after epoch 2:")
+
+
+def test_a_shown_tab_draws_each_epoch_as_it_comes(qtbot, window):
+    panel = window.evaluation_panel
+    window.tabs.setCurrentWidget(panel.parentWidget().parentWidget())
+    window.apply_config(TWO_EPOCHS)
+    matrices: list = []
+    window.controller.event.connect(
+        lambda ev: (
+            matrices.append(drawn(panel)["matrix"])
+            if isinstance(ev, Evaluation)
+            else None
+        )
+    )
+    run_to_end(qtbot, window, timeout=90_000)
+    history = window.current_run.history.epochs
+    # Connected after the window's handler: each epoch was drawn on arrival.
+    assert matrices == [[list(r) for r in e.confusion] for e in history]
+    assert not panel.stale
+
+
+class _PaintCounter(QObject):
+    def __init__(self) -> None:
+        super().__init__()
+        self.paints = 0
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            self.paints += 1
+        return False
+
+
+def test_a_step_moves_the_progress_bar_with_the_next_repaint_not_at_once(qtbot):
+    # QProgressBar.setValue repaints synchronously; a logged step must not.
+    panel = TrainingPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    qtbot.waitExposed(panel)
+    bar = panel.progress_bar
+    panel.start_progress(0, 100)
+    counter = _PaintCounter()
+    bar.installEventFilter(counter)
+    qtbot.wait(50)
+    before = counter.paints
+    panel.show_step(60, 100, 1000.0)
+    assert bar.value() == 60
+    assert counter.paints == before  # nothing painted inside the handler
+    qtbot.waitUntil(lambda: counter.paints > before)  # but soon after
+    bar.removeEventFilter(counter)
