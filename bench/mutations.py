@@ -187,8 +187,8 @@ MUTATIONS: list[Mutation] = [
         "confusion-cell-transposed",
         "Evaluation.cell(i, j) returns the images of true class i predicted as j",
         "workbench/core/events.py",
-        "        hits = np.flatnonzero((self.labels == true) & (self.predictions == predicted))\n",
-        "        hits = np.flatnonzero((self.labels == predicted) & (self.predictions == true))\n",
+        "        k = true * self.num_classes + predicted\n",
+        "        k = predicted * self.num_classes + true\n",
         (
             "tests/core/test_evaluation.py::test_a_cell_holds_exactly_its_images_hardest_first",
         ),
@@ -197,10 +197,12 @@ MUTATIONS: list[Mutation] = [
         "confusion-cell-easiest-first",
         "the images of a confusion cell come hardest (highest loss) first",
         "workbench/core/events.py",
-        '        return hits[np.argsort(-self.losses[hits], kind="stable")]\n',
-        '        return hits[np.argsort(self.losses[hits], kind="stable")]\n',
+        "        order = np.lexsort((-self.losses, flat)).astype(np.int64)\n",
+        "        order = np.lexsort((self.losses, flat)).astype(np.int64)\n",
         (
             "tests/core/test_evaluation.py::test_a_cell_holds_exactly_its_images_hardest_first",
+            "tests/core/test_evaluation.py::"
+            "test_cells_are_each_image_once_hardest_first_ties_in_validation_order",
         ),
     ),
     Mutation(
@@ -338,8 +340,8 @@ MUTATIONS: list[Mutation] = [
         "window-feeds-val-images-reversed",
         "The window gives the evaluation gallery the run's validation images in prediction order, so the opened image is the cell's digit",
         "workbench/ui/run_view.py",
-        "            ev, None if images is None else images.numpy()\n",
-        "            ev, None if images is None else images.numpy()[::-1].copy()\n",
+        "            arrays = images.numpy()\n",
+        "            arrays = images.numpy()[::-1].copy()\n",
         (
             "tests/ui/test_evaluation_ui.py::test_open_in_canvas_shows_the_cells_own_validation_image",
         ),
@@ -2519,5 +2521,100 @@ MUTATIONS += [
         "    except (TypeError, ValueError, RuntimeError, KeyError) as exc:\n",
         "    except (TypeError, ValueError, KeyError) as exc:\n",
         (f"{_RESIZE}::test_a_damaged_rank_rng_is_a_clear_message",),
+    ),
+    # Epoch ends and hidden tabs (issue 17, stalls).
+    Mutation(
+        "stalls-hidden-evaluation-redrawn",
+        "a hidden Evaluation tab draws nothing at an epoch end",
+        "workbench/ui/panels/evaluation.py",
+        "        if hidden_in_shown_window(self):\n",
+        "        if False:\n",
+        (
+            "tests/ui/test_hidden_tabs.py::test_a_hidden_evaluation_tab_draws_nothing_then_the_latest_when_opened",
+        ),
+    ),
+    Mutation(
+        "stalls-evaluation-not-caught-up",
+        "the Evaluation tab shows the latest epoch when it is opened",
+        "workbench/ui/panels/evaluation.py",
+        "        if self.stale:\n            self._refresh()\n",
+        "",
+        (
+            "tests/ui/test_hidden_tabs.py::test_a_hidden_evaluation_tab_draws_nothing_then_the_latest_when_opened",
+        ),
+    ),
+    Mutation(
+        "stalls-hidden-histogram-redrawn",
+        "a hidden Layer health tab draws no histogram at an epoch end",
+        "workbench/ui/panels/health.py",
+        "        if hidden_in_shown_window(self):\n",
+        "        if False:\n",
+        (
+            "tests/ui/test_hidden_tabs.py::test_a_hidden_layer_health_tab_draws_its_histogram_when_opened",
+        ),
+    ),
+    Mutation(
+        "stalls-histogram-not-caught-up",
+        "the Layer health tab shows the latest histogram when it is opened",
+        "workbench/ui/panels/health.py",
+        "        if self.stale:\n            self._show_histogram()\n",
+        "",
+        (
+            "tests/ui/test_hidden_tabs.py::test_a_hidden_layer_health_tab_draws_its_histogram_when_opened",
+        ),
+    ),
+    Mutation(
+        "stalls-shown-tab-waits",
+        "a shown Evaluation tab draws every epoch as it arrives",
+        "workbench/ui/lazy_view.py",
+        "    return not widget.isVisible() and widget.window().isVisible()\n",
+        "    return widget.window().isVisible()\n",
+        (
+            "tests/ui/test_hidden_tabs.py::test_a_shown_tab_draws_each_epoch_as_it_comes",
+        ),
+    ),
+    Mutation(
+        "stalls-matrix-counted-on-read",
+        "the confusion matrix is counted when the Evaluation is made, not when read",
+        "workbench/core/events.py",
+        "        return self._matrix\n",
+        "        c = self.num_classes\n"
+        "        flat = self.labels * c + self.predictions\n"
+        "        return np.bincount(flat, minlength=c * c).reshape(c, c)\n",
+        (
+            "tests/core/test_evaluation.py::test_the_matrix_and_cells_are_worked_out_when_the_event_is_made",
+        ),
+    ),
+    Mutation(
+        "stalls-progress-bar-paints-in-step",
+        "a logged step moves the progress bar without painting inside the handler",
+        "workbench/ui/panels/training.py",
+        "    bar.setUpdatesEnabled(False)\n",
+        "",
+        (
+            "tests/ui/test_hidden_tabs.py::test_a_step_moves_the_progress_bar_with_the_next_repaint_"
+            "not_at_once",
+        ),
+    ),
+    Mutation(
+        "stalls-gallery-keeps-old-thumbnails",
+        "the gallery never shows a thumbnail of another run's images",
+        "workbench/ui/cell_images.py",
+        "        if images is not self._icons_of or len(self._icons) >= "
+        "MAX_CACHED_ICONS:\n",
+        "        if len(self._icons) >= MAX_CACHED_ICONS:\n",
+        (
+            "tests/ui/test_hidden_tabs.py::test_the_gallery_draws_each_image_once_and_never_another_runs",
+        ),
+    ),
+    Mutation(
+        "stalls-gallery-redraws-thumbnails",
+        "a gallery rebuilt at an epoch end draws only the images it had not drawn",
+        "workbench/ui/cell_images.py",
+        "        icon = self._icons.get(i)\n",
+        "        icon = None\n",
+        (
+            "tests/ui/test_hidden_tabs.py::test_the_gallery_draws_each_image_once_and_never_another_runs",
+        ),
     ),
 ]

@@ -157,3 +157,40 @@ def test_a_step_moves_the_progress_bar_with_the_next_repaint_not_at_once(qtbot):
     assert counter.paints == before  # nothing painted inside the handler
     qtbot.waitUntil(lambda: counter.paints > before)  # but soon after
     bar.removeEventFilter(counter)
+
+
+def test_the_gallery_draws_each_image_once_and_never_another_runs(
+    qtbot, monkeypatch
+):
+    from workbench.ui import cell_images
+
+    from .test_evaluation_panel import make_evaluation, make_images
+
+    made: list[int] = []
+    real = cell_images.thumbnail
+
+    def counting(image, *args):
+        made.append(1)
+        return real(image, *args)
+
+    monkeypatch.setattr(cell_images, "thumbnail", counting)
+    panel = EvaluationPanel()
+    qtbot.addWidget(panel)
+    images = make_images()
+    first, second = make_evaluation(0), make_evaluation(1)
+    panel.add_evaluation(first, images)
+    panel.select_cell(3, 3)
+    assert len(made) == len(first.cell(3, 3))
+    panel.add_evaluation(second, images)  # the next epoch: the same images
+    fresh = set(second.cell(3, 3).tolist()) - set(first.cell(3, 3).tolist())
+    assert len(made) == len(first.cell(3, 3)) + len(fresh)
+    # Another run's images: every thumbnail drawn anew from them.
+    other = 255 - images
+    third = make_evaluation(2)
+    panel.add_evaluation(third, other)
+    shown = panel.gallery_indices()
+    assert len(shown) > 0
+    for row, index in enumerate(shown):
+        icon = panel.gallery.item(row).icon()
+        got = icon.pixmap(cell_images.THUMB_SIDE).toImage()
+        assert got == real(other[index]).toImage()
