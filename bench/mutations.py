@@ -2617,4 +2617,23 @@ MUTATIONS += [
             "tests/ui/test_hidden_tabs.py::test_the_gallery_draws_each_image_once_and_never_another_runs",
         ),
     ),
+    Mutation(
+        "stalls-plots-painted-together",
+        "a frame draws its plots one per tick, never all paints at once",
+        "workbench/ui/plots.py",
+        "            self._stagger.start()\n            return\n",
+        "            self.tick()\n            return\n",
+        ("tests/ui/test_plots.py::test_the_paint_budget_is_shared_by_every_plot",),
+    ),
+    Mutation(
+        "stalls-frame-never-ends",
+        "points arriving during a frame wait for the next frame",
+        "workbench/ui/plots.py",
+        "        if not self._frame:\n",
+        "        if True:\n",
+        (
+            "tests/ui/test_plots.py::"
+            "test_points_arriving_during_a_frame_wait_for_the_next",
+        ),
+    ),
 ]
