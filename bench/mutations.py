@@ -600,8 +600,10 @@ MUTATIONS: list[Mutation] = [
         "paint-budget-per-plot",
         "All live plots share one paint budget: more plots refresh less often, not each on its own clock",
         "workbench/ui/plots.py",
-        "                cost_s += plot.refresh_cost_s + plot.paint_cost_s\n",
-        "                cost_s = max(cost_s, plot.refresh_cost_s + plot.paint_cost_s)\n",
+        "            self._frame_cost_s += drawn.refresh_cost_s + drawn.paint_cost_s\n",
+        "            self._frame_cost_s = max(\n"
+        "                self._frame_cost_s, drawn.refresh_cost_s + drawn.paint_cost_s\n"
+        "            )\n",
         ("tests/ui/test_plots.py::test_the_paint_budget_is_shared_by_every_plot",),
     ),
     Mutation(
