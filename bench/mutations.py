@@ -2638,4 +2638,15 @@ MUTATIONS += [
             "test_points_arriving_during_a_frame_wait_for_the_next",
         ),
     ),
+    Mutation(
+        "stalls-axes-drawn-every-repaint",
+        "a plot repaint draws its axes and grid again only when they change",
+        "workbench/ui/plots.py",
+        "                QGraphicsItem.CacheMode.DeviceCoordinateCache\n",
+        "                QGraphicsItem.CacheMode.NoCache\n",
+        (
+            "tests/ui/test_plots.py::"
+            "test_a_repaint_redraws_the_axes_and_grid_only_when_they_change",
+        ),
+    ),
 ]

@@ -310,3 +310,47 @@ def test_non_finite_points_never_reach_the_curves(qtbot):
     xs, ys = plot.data("s")
     assert xs.tolist() == [3, 4, 6]
     assert ys.tolist() == [0.5, 1.0, 2.0]
+
+
+def test_a_repaint_redraws_the_axes_and_grid_only_when_they_change(qtbot, monkeypatch):
+    from PySide6.QtWidgets import QGraphicsItem
+
+    def make(cached: bool) -> LivePlot:
+        widget = LivePlot("Loss", "step", "loss", x_name="step")
+        widget.add_series("loss", "b")
+        if not cached:  # axes drawn at every repaint, as pyqtgraph does
+            for name in ("left", "bottom"):
+                widget.getPlotItem().getAxis(name).setCacheMode(
+                    QGraphicsItem.CacheMode.NoCache
+                )
+        widget.resize(400, 300)
+        widget.show()
+        qtbot.addWidget(widget)
+        for k in range(50):
+            widget.append("loss", k, 1.0 / (k + 1) + 0.1 * np.sin(k))
+        widget.refresh()
+        return widget
+
+    axis_paints = []
+    original = pg.AxisItem.paint
+
+    def counting(self, *args):
+        axis_paints.append(self)
+        return original(self, *args)
+
+    # Before the plots exist: PySide looks a Python override up once.
+    monkeypatch.setattr(pg.AxisItem, "paint", counting)
+    plot, plain = make(cached=True), make(cached=False)
+    QApplication.processEvents()
+    assert plot.grab().toImage() == plain.grab().toImage()  # pixel for pixel
+    axis_paints.clear()
+    plot.viewport().repaint()  # nothing changed: the cached axes are reused
+    assert axis_paints == []
+    plain.viewport().repaint()
+    assert len(axis_paints) == 2
+    for widget in (plot, plain):
+        widget.append("loss", 200, 5.0)  # a new range: the axes drawn again
+        widget.refresh()
+        widget.viewport().repaint()
+    assert len(axis_paints) == 6
+    assert plot.grab().toImage() == plain.grab().toImage()
