@@ -52,6 +52,7 @@ from PySide6.QtWidgets import QApplication
 from workbench.core.config import TrainConfig
 from workbench.core.data import load_arrays
 from workbench.core.events import Evaluation
+from workbench.core.runs import RUNS_ENV
 from workbench.ui import window_state
 
 CONDITIONS = ("curves", "evaluation", "evaluation+cell", "health")
@@ -122,6 +123,9 @@ def main() -> None:
     window_state.use_settings_file(
         Path(tempfile.mkdtemp(prefix="stall-bench-")) / "settings.ini"
     )
+    # Runs of its own: none left in the user's folder, and no earlier interrupted
+    # run there asks to be resumed (a dialog that would wait forever).
+    os.environ[RUNS_ENV] = tempfile.mkdtemp(prefix="bench-runs-")
     app = QApplication.instance() or QApplication([])
     from workbench.ui.main_window import MainWindow
 

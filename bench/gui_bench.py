@@ -55,6 +55,7 @@ from workbench.core.config import BUILTIN_MODELS, TrainConfig
 from workbench.core.data import DataError, ImageArrays, load_arrays
 from workbench.core.engine import iter_fit, prepare_run
 from workbench.core.events import TrainResult
+from workbench.core.runs import RUNS_ENV
 from workbench.ui import window_state
 
 MODELS = tuple(BUILTIN_MODELS)  # small-cnn, cnn, lazy-cnn, mlp
@@ -176,6 +177,9 @@ def main() -> None:
     data_dir = args.data_dir if dataset == "mnist" else None
     settings_dir = tempfile.mkdtemp(prefix="gui-bench-")
     window_state.use_settings_file(Path(settings_dir) / "settings.ini")
+    # Runs of its own: none left in the user's folder, and no earlier interrupted
+    # run there asks to be resumed (a dialog that would wait forever).
+    os.environ[RUNS_ENV] = tempfile.mkdtemp(prefix="bench-runs-")
     app = QApplication.instance() or QApplication([])
     from workbench.ui.main_window import MainWindow
 

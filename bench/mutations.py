@@ -2649,4 +2649,27 @@ MUTATIONS += [
             "test_a_repaint_redraws_the_axes_and_grid_only_when_they_change",
         ),
     ),
+    Mutation(
+        "stalls-steps-held-at-pause",
+        "every step trained before a pause is shown when the run pauses",
+        "workbench/ui/trainer_thread.py",
+        "        # The engine blocks now: every step trained so far is shown first.\n"
+        "        self._send_steps()\n",
+        "",
+        (
+            "tests/ui/test_hidden_tabs.py::"
+            "test_steps_held_back_are_shown_when_the_run_pauses",
+        ),
+    ),
+    Mutation(
+        "stalls-steps-after-their-epoch",
+        "steps sent together still reach the window before the epoch they belong to",
+        "workbench/ui/trainer_thread.py",
+        "                    self._send_steps()  # in order: the steps before it first\n",
+        "",
+        (
+            "tests/ui/test_hidden_tabs.py::"
+            "test_fast_steps_reach_the_window_together_each_in_order",
+        ),
+    ),
 ]

@@ -192,3 +192,48 @@ def test_the_gallery_draws_each_image_once_and_never_another_runs(qtbot, monkeyp
         icon = panel.gallery.item(row).icon()
         got = icon.pixmap(cell_images.THUMB_SIDE).toImage()
         assert got == real(other[index]).toImage()
+
+
+def test_fast_steps_reach_the_window_together_each_in_order(qtbot, window, monkeypatch):
+    from workbench.core.events import EpochMetrics, StepMetrics
+    from workbench.ui import trainer_thread
+
+    # Held back until the next other event: at most one delivery per epoch.
+    monkeypatch.setattr(trainer_thread, "BATCH_S", 1e9)
+    window.apply_config(TWO_EPOCHS)
+    batches: list = []
+    window.trainer.steps.connect(batches.append)
+    seen = record(window, (StepMetrics, EpochMetrics))
+    run_to_end(qtbot, window, timeout=90_000)
+    steps = [ev.global_step for ev in seen if isinstance(ev, StepMetrics)]
+    assert steps == list(range(1, window.current_run.global_step + 1))
+    # The first step at once, then each epoch's steps before its end.
+    assert len(batches) <= 3 < len(steps)
+    first_end = next(i for i, ev in enumerate(seen) if isinstance(ev, EpochMetrics))
+    per_epoch = window.current_run.steps_per_epoch
+    before = [ev.global_step for ev in seen[:first_end]]
+    assert before == list(range(1, per_epoch + 1))
+    assert window.loss_plot.point_count("loss") == len(steps)
+
+
+def test_steps_held_back_are_shown_when_the_run_pauses(qtbot, window, monkeypatch):
+    from workbench.core.events import StepMetrics
+    from workbench.ui import trainer_thread
+
+    monkeypatch.setattr(trainer_thread, "BATCH_S", 1e9)
+    window.apply_config(FAST.replace(max_steps=None, epochs=50))
+    seen = record(window, StepMetrics)
+    window.start()
+
+    def five_steps() -> bool:
+        run = window.current_run
+        return run is not None and run.global_step >= 5
+
+    qtbot.waitUntil(five_steps, timeout=60_000)
+    run = window.current_run
+    with qtbot.waitSignal(window.controller.pause_reached, timeout=60_000):
+        window.toggle_pause()
+    assert seen[-1].global_step == run.global_step  # none held back
+    assert window.loss_plot.point_count("loss") == run.global_step
+    with qtbot.waitSignal(window.controller.run_finished, timeout=60_000):
+        window.stop()
