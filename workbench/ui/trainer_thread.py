@@ -5,9 +5,9 @@ Qt's ``examples/corelib/threads/mandelbrot`` and superqt's ``GeneratorWorker``):
 every event goes out through one ``event`` signal, so the receiver dispatches
 by type; only logged steps that come fast travel several at a time, through
 ``steps`` (see ``BATCH_S``). The thread object lives in the GUI thread, so
-slots connected to its signals run there. Pause and Stop are flags on :class:`TrainControl` set
-directly from the GUI thread: ``run()`` has no event loop, so a queued slot
-would never be called.
+slots connected to its signals run there. Pause and Stop are flags on
+:class:`TrainControl` set directly from the GUI thread: ``run()`` has no event
+loop, so a queued slot would never be called.
 """
 
 from __future__ import annotations
