@@ -28,8 +28,9 @@ from workbench.core.predict import ScoredImage
 from workbench.ui.input_preview import array_qimage
 
 THUMB_SIDE = 56
-# Thumbnails kept for the next epoch's gallery (about 13 kB each).
-MAX_CACHED_ICONS = 2000
+# Thumbnails kept for the next epoch's gallery (about 13 kB each; a gallery
+# lists at most 500).
+MAX_CACHED_ICONS = 1000
 _INDEX_ROLE = Qt.ItemDataRole.UserRole
 
 
