@@ -191,8 +191,8 @@ MUTATIONS: list[Mutation] = [
         "confusion-cell-transposed",
         "Evaluation.cell(i, j) returns the images of true class i predicted as j",
         "workbench/core/events.py",
-        "        hits = np.flatnonzero((self.labels == true) & (self.predictions == predicted))\n",
-        "        hits = np.flatnonzero((self.labels == predicted) & (self.predictions == true))\n",
+        "        k = true * self.num_classes + predicted\n",
+        "        k = predicted * self.num_classes + true\n",
         (
             "tests/core/test_evaluation.py::test_a_cell_holds_exactly_its_images_hardest_first",
         ),
@@ -201,10 +201,12 @@ MUTATIONS: list[Mutation] = [
         "confusion-cell-easiest-first",
         "the images of a confusion cell come hardest (highest loss) first",
         "workbench/core/events.py",
-        '        return hits[np.argsort(-self.losses[hits], kind="stable")]\n',
-        '        return hits[np.argsort(self.losses[hits], kind="stable")]\n',
+        "        order = np.lexsort((-self.losses, flat)).astype(np.int64)\n",
+        "        order = np.lexsort((self.losses, flat)).astype(np.int64)\n",
         (
             "tests/core/test_evaluation.py::test_a_cell_holds_exactly_its_images_hardest_first",
+            "tests/core/test_evaluation.py::"
+            "test_cells_are_each_image_once_hardest_first_ties_in_validation_order",
         ),
     ),
     Mutation(
@@ -342,8 +344,8 @@ MUTATIONS: list[Mutation] = [
         "window-feeds-val-images-reversed",
         "The window gives the evaluation gallery the run's validation images in prediction order, so the opened image is the cell's digit",
         "workbench/ui/run_view.py",
-        "            ev, None if images is None else images.numpy()\n",
-        "            ev, None if images is None else images.numpy()[::-1].copy()\n",
+        "            arrays = images.numpy()\n",
+        "            arrays = images.numpy()[::-1].copy()\n",
         (
             "tests/ui/test_evaluation_ui.py::test_open_in_canvas_shows_the_cells_own_validation_image",
         ),
@@ -602,8 +604,10 @@ MUTATIONS: list[Mutation] = [
         "paint-budget-per-plot",
         "All live plots share one paint budget: more plots refresh less often, not each on its own clock",
         "workbench/ui/plots.py",
-        "                cost_s += plot.refresh_cost_s + plot.paint_cost_s\n",
-        "                cost_s = max(cost_s, plot.refresh_cost_s + plot.paint_cost_s)\n",
+        "            self._frame_cost_s += drawn.refresh_cost_s + drawn.paint_cost_s\n",
+        "            self._frame_cost_s = max(\n"
+        "                self._frame_cost_s, drawn.refresh_cost_s + drawn.paint_cost_s\n"
+        "            )\n",
         ("tests/ui/test_plots.py::test_the_paint_budget_is_shared_by_every_plot",),
     ),
     Mutation(
@@ -3020,6 +3024,154 @@ MUTATIONS += [
         (
             "tests/ui/test_draw_panel.py::"
             "test_only_a_photo_models_read_gives_an_openmp_pool_back",
+        ),
+    ),
+    # Epoch ends and hidden tabs (issue 17, stalls).
+    Mutation(
+        "stalls-hidden-evaluation-redrawn",
+        "a hidden Evaluation tab draws nothing at an epoch end",
+        "workbench/ui/panels/evaluation.py",
+        "        if hidden_in_shown_window(self):\n",
+        "        if False:\n",
+        (
+            "tests/ui/test_hidden_tabs.py::test_a_hidden_evaluation_tab_draws_nothing_then_the_latest_when_opened",
+        ),
+    ),
+    Mutation(
+        "stalls-evaluation-not-caught-up",
+        "the Evaluation tab shows the latest epoch when it is opened",
+        "workbench/ui/panels/evaluation.py",
+        "        if self.stale:\n            self._refresh()\n",
+        "",
+        (
+            "tests/ui/test_hidden_tabs.py::test_a_hidden_evaluation_tab_draws_nothing_then_the_latest_when_opened",
+        ),
+    ),
+    Mutation(
+        "stalls-hidden-histogram-redrawn",
+        "a hidden Layer health tab draws no histogram at an epoch end",
+        "workbench/ui/panels/health.py",
+        "        if hidden_in_shown_window(self):\n",
+        "        if False:\n",
+        (
+            "tests/ui/test_hidden_tabs.py::test_a_hidden_layer_health_tab_draws_its_histogram_when_opened",
+        ),
+    ),
+    Mutation(
+        "stalls-histogram-not-caught-up",
+        "the Layer health tab shows the latest histogram when it is opened",
+        "workbench/ui/panels/health.py",
+        "        if self.stale:\n            self._show_histogram()\n",
+        "",
+        (
+            "tests/ui/test_hidden_tabs.py::test_a_hidden_layer_health_tab_draws_its_histogram_when_opened",
+        ),
+    ),
+    Mutation(
+        "stalls-shown-tab-waits",
+        "a shown Evaluation tab draws every epoch as it arrives",
+        "workbench/ui/lazy_view.py",
+        "    return not widget.isVisible() and widget.window().isVisible()\n",
+        "    return widget.window().isVisible()\n",
+        (
+            "tests/ui/test_hidden_tabs.py::test_a_shown_tab_draws_each_epoch_as_it_comes",
+        ),
+    ),
+    Mutation(
+        "stalls-matrix-counted-on-read",
+        "the confusion matrix is counted when the Evaluation is made, not when read",
+        "workbench/core/events.py",
+        "        return self._matrix\n",
+        "        c = self.num_classes\n"
+        "        flat = self.labels * c + self.predictions\n"
+        "        return np.bincount(flat, minlength=c * c).reshape(c, c)\n",
+        (
+            "tests/core/test_evaluation.py::test_the_matrix_and_cells_are_worked_out_when_the_event_is_made",
+        ),
+    ),
+    Mutation(
+        "stalls-progress-bar-paints-in-step",
+        "a logged step moves the progress bar without painting inside the handler",
+        "workbench/ui/panels/training.py",
+        "    bar.setUpdatesEnabled(False)\n",
+        "",
+        (
+            "tests/ui/test_hidden_tabs.py::test_a_step_moves_the_progress_bar_with_the_next_repaint_"
+            "not_at_once",
+        ),
+    ),
+    Mutation(
+        "stalls-gallery-keeps-old-thumbnails",
+        "the gallery never shows a thumbnail of another run's images",
+        "workbench/ui/cell_images.py",
+        "        if images is not self._icons_of or len(self._icons) >= "
+        "MAX_CACHED_ICONS:\n",
+        "        if len(self._icons) >= MAX_CACHED_ICONS:\n",
+        (
+            "tests/ui/test_hidden_tabs.py::test_the_gallery_draws_each_image_once_and_never_another_runs",
+        ),
+    ),
+    Mutation(
+        "stalls-gallery-redraws-thumbnails",
+        "a gallery rebuilt at an epoch end draws only the images it had not drawn",
+        "workbench/ui/cell_images.py",
+        "        icon = self._icons.get(i)\n",
+        "        icon = None\n",
+        (
+            "tests/ui/test_hidden_tabs.py::test_the_gallery_draws_each_image_once_and_never_another_runs",
+        ),
+    ),
+    Mutation(
+        "stalls-plots-painted-together",
+        "a frame draws its plots one per tick, never all paints at once",
+        "workbench/ui/plots.py",
+        "            self._stagger.start()\n            return\n",
+        "            self.tick()\n            return\n",
+        ("tests/ui/test_plots.py::test_the_paint_budget_is_shared_by_every_plot",),
+    ),
+    Mutation(
+        "stalls-frame-never-ends",
+        "points arriving during a frame wait for the next frame",
+        "workbench/ui/plots.py",
+        "        if not self._frame:\n",
+        "        if True:\n",
+        (
+            "tests/ui/test_plots.py::"
+            "test_points_arriving_during_a_frame_wait_for_the_next",
+        ),
+    ),
+    Mutation(
+        "stalls-axes-drawn-every-repaint",
+        "a plot repaint draws its axes and grid again only when they change",
+        "workbench/ui/plots.py",
+        "                QGraphicsItem.CacheMode.DeviceCoordinateCache\n",
+        "                QGraphicsItem.CacheMode.NoCache\n",
+        (
+            "tests/ui/test_plots.py::"
+            "test_a_repaint_redraws_the_axes_and_grid_only_when_they_change",
+        ),
+    ),
+    Mutation(
+        "stalls-steps-held-at-pause",
+        "every step trained before a pause is shown when the run pauses",
+        "workbench/ui/trainer_thread.py",
+        "        # The engine blocks now: every step trained so far is shown first.\n"
+        "        self._send_steps()\n",
+        "",
+        (
+            "tests/ui/test_hidden_tabs.py::"
+            "test_steps_held_back_are_shown_when_the_run_pauses",
+        ),
+    ),
+    Mutation(
+        "stalls-steps-after-their-epoch",
+        "steps sent together still reach the window before the epoch they belong to",
+        "workbench/ui/trainer_thread.py",
+        "                    self._send_steps()  # in order: the steps before it first\n",
+        "",
+        (
+            "tests/ui/test_hidden_tabs.py::"
+            "test_fast_steps_reach_the_window_together_each_in_order",
         ),
     ),
 ]

@@ -53,3 +53,36 @@ def test_per_class_accuracy_is_the_share_of_each_true_class_read_right():
     accuracy = make().per_class_accuracy()
     expected = [1 / 2, 1 / 1, np.nan, 1 / 4, np.nan, np.nan, 2 / 2]
     np.testing.assert_allclose(accuracy, expected)
+
+
+def test_cells_are_each_image_once_hardest_first_ties_in_validation_order():
+    rng = np.random.default_rng(3)
+    n, c = 400, 5
+    labels = rng.integers(0, c, n)
+    predictions = rng.integers(0, c, n)
+    # Few distinct losses: many ties, which keep the validation order.
+    losses = rng.integers(0, 4, n).astype(np.float32)
+    ev = Evaluation(0, 1, labels, predictions, np.ones(n, np.float32), losses, c)
+    seen = []
+    for t in range(c):
+        for p in range(c):
+            hits = np.flatnonzero((labels == t) & (predictions == p))
+            expected = hits[np.argsort(-losses[hits], kind="stable")]
+            assert ev.cell(t, p).tolist() == expected.tolist()
+            seen.extend(ev.cell(t, p).tolist())
+    assert sorted(seen) == list(range(n))
+
+
+def test_the_matrix_and_cells_are_worked_out_when_the_event_is_made(monkeypatch):
+    # Made in the training thread: a window reading them later does no counting.
+    ev = make()
+    expected = ev.confusion().copy()
+
+    def no_counting(*args, **kwargs):
+        raise AssertionError("counted again when read")
+
+    for name in ("bincount", "lexsort", "argsort", "flatnonzero"):
+        monkeypatch.setattr(np, name, no_counting)
+    assert (ev.confusion() == expected).all()
+    assert ev.cell(3, 6).tolist() == [2, 3, 1]
+    assert not ev.confusion().flags.writeable  # shared: nobody may change it

@@ -99,7 +99,11 @@ def test_refresh_backs_off_when_drawing_is_expensive(plot, monkeypatch):
 
 
 def test_the_paint_budget_is_shared_by_every_plot(qtbot, plot, monkeypatch):
-    """Three plots painting 10 ms each: one tick for all, 40x their sum apart."""
+    """Three plots painting 10 ms each: one frame for all, 40x their sum apart.
+
+    The frame draws one plot per tick (STAGGER_MS apart), so the GUI thread is
+    never blocked by the three paints at once.
+    """
     monkeypatch.setattr(plots, "time", SimpleNamespace(perf_counter=lambda: 1.0))
     others = []
     for title in ("accuracy", "images/s"):
@@ -126,8 +130,16 @@ def test_the_paint_budget_is_shared_by_every_plot(qtbot, plot, monkeypatch):
             other.append("s", step, 2.0)
     assert refresher.is_armed()
     assert calls == []  # nothing drawn before the tick
-    refresher.tick()
-    # One setData per series for the ten points, all in one tick.
+    drawn = []
+    for _ in every:
+        refresher.tick()
+        assert len(set(calls)) == len(drawn) + 1  # one more plot each tick
+        drawn.append(calls[-1])
+        # The frame is over (counted, its cost known) once every plot is drawn.
+        over = len(drawn) == len(every)
+        assert refresher.frames == int(over)
+        assert refresher.frame_pending() == (not over)
+    # One setData per series for the ten points, all in one frame.
     assert sorted(calls, key=every.index) == [plot, plot, *others]
     assert refresher.frames == 1
     assert refresher.frame_cost_s == pytest.approx(0.030)
@@ -137,6 +149,28 @@ def test_the_paint_budget_is_shared_by_every_plot(qtbot, plot, monkeypatch):
     assert not any(p.dirty for p in every)
     refresher.tick()
     assert refresher.frames == 1  # nothing new: no frame
+
+
+def test_points_arriving_during_a_frame_wait_for_the_next(qtbot, plot):
+    other = LivePlot("accuracy", "step", "accuracy")
+    other.add_series("s", "k")
+    other.show()
+    qtbot.addWidget(other)
+    refresher = plots.refresher()
+    plot.append("loss", 0, 1.0)
+    other.append("s", 0, 1.0)
+    refresher.tick()
+    first, second = (plot, other) if not plot.dirty else (other, plot)
+    assert second.dirty
+    assert refresher.frame_pending()
+    # A logged step while the frame is drawn: the drawn plot waits its turn.
+    first.append(*(("loss", 1, 0.5) if first is plot else ("s", 1, 0.5)))
+    refresher.tick()
+    assert not second.dirty  # the frame's last plot
+    assert first.dirty  # not drawn twice in one frame
+    assert not refresher.frame_pending()
+    assert refresher.is_armed()  # the next frame will draw it
+    qtbot.waitUntil(lambda: not first.dirty, timeout=5_000)
 
 
 def test_the_shared_timer_draws_the_points_when_it_fires(qtbot, plot):
@@ -276,3 +310,47 @@ def test_non_finite_points_never_reach_the_curves(qtbot):
     xs, ys = plot.data("s")
     assert xs.tolist() == [3, 4, 6]
     assert ys.tolist() == [0.5, 1.0, 2.0]
+
+
+def test_a_repaint_redraws_the_axes_and_grid_only_when_they_change(qtbot, monkeypatch):
+    from PySide6.QtWidgets import QGraphicsItem
+
+    def make(cached: bool) -> LivePlot:
+        widget = LivePlot("Loss", "step", "loss", x_name="step")
+        widget.add_series("loss", "b")
+        if not cached:  # axes drawn at every repaint, as pyqtgraph does
+            for name in ("left", "bottom"):
+                widget.getPlotItem().getAxis(name).setCacheMode(
+                    QGraphicsItem.CacheMode.NoCache
+                )
+        widget.resize(400, 300)
+        widget.show()
+        qtbot.addWidget(widget)
+        for k in range(50):
+            widget.append("loss", k, 1.0 / (k + 1) + 0.1 * np.sin(k))
+        widget.refresh()
+        return widget
+
+    axis_paints = []
+    original = pg.AxisItem.paint
+
+    def counting(self, *args):
+        axis_paints.append(self)
+        return original(self, *args)
+
+    # Before the plots exist: PySide looks a Python override up once.
+    monkeypatch.setattr(pg.AxisItem, "paint", counting)
+    plot, plain = make(cached=True), make(cached=False)
+    QApplication.processEvents()
+    assert plot.grab().toImage() == plain.grab().toImage()  # pixel for pixel
+    axis_paints.clear()
+    plot.viewport().repaint()  # nothing changed: the cached axes are reused
+    assert axis_paints == []
+    plain.viewport().repaint()
+    assert len(axis_paints) == 2
+    for widget in (plot, plain):
+        widget.append("loss", 200, 5.0)  # a new range: the axes drawn again
+        widget.refresh()
+        widget.viewport().repaint()
+    assert len(axis_paints) == 6
+    assert plot.grab().toImage() == plain.grab().toImage()

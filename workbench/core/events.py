@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Self
 
 import numpy as np
@@ -255,6 +255,10 @@ class Evaluation:
         float32 (N,): cross-entropy loss of each image.
     num_classes : int
         Size of the matrix.
+
+    The confusion matrix and every cell's images, hardest first, are worked
+    out when the event is made (in the training thread): a window showing
+    them only reads them.
     """
 
     epoch: int
@@ -264,12 +268,28 @@ class Evaluation:
     confidences: np.ndarray
     losses: np.ndarray
     num_classes: int
+    _matrix: np.ndarray = field(init=False, repr=False)
+    _cell_order: np.ndarray = field(init=False, repr=False)
+    _cell_starts: np.ndarray = field(init=False, repr=False)
 
-    def confusion(self) -> np.ndarray:
-        """int64 (C, C): row = true class, column = predicted class."""
+    def __post_init__(self) -> None:
         c = self.num_classes
         flat = self.labels * c + self.predictions
-        return np.bincount(flat, minlength=c * c).reshape(c, c)
+        counts = np.bincount(flat, minlength=c * c)
+        matrix = counts.reshape(c, c)
+        matrix.flags.writeable = False
+        # Sorted by cell, then by loss (highest first), then by index: each
+        # cell's images are one slice, in the order the gallery lists them.
+        order = np.lexsort((-self.losses, flat)).astype(np.int64)
+        order.flags.writeable = False
+        starts = np.concatenate(([0], np.cumsum(counts)))
+        object.__setattr__(self, "_matrix", matrix)
+        object.__setattr__(self, "_cell_order", order)
+        object.__setattr__(self, "_cell_starts", starts)
+
+    def confusion(self) -> np.ndarray:
+        """int64 (C, C), read-only: row = true class, column = predicted class."""
+        return self._matrix
 
     def per_class_accuracy(self) -> np.ndarray:
         """float64 (C,): share of each true class predicted right (NaN if absent)."""
@@ -279,9 +299,12 @@ class Evaluation:
             return np.where(totals > 0, np.diag(matrix) / totals, np.nan)
 
     def cell(self, true: int, predicted: int) -> np.ndarray:
-        """Indices of the images in cell (true, predicted), highest loss first."""
-        hits = np.flatnonzero((self.labels == true) & (self.predictions == predicted))
-        return hits[np.argsort(-self.losses[hits], kind="stable")]
+        """Indices of the images in cell (true, predicted), highest loss first.
+
+        Read-only; equal losses keep the validation order.
+        """
+        k = true * self.num_classes + predicted
+        return self._cell_order[self._cell_starts[k] : self._cell_starts[k + 1]]
 
 
 @dataclass(frozen=True, slots=True)

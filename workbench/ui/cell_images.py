@@ -28,6 +28,9 @@ from workbench.core.predict import ScoredImage
 from workbench.ui.input_preview import array_qimage
 
 THUMB_SIDE = 56
+# Thumbnails kept for the next epoch's gallery (about 13 kB each; a gallery
+# lists at most 500).
+MAX_CACHED_ICONS = 1000
 _INDEX_ROLE = Qt.ItemDataRole.UserRole
 
 
@@ -59,6 +62,10 @@ class CellImages(QWidget):
         self._gallery_indices = np.zeros(0, dtype=np.int64)
         self._gallery_images: np.ndarray | None = None
         self._gallery_ev: Evaluation | None = None
+        # Icons of the images last shown: every epoch lists the same validation
+        # images again, so a gallery rebuilt each epoch decodes each only once.
+        self._icons: dict[int, QIcon] = {}
+        self._icons_of: np.ndarray | None = None
 
         self.caption = QLabel(objectName="galleryLabel")
         self.caption.setWordWrap(True)
@@ -130,12 +137,9 @@ class CellImages(QWidget):
             for index in indices:
                 i = int(index)
                 confidence = float(ev.confidences[i])
-                pixmap = thumbnail(images[i])
-                icon = QIcon(pixmap)
-                # The same pixmap when selected: the style's blue tint would hide
-                # the image; the highlighted text shows the selection.
-                icon.addPixmap(pixmap, QIcon.Mode.Selected)
-                item = QListWidgetItem(icon, f"{title}\n{confidence:.0%}")
+                item = QListWidgetItem(
+                    self._icon(images, i), f"{title}\n{confidence:.0%}"
+                )
                 item.setData(_INDEX_ROLE, i)
                 item.setToolTip(
                     f"validation image {i}\nloss {float(ev.losses[i]):.3f}\n"
@@ -149,6 +153,19 @@ class CellImages(QWidget):
         self._gallery_ev = ev
         if self.gallery.count():
             self.gallery.setCurrentRow(0)  # the hardest image, ready to open
+
+    def _icon(self, images: np.ndarray, i: int) -> QIcon:
+        if images is not self._icons_of or len(self._icons) >= MAX_CACHED_ICONS:
+            self._icons, self._icons_of = {}, images
+        icon = self._icons.get(i)
+        if icon is None:
+            pixmap = thumbnail(images[i])
+            icon = QIcon(pixmap)
+            # The same pixmap when selected: the style's blue tint would hide
+            # the image; the highlighted text shows the selection.
+            icon.addPixmap(pixmap, QIcon.Mode.Selected)
+            self._icons[i] = icon
+        return icon
 
     def indices(self) -> np.ndarray:
         """Return the validation indices of the thumbnails, in their order."""

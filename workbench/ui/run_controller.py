@@ -84,6 +84,7 @@ class RunController(QObject):
         self.session = Session(origin="window", arrays=ArraysCache())
         self.trainer = TrainerThread(self)
         self.trainer.event.connect(self._on_trainer_event)
+        self.trainer.steps.connect(self._on_trainer_steps)
         self.trainer.pause_reached.connect(self._on_trainer_pause_reached)
         self.trainer.cancelled.connect(self._on_trainer_cancelled)
         self.trainer.failed.connect(self._on_trainer_failed)
@@ -315,6 +316,12 @@ class RunController(QObject):
         if handler is not None:
             handler(event)
         self.event.emit(event)
+
+    @Slot(object)
+    def _on_trainer_steps(self, events: tuple[Any, ...]) -> None:
+        # Steps sent together (see trainer_thread.BATCH_S): each is an event.
+        for event in events:
+            self._on_trainer_event(event)
 
     def _on_run_prepared(self, _event: RunPrepared) -> None:
         if self.state is RunState.PREPARING:

@@ -44,6 +44,8 @@ class RunView(QObject):
         self._status_at = 0.0
         self._compile_started_at: float | None = None
         self._compiling = E.CompileStarted()  # what torch.compile traces now
+        # The validation images and their NumPy view, made once per run.
+        self._val_images: tuple[Any, Any] = (None, None)
         self._compile_timer = QTimer(self)
         self._compile_timer.setInterval(250)
         self._compile_timer.timeout.connect(self._on_compile_timer_timeout)
@@ -205,9 +207,14 @@ class RunView(QObject):
         """Add ``ev`` (``run``'s predictions) to the Evaluation tab."""
         self.window.evaluation_panel.set_class_names(run.loaders.info.class_names)
         images = run.loaders.val_images
-        self.window.evaluation_panel.add_evaluation(
-            ev, None if images is None else images.numpy()
-        )
+        if images is None:
+            arrays = None
+        elif self._val_images[0] is images:
+            arrays = self._val_images[1]
+        else:  # one array per run: the gallery keeps its thumbnails across epochs
+            arrays = images.numpy()
+            self._val_images = (images, arrays)
+        self.window.evaluation_panel.add_evaluation(ev, arrays)
 
     @Slot()
     def _on_controller_pause_reached(self) -> None:

@@ -3,15 +3,17 @@
 A ``QThread`` subclass whose ``run()`` iterates ``Session.train`` (the shape of
 Qt's ``examples/corelib/threads/mandelbrot`` and superqt's ``GeneratorWorker``):
 every event goes out through one ``event`` signal, so the receiver dispatches
-by type. The thread object lives in the GUI thread, so slots connected to its
-signals run there. Pause and Stop are flags on :class:`TrainControl` set
-directly from the GUI thread: ``run()`` has no event loop, so a queued slot
-would never be called.
+by type; only logged steps that come fast travel several at a time, through
+``steps`` (see ``BATCH_S``). The thread object lives in the GUI thread, so
+slots connected to its signals run there. Pause and Stop are flags on
+:class:`TrainControl` set directly from the GUI thread: ``run()`` has no event
+loop, so a queued slot would never be called.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 import weakref
 from collections.abc import Callable
 from typing import ClassVar
@@ -19,6 +21,7 @@ from typing import ClassVar
 from PySide6.QtCore import QObject, QThread, Signal
 from shiboken6 import isValid
 
+from workbench.core import events as E
 from workbench.core.data import DownloadCancelled
 from workbench.core.engine import TrainControl
 from workbench.core.session import Plan, Session
@@ -27,6 +30,13 @@ from workbench.ui.gui_gc import collect_in_gui_thread
 from workbench.ui.tasks import describe_error
 
 log = logging.getLogger(__name__)
+
+# Logged steps (and layer health) that come faster than this travel to the GUI
+# thread together, in one ``steps`` signal: a small model logs hundreds of steps
+# a second, and each signal wakes the GUI thread, which then holds the GIL the
+# training thread needs. Any other event, a pause and the end send them at once.
+BATCH_S = 0.05
+_BATCHED = (E.StepMetrics, E.LayerHealth)
 
 
 class _SignallingControl(TrainControl):
@@ -55,6 +65,7 @@ class TrainerThread(QThread):
     """
 
     event = Signal(object)  # RunPrepared, DownloadProgress or an engine event
+    steps = Signal(object)  # a tuple of StepMetrics and LayerHealth, in order
     pause_reached = Signal()  # the engine is blocked before its next batch
     cancelled = Signal()  # a download was cancelled before the run began
     failed = Signal(str, str)  # message, traceback
@@ -65,7 +76,9 @@ class TrainerThread(QThread):
         collect_in_gui_thread()  # before this thread can allocate
         super().__init__(parent)
         self.setObjectName("trainerThread")
-        self.control: TrainControl = _SignallingControl(self.pause_reached.emit)
+        self.control: TrainControl = _SignallingControl(self._on_engine_paused)
+        self._batch: list[object] = []  # steps not sent yet (trainer thread only)
+        self._sent_at = -float("inf")
         self._session: Session | None = None
         self._plan: Plan | None = None
         TrainerThread._live.add(self)
@@ -81,7 +94,7 @@ class TrainerThread(QThread):
             raise RuntimeError("a run is already in progress")
         self._session = session
         self._plan = plan
-        self.control = _SignallingControl(self.pause_reached.emit)
+        self.control = _SignallingControl(self._on_engine_paused)
         # This (GUI) thread's idle OpenMP pool would make the worker's OpenMP
         # teams sleep instead of spin between ops: release it right before start.
         prepare_main_thread()
@@ -94,13 +107,34 @@ class TrainerThread(QThread):
         assert session is not None
         assert plan is not None
         emit = self.event.emit  # looked up once: this runs once per logged step
+        self._batch, self._sent_at = [], -float("inf")
         try:
             for event in session.train(plan, self.control, progress=emit):
-                emit(event)
+                if type(event) in _BATCHED:
+                    self._batch.append(event)
+                    if time.monotonic() - self._sent_at >= BATCH_S:
+                        self._send_steps()
+                else:
+                    self._send_steps()  # in order: the steps before it first
+                    emit(event)
+            self._send_steps()
         except DownloadCancelled:
             self.cancelled.emit()
         except Exception as exc:
             log.debug("training failed", exc_info=True)
+            self._send_steps()
             self.failed.emit(*describe_error(exc))
         finally:
             self._plan = None  # it may hold a fine-tune's weights
+
+    def _send_steps(self) -> None:
+        """Send the steps held back, if any (in the trainer thread)."""
+        if self._batch:
+            batch, self._batch = tuple(self._batch), []
+            self._sent_at = time.monotonic()
+            self.steps.emit(batch)
+
+    def _on_engine_paused(self) -> None:
+        # The engine blocks now: every step trained so far is shown first.
+        self._send_steps()
+        self.pause_reached.emit()

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -36,6 +37,7 @@ from workbench.ui.cell_images import CellImages
 from workbench.ui.class_accuracy import ClassAccuracyChart
 from workbench.ui.confusion_matrix import ConfusionMatrix
 from workbench.ui.formatting import class_names, plural
+from workbench.ui.lazy_view import hidden_in_shown_window
 
 
 def _accuracy(matrix: np.ndarray) -> float:
@@ -77,6 +79,8 @@ class EvaluationPanel(QWidget):
         self._shown: int | None = None
         self._selected: tuple[int, int] | None = None
         self._names: list[str] = []
+        # Data arrived while the tab was hidden: the widgets show older data.
+        self.stale = False
 
         self.matrix_widget = ConfusionMatrix()
         self.matrix_widget.cell_clicked.connect(self._on_matrix_cell_clicked)
@@ -133,8 +137,10 @@ class EvaluationPanel(QWidget):
         names : Sequence[str]
             Class names in class-index order; classes beyond them show their index.
         """
-        self._names = [str(n) for n in names]
-        self._refresh()
+        names = [str(n) for n in names]
+        if names != self._names:  # the window names them before every epoch
+            self._names = names
+            self._refresh()
 
     @Slot(object, object)
     def add_evaluation(self, ev: Evaluation, images: np.ndarray | None) -> None:
@@ -275,7 +281,18 @@ class EvaluationPanel(QWidget):
         slider.setEnabled(len(self._order) > 1)
         self._refresh()
 
+    def showEvent(self, event: QShowEvent) -> None:
+        """Draw what arrived while the tab was hidden."""
+        super().showEvent(event)
+        if self.stale:
+            self._refresh()
+
     def _refresh(self) -> None:
+        if hidden_in_shown_window(self):
+            # A hidden tab: keep the data, draw it when shown (showEvent).
+            self.stale = True
+            return
+        self.stale = False
         matrix = self.shown_matrix()
         n = 0 if matrix is None else matrix.shape[0]
         names = class_names(self._names, n)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QSize, Qt, Slot
-from PySide6.QtGui import QColor, QIcon, QPixmap
+from PySide6.QtGui import QColor, QIcon, QPixmap, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.events import LayerHealth, WeightHistograms
+from workbench.ui.lazy_view import hidden_in_shown_window
 from workbench.ui.plots import LivePlot, no_scale_factor
 
 
@@ -88,6 +89,8 @@ class LayerHealthPanel(QWidget):
         self.layer_legend.setFixedWidth(110)
         self._layers: tuple[str, ...] = ()
         self._histograms: dict[int, WeightHistograms] = {}
+        # A histogram arrived while the tab was hidden: the plot shows an older one.
+        self.stale = False
 
         controls = QHBoxLayout()
         controls.addWidget(QLabel("Layer"))
@@ -123,6 +126,7 @@ class LayerHealthPanel(QWidget):
         for plot in (self.grad_plot, self.weight_plot):
             plot.clear_data()
         self._histograms.clear()
+        self.stale = False
         self.layer_combo.clear()
         self.epoch_slider.setRange(0, 0)
         self.epoch_slider.setEnabled(False)
@@ -208,8 +212,18 @@ class LayerHealthPanel(QWidget):
             return None
         return layer, ev.epoch, np.asarray(ev.counts[ev.layers.index(layer)])
 
+    def showEvent(self, event: QShowEvent) -> None:
+        """Draw the histogram that arrived while the tab was hidden."""
+        super().showEvent(event)
+        if self.stale:
+            self._show_histogram()
+
     @Slot()
     def _show_histogram(self) -> None:
+        if hidden_in_shown_window(self):
+            self.stale = True  # drawn when shown (showEvent)
+            return
+        self.stale = False
         shown = self.shown_histogram()
         if shown is None:
             return

@@ -323,7 +323,7 @@ class TrainingPanel(ConfigPanel):
             return
         self._shown_at = now
         bar = self.progress_bar
-        bar.setValue(min(step, bar.maximum()))
+        set_value_later(bar, min(step, bar.maximum()))
         eta = math.nan
         if self._clock is not None:
             t0, step0 = self._clock
@@ -350,3 +350,18 @@ class TrainingPanel(ConfigPanel):
         self.progress_bar.setValue(0)
         self.progress_bar.setFormat(text)
         self.speed_label.setText("\u2013")
+
+
+def set_value_later(bar: QProgressBar, value: int) -> None:
+    """``bar.setValue(value)``, painted with the next repaint, not now.
+
+    ``QProgressBar.setValue`` repaints synchronously (``repaint()``, not
+    ``update()``) whenever the chunk or text changes: several milliseconds of the
+    GUI thread per logged step on a busy machine. With updates disabled that
+    repaint is skipped; enabling them again schedules an ordinary update.
+    """
+    bar.setUpdatesEnabled(False)
+    try:
+        bar.setValue(value)
+    finally:
+        bar.setUpdatesEnabled(True)
