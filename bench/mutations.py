@@ -3174,4 +3174,16 @@ MUTATIONS += [
             "test_fast_steps_reach_the_window_together_each_in_order",
         ),
     ),
+    Mutation(
+        "validation-under-autocast",
+        "a bf16 run validates in fp32, so the gallery's scores are what the Draw tab reads",
+        "workbench/core/measures.py",
+        "    parts: list[tuple[torch.Tensor, ...]] = []\n    with torch.no_grad():\n",
+        "    parts: list[tuple[torch.Tensor, ...]] = []\n"
+        "    with torch.no_grad(), autocast_context(run.precision, run.device):\n",
+        (
+            "tests/ui/test_evaluation_ui.py::"
+            "test_an_opened_image_reads_as_the_gallery_scored_it_until_drawn_on",
+        ),
+    ),
 ]

@@ -173,8 +173,8 @@ def test_an_opened_image_reads_as_the_gallery_scored_it_until_drawn_on(qtbot, wi
 
     evaluations = []
     event_signal(window, Evaluation).connect(evaluations.append)
-    # fp32: the Draw tab reads in fp32; a bf16 run scores under autocast.
-    cfg = FAST.replace(max_steps=None, epochs=1, log_every=1, precision="fp32")
+    # bf16 training: validation still scores in fp32, as the Draw tab reads.
+    cfg = FAST.replace(max_steps=None, epochs=1, log_every=1, precision="bf16")
     window.apply_config(cfg)
     run_to_end(qtbot, window)
     qtbot.waitUntil(lambda: len(evaluations) == 1, timeout=5_000)

@@ -1,4 +1,4 @@
-"""What the engine measures of a model between steps, in the run's precision.
+"""What the engine measures of a model between steps.
 
 Validation predictions (:func:`evaluate_predictions`), every layer's gradient
 and weight norms (:func:`layer_health`) and weight histograms
@@ -52,12 +52,17 @@ def mean_loss_and_accuracy(ev: Evaluation) -> tuple[float, float]:
 
 
 def evaluate_predictions(run: TrainingRun) -> Evaluation:
-    """Every validation image's prediction, confidence and loss (``eval()`` mode)."""
+    """Every validation image's prediction, confidence and loss (``eval()`` mode).
+
+    In full precision whatever the run trains in: the scores are then the ones
+    the kept model gives everywhere else (the Draw tab, ``predict``, an export),
+    which read in float32. A bf16 run's validation is not bf16's rounding.
+    """
     model = run.model
     was_training = model.training
     model.eval()
     parts: list[tuple[torch.Tensor, ...]] = []
-    with torch.no_grad(), autocast_context(run.precision, run.device):
+    with torch.no_grad():
         for x, y in run.loaders.val:
             logits = model(x).float()
             losses = nn.functional.cross_entropy(logits, y, reduction="none")
@@ -139,10 +144,10 @@ def weight_histograms(run: TrainingRun, epoch: int, bins: int = 30) -> WeightHis
 
 
 def evaluate_one_batch(run: TrainingRun) -> None:
-    """One eval-mode forward pass (compiles the eval graph)."""
+    """One eval-mode forward pass (compiles the eval graph validation uses)."""
     model = run.model
     model.eval()
-    with torch.no_grad(), autocast_context(run.precision, run.device):
+    with torch.no_grad():
         for x, _ in run.loaders.val:
             model(x)
             break
