@@ -3186,4 +3186,26 @@ MUTATIONS += [
             "test_an_opened_image_reads_as_the_gallery_scored_it_until_drawn_on",
         ),
     ),
+    Mutation(
+        "trainer-thread-at-gui-priority",
+        "the window's trainer thread runs below the GUI thread's CPU priority",
+        "workbench/ui/trainer_thread.py",
+        "        lower_training_priority()\n        prepare_training_thread()\n",
+        "        prepare_training_thread()\n",
+        (
+            "tests/ui/test_trainer_priority.py::"
+            "test_the_trainer_thread_runs_below_the_gui_thread",
+        ),
+    ),
+    Mutation(
+        "training-priority-not-lowered",
+        "lowering a training thread's priority lowers it, and its OpenMP helpers'",
+        "workbench/core/threads.py",
+        "        os.setpriority(os.PRIO_PROCESS, 0, nice)\n",
+        "        pass\n",
+        (
+            "tests/core/test_thread_priority.py::"
+            "test_the_calling_thread_and_the_helpers_it_starts_run_lower",
+        ),
+    ),
 ]

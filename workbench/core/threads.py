@@ -276,3 +276,28 @@ def single_threaded() -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
+
+
+# The nice value a window's training thread adds to its own (Linux: per thread,
+# and the OpenMP helpers it starts inherit it). The GUI thread then wins the CPU
+# whenever it has work, so a repaint does not wait for a time slice of training.
+TRAINER_NICE = 5
+
+
+def lower_training_priority(increment: int | None = None) -> int | None:
+    """Lower the calling thread's CPU priority by ``increment``; its new nice value.
+
+    Call it first thing in a training thread, before its first parallel op, so
+    the OpenMP helpers it starts inherit the value. None where the platform
+    has no per-thread nice value (only Linux has), or it could not be set.
+    """
+    increment = TRAINER_NICE if increment is None else increment
+    if not sys.platform.startswith("linux") or increment <= 0:
+        return None
+    try:
+        # Linux applies PRIO_PROCESS with who=0 to the calling thread alone.
+        nice = os.getpriority(os.PRIO_PROCESS, 0) + increment
+        os.setpriority(os.PRIO_PROCESS, 0, nice)
+    except OSError:
+        return None
+    return os.getpriority(os.PRIO_PROCESS, 0)

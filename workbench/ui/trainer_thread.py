@@ -25,7 +25,11 @@ from workbench.core import events as E
 from workbench.core.data import DownloadCancelled
 from workbench.core.engine import TrainControl
 from workbench.core.session import Plan, Session
-from workbench.core.threads import prepare_main_thread, prepare_training_thread
+from workbench.core.threads import (
+    lower_training_priority,
+    prepare_main_thread,
+    prepare_training_thread,
+)
 from workbench.ui.gui_gc import collect_in_gui_thread
 from workbench.ui.tasks import describe_error
 
@@ -101,7 +105,9 @@ class TrainerThread(QThread):
         self.start()
 
     def run(self) -> None:
-        # First, before torch runs anything here: per-thread torch/OpenMP setup.
+        # First, before torch runs anything here: per-thread torch/OpenMP setup,
+        # and a lower priority than the GUI thread's (inherited by its helpers).
+        lower_training_priority()
         prepare_training_thread()
         session, plan = self._session, self._plan
         assert session is not None
