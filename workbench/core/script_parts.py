@@ -151,10 +151,13 @@ EVALUATE = '''
 def evaluate(
     model: nn.Module, val_batches: Iterable, num_classes: int
 ) -> dict[str, Any]:
-    """Loss, accuracy and confusion matrix on the validation set, in eval mode."""
+    """Loss, accuracy and confusion matrix on the validation set, in eval mode.
+
+    In float32 whatever the training precision: the scores the kept model gives.
+    """
     model.eval()  # dropout off, BatchNorm uses its running statistics
     labels, predicted, losses = [], [], []
-    with torch.inference_mode(), precision_context():
+    with torch.inference_mode():
         for x, y in val_batches:
             logits = model(x).float()
             losses.append(F.cross_entropy(logits, y, reduction="none").cpu())
