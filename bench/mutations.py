@@ -3208,4 +3208,12 @@ MUTATIONS += [
             "test_the_calling_thread_and_the_helpers_it_starts_run_lower",
         ),
     ),
+    Mutation(
+        "script-validates-under-autocast",
+        "a written script validates in fp32, as the workbench does, so its scores repeat train's",
+        "workbench/core/script_parts.py",
+        "    with torch.inference_mode():\n",
+        "    with torch.inference_mode(), precision_context():\n",
+        (f"{_SCRIPT_RUN}[small-cnn-bf16]",),
+    ),
 ]
