@@ -48,6 +48,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
+from cpu_pressure import cpu_pressure
 from PySide6.QtCore import QEventLoop, Qt, QTimer
 from PySide6.QtWidgets import QApplication
 
@@ -60,16 +61,6 @@ from workbench.ui import window_state
 
 MODELS = tuple(BUILTIN_MODELS)  # small-cnn, cnn, lazy-cnn, mlp
 MILLION = 1_000_000
-
-
-def cpu_pressure() -> str:
-    """``some avg10`` from /proc/pressure/cpu, or a dash where unavailable."""
-    try:
-        line = Path("/proc/pressure/cpu").read_text().splitlines()[0]
-    except (OSError, IndexError):
-        return "-"
-    fields = dict(item.split("=") for item in line.split()[1:])
-    return f"{fields.get('avg10', '?')}% (avg10), {fields.get('avg60', '?')}% (avg60)"
 
 
 def load_data(data_dir: str) -> tuple[str, ImageArrays]:

@@ -42,19 +42,10 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from cpu_pressure import cpu_pressure  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from tests.ui.soak_driver import WARM_UP, Sample, SoakDriver, wait_until  # noqa: E402
-
-
-def cpu_pressure() -> str:
-    """``some avg10`` from /proc/pressure/cpu, or a dash where unavailable."""
-    try:
-        line = Path("/proc/pressure/cpu").read_text().splitlines()[0]
-    except (OSError, IndexError):
-        return "-"
-    fields = dict(item.split("=") for item in line.split()[1:])
-    return f"{fields.get('avg10', '?')}% (avg10), {fields.get('avg60', '?')}% (avg60)"
 
 
 def curve(samples: list[Sample], width: int = 50) -> list[str]:

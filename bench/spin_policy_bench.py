@@ -25,6 +25,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from cpu_pressure import cpu_pressure
+
 SPINS = ("default", "30000", "3000", "0")
 LOADS = ("quiet", "loaded")
 
@@ -43,13 +45,6 @@ else:
 events = fit(prepare_run(cfg.replace(max_steps=steps), arrays=arrays))
 print([e for e in events if isinstance(e, E.TrainResult)][0].images_per_s)
 """
-
-
-def pressure() -> str:
-    try:
-        return Path("/proc/pressure/cpu").read_text().split()[1]
-    except OSError:
-        return "n/a"
 
 
 def measure(spin: str, load: str, data_dir: str, steps: int) -> float:
@@ -85,7 +80,8 @@ def main() -> None:
     args = parser.parse_args()
     data_dir = args.data_dir if Path(args.data_dir).is_dir() else ""
     print(
-        f"data: {data_dir or 'digits'}; cpus: {os.cpu_count()}; pressure {pressure()}"
+        f"data: {data_dir or 'digits'}; cpus: {os.cpu_count()}; "
+        f"pressure {cpu_pressure()}"
     )
     results: dict[tuple[str, str], list[float]] = {}
     for round_ in range(args.rounds):
@@ -95,7 +91,7 @@ def main() -> None:
                 results.setdefault((spin, load), []).append(ips)
                 print(
                     f"  round {round_} {load:6} GOMP_SPINCOUNT={spin:7} "
-                    f"{ips:7.0f} img/s  pressure {pressure()}",
+                    f"{ips:7.0f} img/s  pressure {cpu_pressure()}",
                     flush=True,
                 )
     print("median images/s (ratio to the default spin count, same load):")

@@ -30,6 +30,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from cpu_pressure import cpu_pressure
+
 from workbench.core import events as E
 from workbench.core.config import TrainConfig
 from workbench.core.data import load_arrays
@@ -61,13 +63,6 @@ def train(cfg: TrainConfig, arrays, target: float) -> Result:
     return Result(accuracy, train_s, wall_s, compile_s, run.precision)
 
 
-def pressure() -> str:
-    try:
-        return Path("/proc/pressure/cpu").read_text().split()[1]
-    except OSError:
-        return "n/a"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -93,7 +88,7 @@ def main() -> None:
     print(
         f"{args.dataset}, {base.resolved_epochs} epoch(s), model {base.model}, "
         f"batch {base.batch_size}; GOMP_SPINCOUNT="
-        f"{os.environ.get('GOMP_SPINCOUNT', 'unset')}; pressure {pressure()}"
+        f"{os.environ.get('GOMP_SPINCOUNT', 'unset')}; pressure {cpu_pressure()}"
     )
     results: dict[str, list[Result]] = {name: [] for name in conditions}
     for seed in args.seeds:
@@ -103,7 +98,7 @@ def main() -> None:
             print(
                 f"  seed {seed} {name:8} ({r.precision}): {100 * r.accuracy:.2f}%, "
                 f"train {r.train_s:.1f} s, wall {r.wall_s:.1f} s, "
-                f"compile {r.compile_s:.1f} s; pressure {pressure()}",
+                f"compile {r.compile_s:.1f} s; pressure {cpu_pressure()}",
                 flush=True,
             )
     reference = statistics.median(r.train_s for r in results["fp32"])
