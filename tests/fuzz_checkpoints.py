@@ -18,16 +18,13 @@ from typing import Any
 
 import torch
 
+from tests.fuzz_values import WRONG as JSON_WRONG
+
 SEED = 17
 
 # One value of each wrong type; a field never gets the type it already has.
 WRONG: dict[str, Any] = {
-    "list": [1, 2],
-    "str": "x",
-    "int": 7,
-    "float": 0.5,
-    "None": None,
-    "dict": {"a": 1},
+    **{kind: value for kind, value in JSON_WRONG.items() if kind != "bool"},
     "tensor": torch.zeros(2),
 }
 

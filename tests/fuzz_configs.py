@@ -13,20 +13,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from tests.fuzz_values import WRONG
 from workbench.core.config import TrainConfig
 
 SEED = 17
 
-# One value of each type; a field gets every type but its own.
-WRONG: dict[str, Any] = {
-    "list": [1, 2],
-    "str": "x",
-    "int": 7,
-    "float": 0.5,
-    "None": None,
-    "dict": {"a": 1},
-    "bool": True,
-}
 # Numbers no field can hold (JSON text, so 1e400 stays as written).
 HUGE = ("1e400", "-1e400", str(10**100), str(-(10**100)), "-1", "-0.5")
 NOT_FINITE = ("NaN", "Infinity", "-Infinity")

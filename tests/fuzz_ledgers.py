@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.fuzz_values import WRONG
 from workbench.core.config import TrainConfig
 from workbench.core.engine import iter_fit, prepare_run
 from workbench.core.runs import (
@@ -26,15 +27,6 @@ from workbench.core.runs import (
 
 SEED = 17
 
-WRONG: dict[str, Any] = {
-    "list": [1, 2],
-    "str": "x",
-    "int": 7,
-    "float": 0.5,
-    "None": None,
-    "dict": {"a": 1},
-    "bool": True,
-}
 # JSON text of numbers no field holds (1e400 reads as inf, NaN as nan).
 HUGE = ("1e400", "-1e400", str(10**100), "-1", "NaN", "Infinity")
 # Fields that hold numbers, in run.json and in each kind of metrics line.

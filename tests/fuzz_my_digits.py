@@ -16,18 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from tests.fuzz_values import WRONG
 from workbench.core.data.my_digits import INDEX_NAME, MyDigits
 
 SEED = 17
-WRONG: dict[str, Any] = {
-    "list": [1, 2],
-    "str": "x",
-    "int": 7,
-    "float": 0.5,
-    "None": None,
-    "dict": {"a": 1},
-    "bool": True,
-}
 JUNK = bytes(range(256)) * 2
 
 
