@@ -284,19 +284,18 @@ def single_threaded() -> Iterator[None]:
 TRAINER_NICE = 5
 
 
-def lower_training_priority(increment: int | None = None) -> int | None:
-    """Lower the calling thread's CPU priority by ``increment``; its new nice value.
+def lower_training_priority() -> int | None:
+    """Add ``TRAINER_NICE`` to the calling thread's nice value; the new value.
 
     Call it first thing in a training thread, before its first parallel op, so
     the OpenMP helpers it starts inherit the value. None where the platform
     has no per-thread nice value (only Linux has), or it could not be set.
     """
-    increment = TRAINER_NICE if increment is None else increment
-    if not sys.platform.startswith("linux") or increment <= 0:
+    if not sys.platform.startswith("linux"):
         return None
     try:
         # Linux applies PRIO_PROCESS with who=0 to the calling thread alone.
-        nice = os.getpriority(os.PRIO_PROCESS, 0) + increment
+        nice = os.getpriority(os.PRIO_PROCESS, 0) + TRAINER_NICE
         os.setpriority(os.PRIO_PROCESS, 0, nice)
     except OSError:
         return None
