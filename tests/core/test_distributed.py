@@ -105,7 +105,9 @@ def _max_relative(a, b):
 def test_two_processes_log_the_same_losses_as_one(runs, which):
     one, two = runs["one"][0], runs[which][0]
     assert len(_losses(one)) == len(_losses(two)) == STEPS
-    assert _max_relative(_losses(one), _losses(two)) < 1e-5
+    # Equal up to the order of float sums (one batch against an all-reduce of
+    # two halves): measured 1e-6 on a Xeon, 2e-5 on an AMD EPYC.
+    assert _max_relative(_losses(one), _losses(two)) < 1e-4
     accuracy = one["final"]["val_accuracy"], two["final"]["val_accuracy"]
     assert abs(accuracy[0] - accuracy[1]) <= 0.001  # 0.1 points
     assert two["final"]["global_step"] == STEPS
