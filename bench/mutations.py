@@ -1690,8 +1690,8 @@ MUTATIONS: list[Mutation] = [
         "model-panel-built-ins-only",
         "The Model panel lists torchvision's models under their families",
         "workbench/ui/panels/model.py",
-        "            for title, names in grouped_models()\n",
-        "            for title, names in grouped_models()[:1]\n",
+        "            for i, (title, names) in enumerate(grouped_models())\n",
+        "            for i, (title, names) in enumerate(grouped_models()[:1])\n",
         (f"{_MODEL_PANEL}::test_every_model_is_listed_under_its_family",),
     ),
     Mutation(
@@ -3215,5 +3215,27 @@ MUTATIONS += [
         "    with torch.inference_mode():\n",
         "    with torch.inference_mode(), precision_context():\n",
         (f"{_SCRIPT_RUN}[small-cnn-bf16]",),
+    ),
+    Mutation(
+        "small-cnn-checkpoints-lose-their-layout",
+        "a small-cnn checkpoint of format 2 or earlier opens as the layout it was saved with",
+        "workbench/core/checkpoints.py",
+        '    if isinstance(config, dict) and config.get("model") == "small-cnn":\n',
+        '    if isinstance(config, dict) and config.get("model") == "small-cnn-v0":\n',
+        (
+            "tests/core/test_small_cnn_layout.py::"
+            "test_a_format_2_small_cnn_checkpoint_predicts_as_it_did",
+        ),
+    ),
+    Mutation(
+        "model-panel-earlier-layout-among-files",
+        "the earlier small-cnn layout of an opened checkpoint is listed with the built-ins",
+        "workbench/ui/panels/model.py",
+        "        legacy = [extra] if extra in LEGACY_MODELS else []\n",
+        "        legacy: list[str] = []\n",
+        (
+            f"{_MODEL_PANEL}::"
+            "test_a_checkpoint_of_the_earlier_small_cnn_opens_under_the_built_ins",
+        ),
     ),
 ]

@@ -264,7 +264,7 @@ def test_inspect_prints_contents_and_the_fit_against_a_model(tmp_path, capsys):
     capsys.readouterr()
     assert main(["inspect", str(ckpt), "--against-model", "mlp", "--classes", "2"]) == 0
     out = capsys.readouterr().out
-    assert "format: ptcore-workbench checkpoint, version 2" in out
+    assert "format: ptcore-workbench checkpoint, version 3" in out
     assert "config: dataset=digits" in out
     assert "global step 6" in out
     assert "head.weight" in out

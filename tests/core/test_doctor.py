@@ -109,15 +109,19 @@ def test_corrupted_bytes_are_reported(tmp_path, tiny_arrays):
 
 
 def _v1_payload(run) -> dict:
-    """What format 1 wrote: no data order (a fixture of the old layout)."""
+    """What format 1 wrote: no data order (a fixture of the old layout), and
+    small-cnn for the layout now called small-cnn-v1."""
     payload = checkpoint_dict(run)
     del payload["data_order"]
     payload["format_version"] = 1
+    payload["config"] = {**payload["config"], "model": "small-cnn"}
     return payload
 
 
 def test_a_version_1_checkpoint_migrates_and_resumes_exactly(tmp_path, tiny_arrays):
-    cfg = TrainConfig(model="small-cnn", epochs=2, batch_size=64, log_every=1, seed=4)
+    cfg = TrainConfig(
+        model="small-cnn-v1", epochs=2, batch_size=64, log_every=1, seed=4
+    )
     straight = [
         e.loss
         for e in fit(prepare_run(cfg, arrays=tiny_arrays))
@@ -133,8 +137,9 @@ def test_a_version_1_checkpoint_migrates_and_resumes_exactly(tmp_path, tiny_arra
                 control.request_stop()
     write_checkpoint(tmp_path / "v1.pt", _v1_payload(first))
     payload = load_checkpoint(tmp_path / "v1.pt")
-    assert payload["format_version"] == 2
+    assert payload["format_version"] == 3
     assert payload["data_order"] is None
+    assert payload["config"]["model"] == "small-cnn-v1"
     resumed = restore_run(payload, arrays=tiny_arrays)
     part2 = [e.loss for e in fit(resumed) if isinstance(e, E.StepMetrics)]
     assert part1 + part2 == straight

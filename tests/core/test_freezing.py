@@ -107,7 +107,7 @@ def test_frozen_batchnorm_keeps_its_running_statistics():
     model = build_model("small-cnn", seed=0)
     set_frozen(model, ["block1.*"])
     train_mode(model)
-    bn_frozen, bn_free = model.block1[2], model.block2[1]
+    bn_frozen, bn_free = model.block1[2], model.block2[2]
     assert not bn_frozen.training
     assert bn_free.training
     before = bn_frozen.running_mean.clone(), bn_free.running_mean.clone()

@@ -403,3 +403,34 @@ def test_weights_download_shows_progress_and_stop_cancels_it(
     assert window.current_run.config.weights == "IMAGENET1K_V1"
     assert window.model_panel.head_label.isVisibleTo(window)
     assert "(classifier.1)" in window.model_panel.head_label.text()
+
+
+# ---------------------------------------------------------------- earlier layouts
+
+
+def test_a_checkpoint_of_the_earlier_small_cnn_opens_under_the_built_ins(
+    qtbot, window, tmp_path
+):
+    """A format-2 small-cnn checkpoint holds the layout now named small-cnn-v1."""
+    from workbench.core.checkpoints import checkpoint_dict, write_checkpoint
+    from workbench.core.data import load_arrays
+    from workbench.core.engine import fit, prepare_run
+
+    cfg = FAST.replace(model="small-cnn-v1")
+    run = prepare_run(cfg, arrays=load_arrays("digits"))
+    fit(run)
+    payload = checkpoint_dict(run)
+    payload["format_version"] = 2
+    payload["config"] = {**payload["config"], "model": "small-cnn"}
+    path = write_checkpoint(tmp_path / "earlier.pt", payload)
+    with qtbot.waitSignal(
+        window.controller.state_changed, timeout=30_000, **BACK_TO_IDLE
+    ):
+        window.files.open_checkpoint(path)
+    combo = window.model_panel.model_combo
+    assert window.model_panel.model() == "small-cnn-v1"
+    assert combo.group_of("small-cnn-v1") == "Built-in"
+    assert "before 2026-12" in window.model_panel.model_combo.currentText() + (
+        combo.itemData(combo.currentIndex(), Qt.ToolTipRole)
+    )
+    assert window.current_run.global_step == 4

@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 # 2: adds "data_order", the sample order of the epoch the run stopped in.
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 _REQUIRED_KEYS = ("format_version", "model_state", "config", "epoch", "global_step")
 
 
@@ -318,7 +318,19 @@ def _from_v1(payload: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-_MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_v1}
+def _from_v2(payload: dict[str, Any]) -> dict[str, Any]:
+    # small-cnn changed its layout (same parameters, placed differently): a
+    # checkpoint saved before names the earlier one, kept as small-cnn-v1.
+    config = payload.get("config")
+    if isinstance(config, dict) and config.get("model") == "small-cnn":
+        config = {**config, "model": "small-cnn-v1"}
+    return {**payload, "format_version": 3, "config": config}
+
+
+_MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    1: _from_v1,
+    2: _from_v2,
+}
 
 
 def load_weights_file(path: str | Path) -> tuple[dict[str, torch.Tensor], dict | None]:

@@ -20,6 +20,9 @@ from pathlib import PurePath
 from typing import Any
 
 BUILTIN_MODELS = ("small-cnn", "cnn", "lazy-cnn", "mlp")
+# Earlier layouts of a built-in, kept so the checkpoints saved with them still
+# load (checkpoint format 3 renames their model); not offered for new runs.
+LEGACY_MODELS = ("small-cnn-v1",)
 NO_WEIGHTS = "none"
 DEFAULT_WEIGHTS = "default"
 FEATURE_CACHE_MODES = ("auto", "on", "off")
@@ -75,7 +78,7 @@ def model_slug(name: str) -> str:
 
 def family(name: str) -> str:
     """The group a model is listed under in the Model panel."""
-    if name in BUILTIN_MODELS:
+    if name in BUILTIN_MODELS or name in LEGACY_MODELS:
         return "Built-in"
     if is_model_file(name):
         return "Model files"
@@ -97,7 +100,9 @@ def model_problem(name: object) -> str | None:
     """Why ``name`` cannot be a config's model; None when it can."""
     if not isinstance(name, str) or not name:
         return f"{name!r} must be a model name"
-    if name in BUILTIN_MODELS or is_model_file(name) or is_torchvision(name):
+    if name in BUILTIN_MODELS or name in LEGACY_MODELS:
+        return None
+    if is_model_file(name) or is_torchvision(name):
         return None
     if name.endswith(".py") or ".py:" in name:
         return (

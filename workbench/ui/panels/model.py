@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 from workbench.core.config import TrainConfig
 from workbench.core.model_catalog import (
     DEFAULT_WEIGHTS,
+    LEGACY_MODELS,
     NO_WEIGHTS,
     family,
     grouped_models,
@@ -135,13 +136,18 @@ class ModelPanel(ConfigPanel):
     # ------------------------------------------------------------------ lists
 
     def _fill_models(self, extra: str | None = None) -> None:
-        """Every model by family; the added model files (and ``extra``) last."""
+        """Every model by family; the added model files (and ``extra``) last.
+
+        An earlier layout of a built-in (``extra``, from an opened checkpoint)
+        is listed with the built-ins.
+        """
+        legacy = [extra] if extra in LEGACY_MODELS else []
         groups: list[tuple[str, list[Entry]]] = [
-            (title, [(n, n, model_title(n)) for n in names])
-            for title, names in grouped_models()
+            (title, [(n, n, model_title(n)) for n in names + legacy * (i == 0)])
+            for i, (title, names) in enumerate(grouped_models())
         ]
         files = window_state.model_files(self._settings)
-        if extra is not None and extra not in files:
+        if extra is not None and extra not in files and not legacy:
             files.append(extra)
         groups.append((MODEL_FILES, [(s, _file_label(s), s) for s in files]))
         self.model_combo.set_groups(groups)
