@@ -3238,4 +3238,26 @@ MUTATIONS += [
             "test_a_checkpoint_of_the_earlier_small_cnn_opens_under_the_built_ins",
         ),
     ),
+    Mutation(
+        "live-plot-axes-follow-every-point",
+        "a live curve moves its axes in a few steps, not at every point",
+        "workbench/ui/stepped_view.py",
+        "    if fresh or not (span > 0 and math.isfinite(span)):\n",
+        "    if True:\n",
+        (
+            "tests/ui/test_plots.py::"
+            "test_a_growing_curve_moves_the_axes_in_a_few_steps_and_shows_every_point",
+        ),
+    ),
+    Mutation(
+        "live-plot-data-leaves-the-view",
+        "a stepped range still shows every point of a live curve",
+        "workbench/ui/stepped_view.py",
+        "    out_lo, out_hi = lo + pad < c_lo, hi - pad > c_hi\n",
+        "    out_lo, out_hi = lo + pad < c_lo, False\n",
+        (
+            "tests/ui/test_plots.py::"
+            "test_a_growing_curve_moves_the_axes_in_a_few_steps_and_shows_every_point",
+        ),
+    ),
 ]

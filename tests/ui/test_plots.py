@@ -3,6 +3,7 @@ paint budget, soak."""
 
 from __future__ import annotations
 
+import itertools
 import time
 from types import SimpleNamespace
 
@@ -354,3 +355,63 @@ def test_a_repaint_redraws_the_axes_and_grid_only_when_they_change(qtbot, monkey
         widget.viewport().repaint()
     assert len(axis_paints) == 6
     assert plot.grab().toImage() == plain.grab().toImage()
+
+
+def _view(widget: LivePlot):
+    return widget.getPlotItem().getViewBox()
+
+
+def test_a_growing_curve_moves_the_axes_in_a_few_steps_and_shows_every_point(qtbot):
+    """pyqtgraph refits at every point (500 new ranges, each redrawing the axes);
+    the stepped range keeps the view while the data fits it."""
+    widget = LivePlot("Loss", "step", "loss", x_name="step")
+    widget.add_series("loss", "b")
+    widget.resize(400, 300)
+    widget.show()
+    qtbot.addWidget(widget)
+    ranges = []
+    for step in range(1, 501):
+        loss = 2.0 / step + 0.05 * np.sin(step)
+        widget.append("loss", step, loss)
+        widget.refresh()
+        _view(widget).updateAutoRange()  # what the next paint does first
+        (x0, x1), (y0, y1) = _view(widget).viewRange()
+        xs, ys = widget.data("loss")
+        assert x0 <= xs.min(), step
+        assert xs.max() <= x1, step
+        assert y0 <= ys.min(), step
+        assert ys.max() <= y1, step
+        ranges.append((x0, x1, y0, y1))
+    changes = sum(a != b for a, b in itertools.pairwise(ranges))
+    assert changes <= 40
+    # The x axis grew with room to spare; the y axis fits the values.
+    (x0, x1), _ = _view(widget).viewRange()
+    assert 500 < x1 <= 1.5 * 500 + 10
+
+
+def test_auto_range_refits_exactly_after_a_zoom_and_a_new_run(qtbot):
+    widget = LivePlot("Loss", "step", "loss", x_name="step")
+    widget.add_series("loss", "b")
+    widget.resize(400, 300)
+    widget.show()
+    qtbot.addWidget(widget)
+    for step in range(1, 301):
+        widget.append("loss", step, 1.0 / step)
+    widget.refresh()
+    _view(widget).updateAutoRange()
+    _view(widget).scaleBy((0.5, 0.5))  # the user zooms: the view stays put
+    zoomed = _view(widget).viewRange()
+    widget.append("loss", 301, 5.0)
+    widget.refresh()
+    _view(widget).updateAutoRange()
+    assert _view(widget).viewRange() == zoomed
+    widget.clear_data()  # a new run: auto range, fitted to its points alone
+    for step in range(1, 6):
+        widget.append("loss", step, 0.01 * step)
+    widget.refresh()
+    _view(widget).updateAutoRange()
+    (x0, x1), (y0, y1) = _view(widget).viewRange()
+    assert 0.5 < x0 < 1
+    assert 5 < x1 < 5.5
+    assert 0 < y0 < 0.01
+    assert 0.05 < y1 < 0.055

@@ -32,6 +32,8 @@ from PySide6.QtGui import QPaintEvent, QShowEvent
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 from shiboken6 import isValid
 
+from workbench.ui.stepped_view import SteppedViewBox
+
 pg.setConfigOptions(antialias=False, background="w", foreground="k")
 
 MIN_INTERVAL_MS = 100
@@ -115,7 +117,7 @@ class LivePlot(pg.PlotWidget):
         x_name: str = "x",
         legend_offset: tuple[int, int] | None = (-10, 10),
     ) -> None:
-        super().__init__(parent)
+        super().__init__(parent, viewBox=SteppedViewBox())
         self._x_name = x_name
         self._series: dict[str, _Series] = {}
         self.setTitle(title)
