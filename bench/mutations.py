@@ -1690,8 +1690,8 @@ MUTATIONS: list[Mutation] = [
         "model-panel-built-ins-only",
         "The Model panel lists torchvision's models under their families",
         "workbench/ui/panels/model.py",
-        "            for i, (title, names) in enumerate(grouped_models())\n",
-        "            for i, (title, names) in enumerate(grouped_models()[:1])\n",
+        "            for title, names in grouped_models()\n",
+        "            for title, names in grouped_models()[:1]\n",
         (f"{_MODEL_PANEL}::test_every_model_is_listed_under_its_family",),
     ),
     Mutation(
@@ -3231,8 +3231,8 @@ MUTATIONS += [
         "model-panel-earlier-layout-among-files",
         "the earlier small-cnn layout of an opened checkpoint is listed with the built-ins",
         "workbench/ui/panels/model.py",
-        "        legacy = [extra] if extra in LEGACY_MODELS else []\n",
-        "        legacy: list[str] = []\n",
+        "        if extra in LEGACY_MODELS:\n",
+        "        if extra in ():\n",
         (
             f"{_MODEL_PANEL}::"
             "test_a_checkpoint_of_the_earlier_small_cnn_opens_under_the_built_ins",

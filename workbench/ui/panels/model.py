@@ -141,13 +141,14 @@ class ModelPanel(ConfigPanel):
         An earlier layout of a built-in (``extra``, from an opened checkpoint)
         is listed with the built-ins.
         """
-        legacy = [extra] if extra in LEGACY_MODELS else []
         groups: list[tuple[str, list[Entry]]] = [
-            (title, [(n, n, model_title(n)) for n in names + legacy * (i == 0)])
-            for i, (title, names) in enumerate(grouped_models())
+            (title, [(n, n, model_title(n)) for n in names])
+            for title, names in grouped_models()
         ]
         files = window_state.model_files(self._settings)
-        if extra is not None and extra not in files and not legacy:
+        if extra in LEGACY_MODELS:
+            groups[0][1].append((extra, extra, model_title(extra)))  # "Built-in"
+        elif extra is not None and extra not in files:
             files.append(extra)
         groups.append((MODEL_FILES, [(s, _file_label(s), s) for s in files]))
         self.model_combo.set_groups(groups)
