@@ -74,23 +74,19 @@ class SteppedViewBox(pg.ViewBox):
 
     def setRange(self, rect=None, xRange=None, yRange=None, **kwargs):
         if self._updatingRange:  # called by updateAutoRange with the data's fit
-            current = self.viewRange()
-            if xRange is not None:
-                xRange = stepped_range(
-                    tuple(current[0]),
-                    tuple(xRange),
-                    self._fresh[0],
-                    HEADROOM[0],
-                    self.suggestPadding(0),
-                )
-                self._fresh[0] = False
-            if yRange is not None:
-                yRange = stepped_range(
-                    tuple(current[1]),
-                    tuple(yRange),
-                    self._fresh[1],
-                    HEADROOM[1],
-                    self.suggestPadding(1),
-                )
-                self._fresh[1] = False
+            xRange, yRange = self._stepped(0, xRange), self._stepped(1, yRange)
         super().setRange(rect, xRange, yRange, **kwargs)
+
+    def _stepped(self, axis: int, target):
+        """The range ``axis`` shows for the data's fit ``target`` (None: unset)."""
+        if target is None:
+            return None
+        stepped = stepped_range(
+            tuple(self.viewRange()[axis]),
+            tuple(target),
+            self._fresh[axis],
+            HEADROOM[axis],
+            self.suggestPadding(axis),
+        )
+        self._fresh[axis] = False
+        return stepped
