@@ -3260,4 +3260,15 @@ MUTATIONS += [
             "test_a_growing_curve_moves_the_axes_in_a_few_steps_and_shows_every_point",
         ),
     ),
+    Mutation(
+        "live-plot-auto-button-keeps-headroom",
+        "the auto-range button fits every point exactly, however often pyqtgraph fits",
+        "workbench/ui/stepped_view.py",
+        "        self._fitted[axis] = True\n",
+        "        self._fresh[axis] = False\n",
+        (
+            "tests/ui/test_plots.py::"
+            "test_auto_range_refits_exactly_after_a_zoom_and_a_new_run",
+        ),
+    ),
 ]

@@ -405,6 +405,11 @@ def test_auto_range_refits_exactly_after_a_zoom_and_a_new_run(qtbot):
     widget.refresh()
     _view(widget).updateAutoRange()
     assert _view(widget).viewRange() == zoomed
+    _view(widget).enableAutoRange()  # the "A" button: every point, exactly
+    _view(widget).updateAutoRange()
+    _view(widget).updateAutoRange()  # pyqtgraph may fit twice for one change
+    (x0, x1), _ = _view(widget).viewRange()
+    assert 301 < x1 < 331  # pyqtgraph's padding, no headroom (451)
     widget.clear_data()  # a new run: auto range, fitted to its points alone
     for step in range(1, 6):
         widget.append("loss", step, 0.01 * step)

@@ -315,6 +315,7 @@ class LivePlot(pg.PlotWidget):
         if not dirty:
             return False
         started = time.perf_counter()
+        self.getPlotItem().getViewBox().data_changed()  # fitted at the next paint
         for s in dirty:
             # Views of the buffers: no copy; later appends write past ``n`` only.
             s.curve.setData(s.xs[: s.n], s.ys[: s.n])

@@ -60,16 +60,26 @@ def stepped_range(
 class SteppedViewBox(pg.ViewBox):
     """``pg.ViewBox`` whose auto range follows :func:`stepped_range`.
 
-    The first fit after auto range is switched on (a new plot, a cleared one,
-    the "A" button) is exact; later ones step.
+    Fits are exact from when auto range is switched on (a new plot, a cleared
+    one, the "A" button) until new data follows a fit (:meth:`data_changed`):
+    pyqtgraph may fit twice for one change (first to the points a zoom had
+    clipped to, then to all), and both must be exact. Later fits step.
     """
 
     def __init__(self, *args, **kwargs) -> None:
         self._fresh = [True, True]
+        self._fitted = [False, False]
         super().__init__(*args, **kwargs)
 
+    def data_changed(self) -> None:
+        """New points arrived: after an exact fit, the next ones step."""
+        self._fresh = [
+            fresh and not fitted
+            for fresh, fitted in zip(self._fresh, self._fitted, strict=True)
+        ]
+
     def enableAutoRange(self, axis=None, enable=True, x=None, y=None):
-        self._fresh = [True, True]
+        self._fresh, self._fitted = [True, True], [False, False]
         super().enableAutoRange(axis, enable, x, y)
 
     def setRange(self, rect=None, xRange=None, yRange=None, **kwargs):
@@ -88,5 +98,5 @@ class SteppedViewBox(pg.ViewBox):
             HEADROOM[axis],
             self.suggestPadding(axis),
         )
-        self._fresh[axis] = False
+        self._fitted[axis] = True
         return stepped
