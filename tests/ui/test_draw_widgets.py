@@ -7,10 +7,17 @@ from typing import Any
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRect, Qt
-from PySide6.QtGui import QImage, QKeySequence, QPointingDevice, QTabletEvent, qGray
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRect, QRectF, Qt
+from PySide6.QtGui import (
+    QHelpEvent,
+    QImage,
+    QKeySequence,
+    QPointingDevice,
+    QTabletEvent,
+    qGray,
+)
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QToolTip
 
 from workbench.ui.draw_widgets import (
     CANVAS_SIDE,
@@ -188,29 +195,57 @@ def test_set_image_fills_canvas_and_undoes_to_blank(
     assert not canvas.stroke_image().any()
 
 
-def test_probability_bars_keep_one_item(qtbot: Any) -> None:
+def test_probability_bars_show_values_and_names(qtbot: Any) -> None:
     bars = ProbabilityBars()
     qtbot.addWidget(bars)
+    bars.resize(400, 220)
     assert bars.objectName() == "probabilityPlot"
-    item = bars.bar_item()
     names = ["zero", "one", "two", "three"]
     bars.set_class_names(names)
+    assert bars.class_names() == names
     assert np.array_equal(bars.probabilities(), np.zeros(4))
+    assert bars.top_class() is None
     probs = [0.1, 0.6, 0.2, 0.1]
-    bars.set_probabilities(probs)
     bars.set_probabilities([0.25, 0.25, 0.4, 0.1])
     bars.set_probabilities(probs)
-    assert bars.bar_item() is item
-    plot_items = bars.getPlotItem().items
-    assert [i for i in plot_items if isinstance(i, type(item))] == [item]
-    assert np.allclose(item.opts["height"], probs)
     assert np.allclose(bars.probabilities(), probs)
-    ticks = bars.getPlotItem().getAxis("bottom")._tickLevels[0]
-    assert [label for _, label in ticks] == names
+    assert bars.top_class() == 1
+    # Painted: the top bar in its colour, the others in theirs, as tall as
+    # their values (a bar of 0.6 reaches 0.6 of the way to the 1 line).
+    image = bars.grab().toImage()
+    full, top = bars.bar_rect(1), bars.bar_rect(1, 0.6)
+    assert abs(top.height() / full.height() - 0.6) < 1e-6
+    inside = top.center().toPoint()
+    assert image.pixelColor(inside) == ProbabilityBars.TOP_COLOR
+    other = bars.bar_rect(2, 0.2).center().toPoint()
+    assert image.pixelColor(other) == ProbabilityBars.BAR_COLOR
+    above = QPoint(other.x(), int(bars.bar_rect(2, 0.2).top()) - 3)
+    assert image.pixelColor(above) != ProbabilityBars.BAR_COLOR
     bars.clear_probabilities()
     assert not bars.probabilities().any()
+    assert bars.grab().toImage().pixelColor(inside) != ProbabilityBars.TOP_COLOR
     with pytest.raises(ValueError, match="expected 4"):
         bars.set_probabilities([0.5, 0.5])
+
+
+def test_probability_bars_fit_their_widget_and_name_each_bar(qtbot: Any) -> None:
+    bars = ProbabilityBars()
+    qtbot.addWidget(bars)
+    bars.resize(300, 160)
+    bars.set_class_names([f"class {i}" for i in range(10)])
+    rects = [bars.bar_rect(i) for i in range(10)]
+    for left, right in itertools.pairwise(rects):
+        assert left.right() < right.left()  # side by side, apart
+    for rect in rects:
+        assert QRectF(bars.rect()).contains(rect)
+    # Hovering a bar names its class and value.
+    bars.set_probabilities([0.0] * 3 + [0.625] + [0.0] * 6)
+    bars.show()
+    qtbot.waitExposed(bars)
+    point = rects[3].center().toPoint()
+    help_event = QHelpEvent(QEvent.ToolTip, point, bars.mapToGlobal(point))
+    QApplication.sendEvent(bars, help_event)
+    assert QToolTip.text() == "class 3: 62.5%"
 
 
 def sample_digit() -> np.ndarray:
