@@ -3019,8 +3019,8 @@ MUTATIONS += [
         "photo-read-keeps-its-openmp-pool",
         "while a run trains, a photo model's read gives its OpenMP pool back",
         "workbench/ui/panels/draw.py",
-        "            if self._training_active and self.photo_mode:\n",
-        "            if False:\n",
+        "        if self._training_active and self.photo_mode:\n",
+        "        if False:\n",
         (
             "tests/ui/test_draw_panel.py::"
             "test_only_a_photo_models_read_gives_an_openmp_pool_back",
@@ -3270,5 +3270,43 @@ MUTATIONS += [
             "tests/ui/test_plots.py::"
             "test_auto_range_refits_exactly_after_a_zoom_and_a_new_run",
         ),
+    ),
+    Mutation(
+        "draw-answer-not-painted-first",
+        "the bars and label are painted before the saliency is computed",
+        "workbench/ui/panels/draw.py",
+        "            self.bars.repaint()\n            self.prediction_label.repaint()\n",
+        "            pass\n",
+        (
+            "tests/ui/test_draw_panel.py::"
+            "test_the_answer_is_painted_before_the_saliency_is_computed",
+        ),
+    ),
+    Mutation(
+        "explain-wrong-class",
+        "a reading explained later has the saliency of its own answer",
+        "workbench/core/predict.py",
+        "            heat = self.saliency(reading.input, reading.label)\n",
+        "            heat = self.saliency(reading.input, (reading.label + 1) % 10)\n",
+        (
+            "tests/core/test_predict.py::"
+            "test_explain_adds_the_saliency_a_one_pass_read_gives",
+        ),
+    ),
+    Mutation(
+        "probability-bars-height",
+        "each probability bar is as tall as its value",
+        "workbench/ui/probability_bars.py",
+        "        height = plot.height() * min(max(value, 0.0), 1.0) / Y_TOP\n",
+        "        height = plot.height() * min(max(value, 0.0), 1.0)\n",
+        ("tests/ui/test_draw_widgets.py::test_probability_bars_show_values_and_names",),
+    ),
+    Mutation(
+        "probability-bars-top-colour",
+        "the most likely class's bar stands out in its own colour",
+        "workbench/ui/probability_bars.py",
+        "                color = self.TOP_COLOR if index == top else self.BAR_COLOR\n",
+        "                color = self.BAR_COLOR\n",
+        ("tests/ui/test_draw_widgets.py::test_probability_bars_show_values_and_names",),
     ),
 ]

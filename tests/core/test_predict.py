@@ -241,6 +241,21 @@ def test_saliency_costs_one_forward_pass_and_changes_no_probability():
     np.testing.assert_allclose(explained.saliency, two_pass, rtol=0, atol=1e-6)
 
 
+def test_explain_adds_the_saliency_a_one_pass_read_gives():
+    predictor, _ = _trained_predictor_and_model()
+    plain = predictor.read(_stroke_image())
+    assert plain.saliency is None
+    seen = _forward_threads(predictor)
+    explained = predictor.explain(plain)
+    assert seen == [1]  # one gradient pass, on this thread alone
+    assert explained.saliency is not None
+    one_pass = predictor.read(_stroke_image(), saliency=True)
+    np.testing.assert_allclose(explained.saliency, one_pass.saliency, atol=1e-6)
+    assert np.array_equal(explained.probabilities, plain.probabilities)
+    assert explained.input is plain.input
+    assert plain.saliency is None  # a new reading; the answer is left as it was
+
+
 def test_predictor_reads_in_eval_mode_whatever_a_module_was_set_to():
     predictor, _ = _trained_predictor_and_model()
     before = predictor.read(_stroke_image())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt
 from PySide6.QtTest import QTest
 
 from tests.core.test_finetune import mirrored_digits
@@ -164,6 +164,53 @@ def test_naive_resize_and_saliency_toggles(qtbot, window):
     panel.saliency_check.setChecked(False)
     assert panel.reading.saliency is None
     assert not panel.preview.show_saliency
+
+
+def test_the_answer_is_painted_before_the_saliency_is_computed(qtbot, window):
+    panel = show_draw_tab(qtbot, window)
+    draw(panel.canvas, STROKE)
+    painted = []
+    watcher = PaintWatcher(panel.bars)
+    at_answer = []
+
+    def on_answer(reading):
+        # Bars painted with this reading's values; its heat map still to come.
+        at_answer.append((watcher.values_painted(), reading.saliency, panel.reading))
+
+    panel.answer_shown.connect(on_answer)
+    panel.read_finished.connect(lambda reading: painted.append(reading))
+    draw(panel.canvas, CROSSBAR)
+    assert len(at_answer) == 1
+    values, saliency, shown = at_answer[0]
+    assert saliency is None
+    np.testing.assert_array_equal(values, shown.probabilities)
+    assert painted == [panel.reading]
+    assert panel.reading.saliency is not None
+    np.testing.assert_allclose(panel.preview.shown_saliency(), panel.reading.saliency)
+    # Without the overlay nothing is explained: one reading, shown whole.
+    panel.saliency_check.setChecked(False)
+    at_answer.clear()
+    draw(panel.canvas, STROKE)
+    assert at_answer[0][1] is None
+    assert panel.reading.saliency is None
+
+
+class PaintWatcher(QObject):
+    """Records the values a ProbabilityBars widget had when last painted."""
+
+    def __init__(self, bars) -> None:
+        super().__init__(bars)
+        self._bars = bars
+        self._painted: np.ndarray | None = None
+        bars.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self._bars and event.type() == QEvent.Type.Paint:
+            self._painted = self._bars.probabilities()
+        return False
+
+    def values_painted(self) -> np.ndarray | None:
+        return None if self._painted is None else self._painted.copy()
 
 
 def test_reading_during_a_run_uses_weights_copied_between_steps(qtbot, window):

@@ -215,6 +215,8 @@ def test_probability_bars_show_values_and_names(qtbot: Any) -> None:
     image = bars.grab().toImage()
     full, top = bars.bar_rect(1), bars.bar_rect(1, 0.6)
     assert abs(top.height() / full.height() - 0.6) < 1e-6
+    # A certain answer's value still fits above its bar, inside the widget.
+    assert full.top() >= bars.fontMetrics().height()
     inside = top.center().toPoint()
     assert image.pixelColor(inside) == ProbabilityBars.TOP_COLOR
     other = bars.bar_rect(2, 0.2).center().toPoint()

@@ -9,7 +9,7 @@ trained on.
 from __future__ import annotations
 
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -466,6 +466,17 @@ class Predictor:
             saliency=heat,
             naive=naive,
         )
+
+    def explain(self, reading: Reading) -> Reading:
+        """``reading`` with its saliency: the input gradient of its answer.
+
+        A reading made without saliency can be shown at once and explained
+        next (a second forward pass, with autograd, then the backward pass):
+        the window paints the answer before it spends time on the heat map.
+        """
+        with self._threads():
+            heat = self.saliency(reading.input, reading.label)
+        return replace(reading, saliency=heat)
 
     def saliency(self, x: torch.Tensor, label: int) -> np.ndarray:
         """|gradient of logit ``label`` with respect to ``x``|, scaled to [0, 1].

@@ -93,12 +93,16 @@ class DrawPanel(QWidget):
         The user pressed "Fine-tune on my digits"; the window runs it.
     samples_changed()
         A drawing was added, relabelled or deleted.
+    answer_shown(object)
+        A :class:`Reading`'s answer is on screen (bars and label painted); its
+        saliency, if asked for, comes next.
     read_finished(object)
-        A :class:`Reading` was shown (bars, label and preview updated).
+        A :class:`Reading` was shown whole (bars, label, preview and saliency).
     """
 
     fine_tune_requested = Signal(int, int)
     samples_changed = Signal()
+    answer_shown = Signal(object)
     read_finished = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -348,9 +352,7 @@ class DrawPanel(QWidget):
         started = time.perf_counter()
         try:
             if self.photo_mode:
-                reading = self._predictor.read_file(
-                    path, saliency=self.saliency_check.isChecked()
-                )
+                reading = self._predictor.read_file(path)
             else:
                 picture = load_image(path)
                 self._predictor.read(picture)  # no ink: say so, keep the canvas
@@ -408,43 +410,58 @@ class DrawPanel(QWidget):
         started = time.perf_counter()
         opened = self.showing_opened()
         try:
+            # The saliency comes after the answer is painted (_present).
             if opened is not None:
                 # The very tensor the evaluation scored: no recipe, no resize.
-                reading = self._predictor.read_stored(
-                    opened.image, saliency=self.saliency_check.isChecked()
-                )
+                reading = self._predictor.read_stored(opened.image)
             elif self._photo_path is not None:  # a photo model's image file
-                reading = self._predictor.read_file(
-                    self._photo_path, saliency=self.saliency_check.isChecked()
-                )
+                reading = self._predictor.read_file(self._photo_path)
             else:
                 reading = self._predictor.read(
-                    self.canvas.image(),
-                    naive=self.naive_check.isChecked(),
-                    saliency=self.saliency_check.isChecked(),
+                    self.canvas.image(), naive=self.naive_check.isChecked()
                 )
         except PredictError as exc:
             if self.photo_mode:  # the file went away or changed since
                 self._say_file_problem(str(exc))
             self._show_empty()
+            self._release_pool()
             return
-        finally:
-            if self._training_active and self.photo_mode:
-                # A digit reader reads on this thread alone, a photo model on
-                # every thread: give its OpenMP pool back (threads.py).
-                release_openmp_pool()
         self._present(reading, started)
 
-    def _present(self, reading: Reading, started: float) -> None:
-        self._show(reading)
-        self.read_seconds.append(time.perf_counter() - started)
-        self.read_finished.emit(reading)
+    def _release_pool(self) -> None:
+        if self._training_active and self.photo_mode:
+            # A digit reader reads on this thread alone, a photo model on
+            # every thread: give its OpenMP pool back (threads.py).
+            release_openmp_pool()
 
-    def _show(self, reading: Reading) -> None:
+    def _present(self, reading: Reading, started: float) -> None:
+        """Show the answer, paint it, then explain it (the saliency) if asked.
+
+        The answer is what the user waits for at pen up; the heat map costs a
+        second forward and a backward pass (half the time of a digit read, a
+        ResNet's backward for a photo), so the bars and label are on screen
+        first and the preview follows with its heat map.
+        """
         self._reading = reading
         self.bars.set_probabilities(reading.probabilities)
         name = reading.class_names[reading.label]
         self._set_prediction(f"{name}   {100 * reading.confidence:.0f}%")
+        self._show_opened(reading)
+        if self.saliency_check.isChecked() and self._predictor is not None:
+            # Painted now, not when the event loop next paints: the explanation
+            # would otherwise run first (repaints are low-priority events).
+            self.bars.repaint()
+            self.prediction_label.repaint()
+            self.answer_shown.emit(reading)
+            reading = self._reading = self._predictor.explain(reading)
+        else:
+            self.answer_shown.emit(reading)
+        self._release_pool()
+        self._show_preview(reading)
+        self.read_seconds.append(time.perf_counter() - started)
+        self.read_finished.emit(reading)
+
+    def _show_preview(self, reading: Reading) -> None:
         # The preview shows the very tensor the model got, de-normalised for
         # display with each channel's own statistics.
         info = self._predictor.info if self._predictor is not None else None
@@ -454,7 +471,6 @@ class DrawPanel(QWidget):
             shown = shown * std + np.array(info.mean, np.float32).reshape(-1, 1, 1)
         shown = np.clip(shown, 0.0, 1.0)
         self.preview.set_image(shown[0] if len(shown) == 1 else shown, reading.saliency)
-        self._show_opened(reading)
 
     def _set_prediction(self, text: str) -> None:
         style = prediction_style(text)
