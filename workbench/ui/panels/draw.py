@@ -448,8 +448,8 @@ class DrawPanel(QWidget):
         self._set_prediction(f"{name}   {100 * reading.confidence:.0f}%")
         self._show_opened(reading)
         if self.saliency_check.isChecked() and self._predictor is not None:
-            # Painted now, not when the event loop next paints: the explanation
-            # would otherwise run first (repaints are low-priority events).
+            # Painted now: the explanation runs next, on this thread, and the
+            # event loop would paint the answer only after it.
             self.bars.repaint()
             self.prediction_label.repaint()
             self.answer_shown.emit(reading)
