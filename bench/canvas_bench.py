@@ -149,6 +149,39 @@ def latency(app: QApplication, drawings: int, rounds: int) -> None:
     window.close()
 
 
+def reader_alone(repeats: int) -> None:
+    """A digit read (forward pass, no saliency) back to back, and after a pause.
+
+    What a read costs when the CPU's caches hold the reader's code and data,
+    and when 10 ms of sleep or of other work came first (as at a pen up).
+    """
+    from workbench.core.predict import Predictor
+
+    predictor = Predictor("small-cnn", "digits")
+    image = np.zeros((280, 280), np.float32)
+    image[60:220, 100:160] = 1.0
+
+    def busy() -> None:
+        end = time.perf_counter() + 0.01
+        while time.perf_counter() < end:
+            pass
+
+    gaps = {"back to back": lambda: None, "after 10 ms sleep": lambda: time.sleep(0.01)}
+    gaps["after 10 ms busy"] = busy
+    print("\nthe reader alone, one digit read without saliency (ms):")
+    for name, gap in gaps.items():
+        times = []
+        for _ in range(repeats):
+            gap()
+            started = time.perf_counter()
+            predictor.read(image)
+            times.append(1000 * (time.perf_counter() - started))
+        print(
+            f"  {name:18} p50 {statistics.median(times):5.2f} "
+            f"p95 {percentile(times, 95):5.2f}"
+        )
+
+
 def trace(canvas, image: np.ndarray, scale: int, offset: tuple[int, int]) -> None:
     from tests.ui.test_mnist_tracing import ink_runs
 
@@ -219,6 +252,7 @@ def main() -> None:
     print(f"cpu pressure before: {cpu_pressure()}")
     latency(app, args.drawings, args.rounds)
     print(f"cpu pressure after: {cpu_pressure()}")
+    reader_alone(args.drawings)
     preprocessing(app, args.data_dir, args.digits)
 
 

@@ -885,7 +885,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "draw-keys-need-panel-focus",
         "The Draw tab's keys work wherever the focus is in the window while the tab is shown",
-        "workbench/ui/panels/draw.py",
+        "workbench/ui/panels/draw_keys.py",
         "        shortcut.setContext(Qt.ShortcutContext.WindowShortcut)\n",
         "        shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)\n",
         (
@@ -905,7 +905,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "draw-keys-eat-typing",
         "Enter (and digits) typed in a field of the window still edit that field while the Draw tab is shown",
-        "workbench/ui/panels/draw.py",
+        "workbench/ui/panels/draw_keys.py",
         "            shortcut.setEnabled(not typing)\n",
         "            shortcut.setEnabled(True)\n",
         (

@@ -29,15 +29,9 @@ from typing import Any
 import numpy as np
 import torch
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
-    QAbstractSpinBox,
-    QApplication,
-    QComboBox,
-    QLineEdit,
-    QPlainTextEdit,
     QPushButton,
-    QTextEdit,
     QWidget,
 )
 
@@ -54,12 +48,11 @@ from workbench.core.preprocess import style_of
 from workbench.core.threads import release_openmp_pool, single_threaded
 from workbench.ui import dialogs
 from workbench.ui.draw_widgets import DigitCanvas
-from workbench.ui.panels import draw_layout
+from workbench.ui.panels import draw_keys, draw_layout
 from workbench.ui.panels.draw_layout import NO_READING, prediction_style
 from workbench.ui.panels.fine_tune_card import FAILED_TEXT, report_text, started_text
 from workbench.ui.photo_view import (
     IMAGE_FILTER,
-    OPEN_IMAGE_KEYS,
     FileDrops,
     read_for_display,
 )
@@ -69,19 +62,6 @@ log = logging.getLogger(__name__)
 # Reading while the pen moves: at most once per this many ms (a read is ~1 ms,
 # but a repaint of the bars and preview is not free).
 READ_DEBOUNCE_MS = 40
-DIGIT_KEYS = tuple(Qt.Key(Qt.Key.Key_0 + d) for d in range(10))
-ENTER_KEYS = (
-    QKeySequence(Qt.Key.Key_Return),
-    QKeySequence(Qt.Key.Key_Enter),
-    QKeySequence(Qt.KeyboardModifier.KeypadModifier | Qt.Key.Key_Enter),
-)
-
-
-def _typing_in(widget: QWidget | None) -> bool:
-    """True for a widget that takes typed text (digits and Enter are its own)."""
-    if isinstance(widget, QComboBox):
-        return widget.isEditable()
-    return isinstance(widget, QLineEdit | QAbstractSpinBox | QTextEdit | QPlainTextEdit)
 
 
 class DrawPanel(QWidget):
@@ -139,66 +119,22 @@ class DrawPanel(QWidget):
         draw_layout.build_reading_widgets(self)
         draw_layout.build_teach_group(self)
         draw_layout.build_layout(self)
-        self._build_shortcuts()
+        self._keys = draw_keys.DrawKeys(
+            self,
+            set_label=self.set_label,
+            add=self.add_sample,
+            clear=self.clear_input,
+            undo=self.canvas.undo,
+            open_image=self.open_image_dialog,
+        )
         self._show_empty()
-
-    # ================================================================== building
-
-    def _build_shortcuts(self) -> None:
-        """The tab's keys, wherever the focus is in the window while it is shown.
-
-        Window shortcuts of a hidden widget never fire, so they are dead while
-        another tab is shown. The plain keys (digits, Enter, Esc) are switched
-        off while the focus is in a field the user types in.
-        """
-        self._plain_keys: list[QShortcut] = []
-        for digit, key in enumerate(DIGIT_KEYS):
-            keys = [
-                QKeySequence(key),
-                QKeySequence(Qt.KeyboardModifier.KeypadModifier | key),
-            ]
-            self._plain_keys.append(
-                self._window_shortcut(keys, lambda d=digit: self.set_label(d))
-            )
-        self._plain_keys.append(self._window_shortcut(ENTER_KEYS, self.add_sample))
-        self._plain_keys.append(
-            self._window_shortcut([QKeySequence(Qt.Key.Key_Escape)], self.clear_input)
-        )
-        # A text field claims Undo for itself (ShortcutOverride): no switch needed.
-        self._window_shortcut(
-            [QKeySequence(QKeySequence.StandardKey.Undo)], self.canvas.undo
-        )
-        self._window_shortcut([OPEN_IMAGE_KEYS], self.open_image_dialog)
-        app = QApplication.instance()
-        if isinstance(app, QApplication):
-            app.focusChanged.connect(self._on_app_focus_changed)
-
-    def _window_shortcut(self, keys: Any, slot: Any) -> QShortcut:
-        shortcut = QShortcut(self)
-        shortcut.setKeys(list(keys))
-        shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
-        shortcut.activated.connect(slot)
-        return shortcut
-
-    @Slot(QWidget, QWidget)
-    def _on_app_focus_changed(self, _old: QWidget | None, new: QWidget | None) -> None:
-        typing = _typing_in(new)
-        for shortcut in self._plain_keys:
-            shortcut.setEnabled(not typing)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         """Digits and Enter that reach the panel (its window is not active)."""
-        key = event.key()
-        plain = not event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
-        typing = _typing_in(QApplication.focusWidget())
-        if plain and key in DIGIT_KEYS:
-            self.set_label(key - Qt.Key.Key_0)
-        elif plain and not typing and key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-            self.add_sample()
+        if draw_keys.handle_key(event, self.set_label, self.add_sample):
+            event.accept()
         else:
             super().keyPressEvent(event)
-            return
-        event.accept()
 
     def set_label(self, digit: int) -> None:
         """Choose the label the next "Add to my digits" saves (0-9)."""
