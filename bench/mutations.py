@@ -3148,7 +3148,7 @@ MUTATIONS += [
         "                QGraphicsItem.CacheMode.NoCache\n",
         (
             "tests/ui/test_plots.py::"
-            "test_a_repaint_redraws_the_axes_and_grid_only_when_they_change",
+            "test_a_repaint_redraws_the_axes_only_when_they_change",
         ),
     ),
     Mutation(
@@ -3308,5 +3308,25 @@ MUTATIONS += [
         "                color = self.TOP_COLOR if index == top else self.BAR_COLOR\n",
         "                color = self.BAR_COLOR\n",
         ("tests/ui/test_draw_widgets.py::test_probability_bars_show_values_and_names",),
+    ),
+    Mutation(
+        "grid-stale-after-resize",
+        "the grid lines follow the plot's range and size",
+        "workbench/ui/view_grid.py",
+        '        """pyqtgraph calls this when the view\'s range or size changes."""\n'
+        "        self._levels = None\n",
+        '        """pyqtgraph calls this when the view\'s range or size changes."""\n',
+        (
+            "tests/ui/test_plots.py::"
+            "test_the_grid_lines_sit_at_the_axes_ticks_and_follow_the_range",
+        ),
+    ),
+    Mutation(
+        "grid-not-painted",
+        "a live plot shows its grid",
+        "workbench/ui/view_grid.py",
+        "            painter.drawLines(lines)\n",
+        "            pass\n",
+        ("tests/ui/test_plots.py::test_the_grid_is_painted_on_the_view",),
     ),
 ]

@@ -10,6 +10,8 @@ from types import SimpleNamespace
 import numpy as np
 import pyqtgraph as pg
 import pytest
+from PySide6.QtCore import QPoint, QPointF, QRectF
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication
 
 from workbench.ui import plots
@@ -313,7 +315,7 @@ def test_non_finite_points_never_reach_the_curves(qtbot):
     assert ys.tolist() == [0.5, 1.0, 2.0]
 
 
-def test_a_repaint_redraws_the_axes_and_grid_only_when_they_change(qtbot, monkeypatch):
+def test_a_repaint_redraws_the_axes_only_when_they_change(qtbot, monkeypatch):
     from PySide6.QtWidgets import QGraphicsItem
 
     def make(cached: bool) -> LivePlot:
@@ -420,3 +422,77 @@ def test_auto_range_refits_exactly_after_a_zoom_and_a_new_run(qtbot):
     assert 5 < x1 < 5.5
     assert 0 < y0 < 0.01
     assert 0.05 < y1 < 0.055
+
+
+def _grid_plot(qtbot) -> LivePlot:
+    widget = LivePlot("Loss", "step", "loss", x_name="step")
+    widget.add_series("loss", "b")
+    widget.resize(500, 300)
+    widget.show()
+    qtbot.addWidget(widget)
+    _view(widget).setRange(xRange=(0, 100), yRange=(0, 2), padding=0)
+    QApplication.processEvents()
+    return widget
+
+
+def _major_lines(widget: LivePlot) -> tuple[list[float], list[float]]:
+    """x of the vertical and y of the horizontal lines of the first level each."""
+    (_, vertical), *rest = widget.grid.levels()
+    horizontal = next(lines for _, lines in rest if lines and lines[0].dy() == 0)
+    return [line.x1() for line in vertical], [line.y1() for line in horizontal]
+
+
+def test_the_grid_lines_sit_at_the_axes_ticks_and_follow_the_range(qtbot):
+    widget = _grid_plot(qtbot)
+    plot = widget.getPlotItem()
+    xs, ys = _major_lines(widget)
+    # The bottom axis's major ticks for 0..100 on this width, the left's for 0..2.
+    width, height = _view(widget).size().width(), _view(widget).size().height()
+    assert xs == plot.getAxis("bottom").tickValues(0, 100, width)[0][1]
+    assert ys == plot.getAxis("left").tickValues(0, 2, height)[0][1]
+    assert xs == [0, 20, 40, 60, 80, 100]
+    # Minor levels are fainter than major ones, and all lines span the view.
+    alphas = [alpha for alpha, _ in widget.grid.levels()]
+    assert alphas[0] > alphas[1] > 0
+    for _, lines in widget.grid.levels():
+        for line in lines:
+            assert (
+                QRectF(0, 0, 100, 2)
+                .adjusted(-1e-9, -1e-9, 1e-9, 1e-9)
+                .contains(line.p1())
+            )
+    # A new range moves the lines with it.
+    _view(widget).setRange(xRange=(0, 1000), yRange=(0, 2), padding=0)
+    QApplication.processEvents()
+    assert _major_lines(widget)[0] == [0, 200, 400, 600, 800, 1000]
+    # So does a new size: more pixels, more lines.
+    widget.resize(2400, 300)
+    QApplication.processEvents()
+    wide = _major_lines(widget)[0]
+    width = _view(widget).size().width()
+    assert len(wide) > 6
+    assert wide == plot.getAxis("bottom").tickValues(0, 1000, width)[0][1]
+
+
+def test_the_grid_is_painted_on_the_view(qtbot):
+    widget = _grid_plot(qtbot)
+    image = widget.grab().toImage()
+    view = _view(widget)
+
+    def pixel(x: float, y: float, dx: int = 0):
+        scene = view.mapViewToScene(QPointF(x, y))
+        return image.pixelColor(widget.mapFromScene(scene) + QPoint(dx, 0))
+
+    lines = [line for _, level in widget.grid.levels() for line in level]
+    xs = sorted({line.x1() for line in lines if line.dx() == 0})
+    ys = sorted({line.y1() for line in lines if line.dy() == 0})
+    # Halfway to the next vertical and horizontal lines: no line there.
+    free_x = (40 + next(x for x in xs if x > 40)) / 2
+    free_y = (1.0 + next(y for y in ys if y > 1.0)) / 2
+    between = pixel(free_x, free_y)
+    assert between == QColor("white")
+    # The line at 40 is one pixel wide, where rounding puts it.
+    near_line = [pixel(40, free_y, dx) for dx in (-1, 0, 1)]
+    drawn = [c for c in near_line if c != QColor("white")]
+    assert len(drawn) == 1, near_line
+    assert drawn[0].red() == drawn[0].green() == drawn[0].blue()  # gray, from black

@@ -33,9 +33,11 @@ from PySide6.QtWidgets import QGraphicsItem, QWidget
 from shiboken6 import isValid
 
 from workbench.ui.stepped_view import SteppedViewBox
+from workbench.ui.view_grid import ViewGrid
 
 pg.setConfigOptions(antialias=False, background="w", foreground="k")
 
+GRID_ALPHA = 0.2  # opacity of the major grid lines, as showGrid(alpha=...) had it
 MIN_INTERVAL_MS = 100
 MAX_INTERVAL_MS = 2000
 # Refresh at most this often relative to its cost: 40x cost = at most 2.5% of the
@@ -124,11 +126,13 @@ class LivePlot(pg.PlotWidget):
         self.setLabel("bottom", x_label)
         self.setLabel("left", y_label)
         no_scale_factor(self.getPlotItem())
-        self.showGrid(x=True, y=True, alpha=0.2)
+        # The grid on the view, not in the axes: see view_grid.py.
+        self.grid = ViewGrid(self.getPlotItem(), GRID_ALPHA)
+        self.getPlotItem().getViewBox().addItem(self.grid, ignoreBounds=True)
         for name in ("left", "bottom"):
-            # An axis draws its grid over the whole view, most of a repaint's
-            # cost (measured: 4 of 5 ms a frame): cached as a pixmap it is drawn
-            # again only when its range changes, pixel for pixel the same.
+            # An axis's picture (ticks and labels) replayed at every frame cost
+            # most of a repaint: cached as a pixmap it is drawn again only when
+            # its range changes, pixel for pixel the same.
             self.getPlotItem().getAxis(name).setCacheMode(
                 QGraphicsItem.CacheMode.DeviceCoordinateCache
             )
