@@ -124,7 +124,9 @@ class ProbabilityBars(QWidget):
         value : float
             A probability; 1 gives the bar at full height.
         """
-        plot = self._plot_rect()
+        return self._bar_rect(self._plot_rect(), index, value)
+
+    def _bar_rect(self, plot: QRectF, index: int, value: float) -> QRectF:
         slot = plot.width() / max(len(self._names), 1)
         height = plot.height() * min(max(value, 0.0), 1.0) / Y_TOP
         left = plot.left() + slot * (index + (1 - BAR_WIDTH) / 2)
@@ -159,14 +161,15 @@ class ProbabilityBars(QWidget):
             self._background = self._paint_background(ratio)
         painter = QPainter(self)
         painter.drawPixmap(0, 0, self._background)
+        plot = self._plot_rect()  # once: the bars share it
         top = self.top_class()
         for index, value in enumerate(self._probs):
             if value > 0:
                 color = self.TOP_COLOR if index == top else self.BAR_COLOR
-                painter.fillRect(self.bar_rect(index, float(value)), color)
+                painter.fillRect(self._bar_rect(plot, index, float(value)), color)
         if top is not None:
             value = float(self._probs[top])
-            bar = self.bar_rect(top, value)
+            bar = self._bar_rect(plot, top, value)
             line = painter.fontMetrics().height()
             label = QRectF(bar.center().x() - 40, bar.top() - line - 1, 80, line)
             painter.setPen(self.TOP_COLOR)

@@ -383,15 +383,15 @@ class DrawPanel(QWidget):
         name = reading.class_names[reading.label]
         self._set_prediction(f"{name}   {100 * reading.confidence:.0f}%")
         self._show_opened(reading)
-        if self.saliency_check.isChecked() and self._predictor is not None:
+        explain = self.saliency_check.isChecked() and self._predictor is not None
+        if explain:
             # Painted now: the explanation runs next, on this thread, and the
             # event loop would paint the answer only after it.
             self.bars.repaint()
             self.prediction_label.repaint()
-            self.answer_shown.emit(reading)
+        self.answer_shown.emit(reading)
+        if explain:
             reading = self._reading = self._predictor.explain(reading)
-        else:
-            self.answer_shown.emit(reading)
         self._release_pool()
         self._show_preview(reading)
         self.read_seconds.append(time.perf_counter() - started)
