@@ -363,7 +363,7 @@ MUTATIONS: list[Mutation] = [
     ),
     Mutation(
         "plot-refresh-never-backs-off",
-        "Live plots refresh less often when drawing is expensive (interval = 40x the shared frame cost, 100..2000 ms)",
+        "Live plots refresh less often when drawing is expensive (interval = 100x the shared frame cost, 250..2000 ms)",
         "workbench/ui/plots.py",
         "            min(MAX_INTERVAL_MS, max(MIN_INTERVAL_MS, COST_FACTOR * cost_ms))\n",
         "            min(MAX_INTERVAL_MS, max(MIN_INTERVAL_MS, 0 * cost_ms))\n",

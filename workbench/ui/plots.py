@@ -38,12 +38,17 @@ from workbench.ui.view_grid import ViewGrid
 pg.setConfigOptions(antialias=False, background="w", foreground="k")
 
 GRID_ALPHA = 0.2  # opacity of the major grid lines, as showGrid(alpha=...) had it
-MIN_INTERVAL_MS = 100
+# At most 4 frames a second: a loss curve that moves four times a second reads
+# as live, and each frame takes the GUI thread from a CPU run's trainer.
+MIN_INTERVAL_MS = 250
 MAX_INTERVAL_MS = 2000
-# Refresh at most this often relative to its cost: 40x cost = at most 2.5% of the
+# Refresh at most this often relative to its cost: 100x cost = at most 1% of the
 # GUI thread for every plot together. The paints hold the GIL in pyqtgraph's
-# Python code, which slows a training thread about twice that share (measured).
-COST_FACTOR = 40
+# Python code, which slows a training thread about twice that share (measured),
+# and on 2 cores the GUI thread's time comes out of one of the trainer's two
+# OpenMP threads, which the other then waits for: at 40x (and 100 ms) the GUI
+# thread took 6.6% of a core, at 200x (500 ms) 4.7% (``bench/gui_bench.py``).
+COST_FACTOR = 100
 # A frame draws its plots one at a time, this far apart: the GUI thread is
 # blocked by one plot's paint at a time (10-40 ms on a busy 2-core machine), not
 # by all of them at once (the accuracy plot joins the others at every epoch end).
