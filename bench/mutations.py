@@ -3329,4 +3329,12 @@ MUTATIONS += [
         "            pass\n",
         ("tests/ui/test_plots.py::test_the_grid_is_painted_on_the_view",),
     ),
+    Mutation(
+        "plot-frames-ten-a-second",
+        "Live plots draw at most 4 frames a second however cheap a frame is (a CPU run's trainer pays for each)",
+        "workbench/ui/plots.py",
+        "MIN_INTERVAL_MS = 250\n",
+        "MIN_INTERVAL_MS = 100\n",
+        ("tests/ui/test_plots.py::test_refresh_backs_off_when_drawing_is_expensive",),
+    ),
 ]
