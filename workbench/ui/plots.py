@@ -15,7 +15,7 @@ its plots one per tick, ``STAGGER_MS`` apart, so their paints never add up to
 one long block of the GUI thread. Logging every
 step then costs the window about what logging every 10th did: a repaint redraws
 a plot's axes and grid (10-20 ms on a busy 2-core machine), so the live curves
-advance at a few frames a second there, and faster where painting is cheap.
+advance at a few frames a second there, and at 4 where painting is cheap.
 """
 
 from __future__ import annotations
