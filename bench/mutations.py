@@ -3337,4 +3337,12 @@ MUTATIONS += [
         "MIN_INTERVAL_MS = 100\n",
         ("tests/ui/test_plots.py::test_refresh_backs_off_when_drawing_is_expensive",),
     ),
+    Mutation(
+        "curves-wait-for-a-frame-at-run-end",
+        "When a run ends, its last points (the final epoch's accuracy) are on the curves at once, not a live frame later",
+        "workbench/ui/run_view.py",
+        "        self.window.curves.show_all()  # the final points, not a frame later\n",
+        "",
+        ("tests/ui/test_curves.py::test_a_finished_run_shows_its_last_points_at_once",),
+    ),
 ]

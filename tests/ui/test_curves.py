@@ -10,11 +10,12 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QDoubleSpinBox, QSlider, QSplitter
 
 from workbench.core import events as E
+from workbench.core.config import TrainConfig
 from workbench.ui import plots
 from workbench.ui.curves import SMOOTHING, SMOOTHING_KEY, TrainingCurves
 from workbench.ui.window_actions import START_KEYS, keys_text
 
-from .helpers import bias_corrected_average
+from .helpers import bias_corrected_average, run_to_end
 
 pytestmark = pytest.mark.gui
 
@@ -190,3 +191,22 @@ def test_axes_show_no_scale_factor(qtbot):
             assert "(x" not in axis.labelString(), (plot.objectName(), name)
     left = curves.loss_plot.getPlotItem().getAxis("left")
     assert "loss" in left.labelString()
+
+
+def test_a_finished_run_shows_its_last_points_at_once(qtbot, window, monkeypatch):
+    """Live frames come at most 4 a second; the run's end does not wait for one.
+
+    No live frame draws here (the refresher is never armed), so what the
+    plots show when ``run_finished`` has been handled is what the window drew
+    for the end of the run itself.
+    """
+    monkeypatch.setattr(plots.Refresher, "schedule", lambda self, plot: None)
+    window.apply_config(TrainConfig(dataset="digits", epochs=2, max_steps=8))
+    run_to_end(qtbot, window, timeout=90_000)
+    curves = window.curves
+    assert not any(plot.dirty for plot in curves.plots)
+    steps, _ = curves.loss_plot.data("loss")
+    assert drawn(curves.loss_plot, "loss")[0].tolist() == steps.tolist()
+    assert len(steps) > 0
+    epochs_x, _ = drawn(curves.accuracy_plot, "validation")
+    assert len(epochs_x) == 2  # the final epoch's accuracy is on screen

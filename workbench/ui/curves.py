@@ -224,6 +224,15 @@ class TrainingCurves:
             self.throughput_plot.append(
                 "images/s", epoch.global_step, epoch.images_per_s
             )
+        self.show_all()
+
+    def show_all(self) -> None:
+        """Hand every point to the plots now, not at the next frame.
+
+        Live frames come at most 4 a second (``plots.py``); when a run ends or a
+        history is opened, nothing more is coming, so the last points (the
+        final epoch's accuracy) must not wait for a frame.
+        """
         for plot in self.plots:
             plot.refresh()
 

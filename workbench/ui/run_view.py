@@ -249,6 +249,7 @@ class RunView(QObject):
 
     @Slot(object)
     def _on_controller_run_finished(self, finished: Finished) -> None:
+        self.window.curves.show_all()  # the final points, not a frame later
         self.give_back_settings()
         self._compile_timer.stop()
         self._compile_started_at = None
