@@ -3345,4 +3345,12 @@ MUTATIONS += [
         "",
         ("tests/ui/test_curves.py::test_a_finished_run_shows_its_last_points_at_once",),
     ),
+    Mutation(
+        "plot-budget-counts-the-last-paint-only",
+        "The live plots' paint budget counts every paint a refresh causes (a range change paints twice), not the last one only",
+        "workbench/ui/plots.py",
+        "        self.painted_s += time.perf_counter() - started\n",
+        "        self.painted_s = time.perf_counter() - started\n",
+        ("tests/ui/test_plots.py::test_every_paint_of_a_refresh_counts",),
+    ),
 ]

@@ -160,7 +160,11 @@ class LivePlot(pg.PlotWidget):
         self.addItem(self._hover_text, ignoreBounds=True)
         self.scene().sigMouseMoved.connect(self._on_scene_mouse_moved)
         self.refresh_cost_s = 0.0
+        # What the last refresh's drawing cost: every paint between it and the
+        # refresh before it (a refresh that moves the range paints the plot
+        # twice: its data area, then again with the axes' new ticks).
         self.paint_cost_s = 0.0
+        self.painted_s = 0.0  # paints since the last refresh, summed
         self._stopped = False
         self._hint: pg.TextItem | None = None
 
@@ -313,10 +317,10 @@ class LivePlot(pg.PlotWidget):
         self.refresh()
 
     def paintEvent(self, event: QPaintEvent) -> None:
-        """Paint, and remember what it cost (it sets the shared refresh interval)."""
+        """Paint, and add what it cost to ``painted_s`` (it sets the interval)."""
         started = time.perf_counter()
         super().paintEvent(event)
-        self.paint_cost_s = time.perf_counter() - started
+        self.painted_s += time.perf_counter() - started
 
     @Slot()
     def refresh(self) -> bool:
@@ -324,6 +328,7 @@ class LivePlot(pg.PlotWidget):
         dirty = [s for s in self._series.values() if s.dirty]
         if not dirty:
             return False
+        self.paint_cost_s, self.painted_s = self.painted_s, 0.0
         started = time.perf_counter()
         self.getPlotItem().getViewBox().data_changed()  # fitted at the next paint
         for s in dirty:
@@ -454,8 +459,8 @@ class Refresher(QObject):
                 drawn = plot
         if drawn is not None:
             self._frame_drawn = True
-            # A plot costs its update plus its painting, measured on its last
-            # paint (this update's paint comes later).
+            # A plot costs its update plus its painting, measured on the paints
+            # its last update caused (this update's paints come later).
             self._frame_cost_s += drawn.refresh_cost_s + drawn.paint_cost_s
         self._frame = [p for p in self._frame if _drawable(p) and p.dirty]
         if self._frame:
