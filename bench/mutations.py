@@ -3353,4 +3353,12 @@ MUTATIONS += [
         "        self.painted_s = time.perf_counter() - started\n",
         ("tests/ui/test_plots.py::test_every_paint_of_a_refresh_counts",),
     ),
+    Mutation(
+        "plot-range-fitted-during-the-paint",
+        "A live plot's new range is fitted when its points are handed over, so one paint draws curve and axes (not two)",
+        "workbench/ui/plots.py",
+        "        view.prepareForPaint()\n",
+        "",
+        ("tests/ui/test_plots.py::test_a_refresh_that_moves_the_range_paints_once",),
+    ),
 ]

@@ -236,6 +236,37 @@ def test_a_slow_paint_slows_the_refresh(plot, monkeypatch):
     assert COST_FACTOR * 12 <= plots.refresher().interval() <= MAX_INTERVAL_MS
 
 
+def test_a_refresh_that_moves_the_range_paints_once(qtbot, plot, monkeypatch):
+    """The range is fitted in the refresh, so one paint draws curve and axes.
+
+    Fitted when the paint starts, the range change made the axes ask for a
+    second paint of the whole plot (a frame's cost doubled on a busy machine).
+    """
+    for step in range(10):
+        plot.append("loss", step, 1.0 + step)
+    plot.refresh()
+    qtbot.waitUntil(lambda: plot.painted_s > 0)  # drawn once, settled
+    qtbot.wait(50)
+    original = pg.PlotWidget.paintEvent
+    paints = []
+
+    def counted(self, event):
+        paints.append(event.rect())
+        original(self, event)
+
+    monkeypatch.setattr(pg.PlotWidget, "paintEvent", counted)
+    x_before = plot.getPlotItem().getViewBox().viewRange()[0]
+    for step in range(10, 40):  # far past the x range: it must grow
+        plot.append("loss", step, 40.0 - step)
+    plot.refresh()
+    qtbot.waitUntil(lambda: len(paints) > 0)
+    qtbot.wait(100)
+    x_after = plot.getPlotItem().getViewBox().viewRange()[0]
+    assert x_after[1] > x_before[1]
+    assert x_after[1] >= 39
+    assert len(paints) == 1
+
+
 def test_every_paint_of_a_refresh_counts(plot, monkeypatch):
     """A refresh that moves the range paints twice; the budget sees both paints.
 

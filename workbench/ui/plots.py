@@ -330,7 +330,8 @@ class LivePlot(pg.PlotWidget):
             return False
         self.paint_cost_s, self.painted_s = self.painted_s, 0.0
         started = time.perf_counter()
-        self.getPlotItem().getViewBox().data_changed()  # fitted at the next paint
+        view = self.getPlotItem().getViewBox()
+        view.data_changed()
         for s in dirty:
             # Views of the buffers: no copy; later appends write past ``n`` only.
             s.curve.setData(s.xs[: s.n], s.ys[: s.n])
@@ -341,6 +342,9 @@ class LivePlot(pg.PlotWidget):
             if lone != s.lone:
                 s.lone = lone
                 s.curve.setSymbol("o" if lone else s.symbol)
+        # Fit the range now, not when the paint starts: a range changed during
+        # a paint makes the axes paint the whole plot a second time.
+        view.prepareForPaint()
         self._update_hint()
         self.refresh_cost_s = time.perf_counter() - started
         return True
