@@ -46,9 +46,10 @@ MAX_INTERVAL_MS = 2000
 # GUI thread for every plot together. The paints hold the GIL in pyqtgraph's
 # Python code, which slows a training thread about twice that share (measured),
 # and on 2 cores the GUI thread's time comes out of one of the trainer's two
-# OpenMP threads, which the other then waits for: at 40x (and 100 ms) the GUI
-# thread took 6.3-6.6% of a core, at 100x (250 ms) 5.0%, at 200x (500 ms) 4.7%
-# (``bench/gui_bench.py``, small-cnn and cnn).
+# OpenMP threads, which the other then waits for. Counting every paint a
+# refresh causes (the budget saw about a third before), the plots take 0.7% of
+# a core and the GUI thread 2.5% in all, against 3.6% before
+# (``bench/gui_bench.py``, small-cnn, the bench's own timer off).
 COST_FACTOR = 100
 # A frame draws its plots one at a time, this far apart: the GUI thread is
 # blocked by one plot's paint at a time (10-40 ms on a busy 2-core machine), not
