@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 import torch
+from PySide6.QtCore import Qt
 
 from workbench.core.events import StepMetrics
-from workbench.ui import dialogs, window_state
+from workbench.ui import dialogs, trainer_thread, window_state
 from workbench.ui.main_window import MainWindow
 
 from .helpers import BACK_TO_IDLE, FAST, event_signal, run_to_end
@@ -35,13 +36,20 @@ def test_save_then_open_restores_everything(qtbot, window, tmp_path, monkeypatch
     )
     window.apply_config(cfg)
     window.freeze_panel.head_button.click()
-    logged = []
-    event_signal(window, StepMetrics).connect(logged.append)
-    window.start()
-    # Stop a step or more into the second epoch: the position in it is restored too.
-    qtbot.waitUntil(lambda: bool(logged) and logged[-1].epoch >= 1, timeout=30_000)
-    with qtbot.waitSignal(window.controller.run_finished, timeout=10_000):
-        window.stop()
+    # Stop a step or more into the second epoch: the position in it is restored
+    # too. The stop is asked for in the trainer thread as the step is sent (each
+    # at once), so it lands there however fast an epoch goes by.
+    monkeypatch.setattr(trainer_thread, "BATCH_S", 0.0)
+    trainer = window.controller.trainer
+
+    def stop_in_second_epoch(batch):
+        if any(isinstance(e, StepMetrics) and e.epoch >= 1 for e in batch):
+            trainer.control.request_stop()
+
+    trainer.steps.connect(stop_in_second_epoch, Qt.ConnectionType.DirectConnection)
+    with qtbot.waitSignal(window.controller.run_finished, timeout=30_000):
+        window.start()
+    trainer.steps.disconnect(stop_in_second_epoch)
     run = window.current_run
     assert run.epoch >= 1
     assert run.batch_in_epoch > 0
