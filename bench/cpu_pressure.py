@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 
@@ -13,3 +14,19 @@ def cpu_pressure() -> str:
         return "-"
     fields = dict(item.split("=") for item in line.split()[1:])
     return f"{fields.get('avg10', '?')}% (avg10), {fields.get('avg60', '?')}% (avg60)"
+
+
+def cpu_steal_seconds() -> float:
+    """CPU seconds the hypervisor has taken from this machine since boot.
+
+    The ``steal`` column of /proc/stat (all CPUs, in clock ticks): time a
+    virtual CPU was ready to run but the host ran something else. A bench that
+    compares two runs reads it before and after each: a run that lost seconds to
+    the host is slower for reasons of the host's, not the code's. 0.0 where
+    unavailable.
+    """
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()
+        return int(fields[8]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0

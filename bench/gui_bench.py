@@ -27,8 +27,9 @@ Throughput
 
 Data: real MNIST from ``--data-dir`` when present, else the bundled digits.
 The machine may be shared: the Linux CPU pressure (the share of time some
-runnable task waited for a CPU) is printed before and after; figures from a run
-where it was high are noisy.
+runnable task waited for a CPU) is printed before and after, and each round
+prints the share of a run's CPU time the host took (``steal``, in % of one
+CPU); figures from rounds where either was high are noisy.
 
 Run: ``.venv/bin/python bench/gui_bench.py`` (about 3-5 minutes on 2 cores;
 ``--rounds 1 --steps 40`` for a quick look).
@@ -50,7 +51,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
-from cpu_pressure import cpu_pressure
+from cpu_pressure import cpu_pressure, cpu_steal_seconds
 from PySide6.QtCore import QEventLoop, Qt, QTimer
 from PySide6.QtWidgets import QApplication
 
@@ -206,13 +207,17 @@ def main() -> None:
                 conditions[r % len(conditions) :] + conditions[: r % len(conditions)]
             )
             this_round: dict[str, float] = {}
+            stolen: dict[str, float] = {}
             for condition in order:
+                steal0, wall0 = cpu_steal_seconds(), time.perf_counter()
                 if condition == "headless":
                     value = headless(cfg, arrays)
                 else:
                     points = MILLION if condition == "window+1M" else 0
                     value, g = probe.run(cfg, history_points=points)
                     gaps[condition].append(g)
+                wall = time.perf_counter() - wall0
+                stolen[condition] = (cpu_steal_seconds() - steal0) / wall
                 this_round[condition] = value
                 ips.setdefault((model, condition), []).append(value)
             for condition in conditions[1:]:
@@ -222,7 +227,9 @@ def main() -> None:
             print(
                 f"  {model} round {r + 1}: "
                 + ", ".join(f"{c} {this_round[c]:,.0f}" for c in conditions)
-                + " img/s"
+                + " img/s (CPU taken by the host: "
+                + ", ".join(f"{100 * stolen[c]:.0f}%" for c in conditions)
+                + ")"
             )
     window.close()
     app.processEvents()
