@@ -3361,4 +3361,22 @@ MUTATIONS += [
         "",
         ("tests/ui/test_plots.py::test_a_refresh_that_moves_the_range_paints_once",),
     ),
+    Mutation(
+        "commands-leave-malloc-defaults",
+        "Every command (the window and torchrun's workers too) keeps freed memory in the process first thing, so training steps do not fault their blocks in again",
+        "workbench/cli.py",
+        "    keep_freed_memory()  # before any tensor: every command trains or reads faster\n",
+        "",
+        ("tests/core/test_memory.py::test_every_command_keeps_freed_memory",),
+    ),
+    Mutation(
+        "freed-memory-trimmed",
+        "Freed memory stays in the process: a step's large blocks are reused, not given back and faulted in again",
+        "workbench/core/memory.py",
+        "TRIM_THRESHOLD = 256 * 1024 * 1024\n",
+        "TRIM_THRESHOLD = 128 * 1024\n",
+        (
+            "tests/core/test_memory.py::test_kept_memory_is_not_faulted_in_again_each_step",
+        ),
+    ),
 ]
