@@ -59,6 +59,7 @@ from workbench.core.config import BUILTIN_MODELS, TrainConfig
 from workbench.core.data import DataError, ImageArrays, load_arrays
 from workbench.core.engine import iter_fit, prepare_run
 from workbench.core.events import TrainResult
+from workbench.core.memory import keep_freed_memory
 from workbench.core.runs import RUNS_ENV
 from workbench.ui import window_state
 
@@ -171,7 +172,9 @@ def main() -> None:
         help="log every N steps (default: the config's, automatic)",
     )
     args = ap.parse_args()
-
+    # The window's process keeps freed memory (``ptcore-workbench`` does it first
+    # thing); both conditions run in this one process.
+    print(f"freed memory kept: {keep_freed_memory()}")
     print(f"CPU pressure before: {cpu_pressure()}")
     dataset, arrays = load_data(args.data_dir)
     data_dir = args.data_dir if dataset == "mnist" else None

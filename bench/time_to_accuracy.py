@@ -39,6 +39,7 @@ from workbench.core import events as E
 from workbench.core.config import TrainConfig
 from workbench.core.data import load_arrays
 from workbench.core.engine import iter_fit, prepare_run
+from workbench.core.memory import keep_freed_memory
 from workbench.core.precision import precision_for
 
 
@@ -81,6 +82,7 @@ def main() -> None:
         "--dataset", default="mnist", help="mnist, or digits (bundled, 15 epochs)"
     )
     args = parser.parse_args()
+    kept = keep_freed_memory()  # as ptcore-workbench does first thing
     if args.dataset == "digits":
         base, arrays = TrainConfig(), load_arrays("digits")
     else:
@@ -97,7 +99,8 @@ def main() -> None:
     print(
         f"{args.dataset}, {base.resolved_epochs} epoch(s), model {base.model}, "
         f"batch {base.batch_size}; GOMP_SPINCOUNT="
-        f"{os.environ.get('GOMP_SPINCOUNT', 'unset')}; pressure {cpu_pressure()}"
+        f"{os.environ.get('GOMP_SPINCOUNT', 'unset')}; freed memory kept: {kept}; "
+        f"pressure {cpu_pressure()}"
     )
     results: dict[str, list[Result]] = {name: [] for name in conditions}
     for seed in args.seeds:
