@@ -3379,4 +3379,14 @@ MUTATIONS += [
             "tests/core/test_memory.py::test_kept_memory_is_not_faulted_in_again_each_step",
         ),
     ),
+    Mutation(
+        "trainer-thread-in-its-own-arena",
+        "A worker thread (the window's trainer) allocates from the main thread's heap, not from an arena of its own that unmaps its heaps once free",
+        "workbench/core/memory.py",
+        "        and mallopt(_M_ARENA_MAX, ARENAS)\n",
+        "",
+        (
+            "tests/core/test_memory.py::test_a_worker_threads_blocks_come_from_the_main_heap",
+        ),
+    ),
 ]
