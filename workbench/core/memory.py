@@ -7,13 +7,13 @@ the kernel and unmapped when freed, and free memory at the top of the heap is
 given back once it passes a second threshold. A training loop allocates and
 frees the same activations every step, so each step maps them anew and the
 kernel zeroes every page again at its first touch. Measured on 2 CPU cores
-(``bench/malloc_bench.py``, MNIST, batch 256, processes alternating): on the
-command line's main thread ``cnn`` took 2.1 million page faults a 30-step run
-and trained at 1,672 images/s, with the thresholds fixed 1.1 million and 2,276
-(1.36x); ``small-cnn`` 34,536 faults a run against 2, 1.09x. In a worker
-thread, 1.14x (``cnn``) and 1.18x (``small-cnn`` in a thread set up as the
-window's trainer; rounds varied by 20%).
-``mlp`` allocates too little to fault (41 a run).
+(``bench/malloc_bench.py``, MNIST, batch 256, processes alternating, two
+rounds): ``cnn`` took 2.2 million page faults a 30-step run and trained at
+1,729 images/s on the command line's main thread, 1,858 in a thread set up as
+the window's trainer; kept, 1.4 and 1.0 million faults and 2,208 and 2,288
+images/s (1.28x, 1.23x). ``small-cnn`` faulted 12,116 and 29,836 times a run,
+kept 1,570 and 2, at the same speed within the bench's noise (1.02x, 0.95x;
+an earlier run 1.09x, 1.18x). ``mlp`` allocates too little to fault.
 
 :func:`keep_freed_memory` fixes both thresholds at process start: blocks up to
 32 MiB come from the heap, and up to 256 MiB of free heap stays with the
