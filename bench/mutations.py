@@ -1390,8 +1390,8 @@ MUTATIONS: list[Mutation] = [
         "small-cnn-ignores-channels",
         "The built-in models adapt to the input's channels",
         "workbench/core/models.py",
-        "        self.block1 = block(channels, 16, pool=True)  # 28 -> 14\n",
-        "        self.block1 = block(1, 16, pool=True)  # 28 -> 14\n",
+        "        self.block1 = block(channels, 16, stride=2)  # 28 -> 14\n",
+        "        self.block1 = block(1, 16, stride=2)  # 28 -> 14\n",
         (
             "tests/core/test_folder_dataset.py::test_the_models_adapt_to_channels_size_and_classes",
         ),
