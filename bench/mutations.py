@@ -3389,4 +3389,14 @@ MUTATIONS += [
             "tests/core/test_memory.py::test_a_worker_threads_blocks_come_from_the_main_heap",
         ),
     ),
+    Mutation(
+        "trainer-starts-before-gui-caught-up",
+        "A window run's first step waits until the GUI thread has set its views up for the run, so that work does not take the first steps' CPU",
+        "workbench/ui/trainer_thread.py",
+        "                        self._wait_for_gui()\n",
+        "                        pass\n",
+        (
+            "tests/ui/test_trainer_catch_up.py::test_the_first_step_waits_for_the_gui_threads_start_handling",
+        ),
+    ),
 ]
