@@ -25,14 +25,22 @@ Throughput
     window run ends once its last frame is painted, so nothing of one run is
     left to paint while the next trains.
 
+Rounds: one round runs each condition once. A shared 2-core machine varies by
+15-20% from one run to the next (a single round's ratio ranged 0.68-1.35 for
+``mlp``, whose 120 steps take half a second), so each model gets at least
+``--rounds`` rounds and as many more as give its headless runs
+``--min-train-s`` seconds in all: every model's median then rests on about the
+same training time, and the quick ones on dozens of rounds. The quartiles of the
+per-round ratios are printed with the median.
+
 Data: real MNIST from ``--data-dir`` when present, else the bundled digits.
 The machine may be shared: the Linux CPU pressure (the share of time some
 runnable task waited for a CPU) is printed before and after, and each round
 prints the share of a run's CPU time the host took (``steal``, in % of one
 CPU); figures from rounds where either was high are noisy.
 
-Run: ``.venv/bin/python bench/gui_bench.py`` (about 3-5 minutes on 2 cores;
-``--rounds 1 --steps 40`` for a quick look).
+Run: ``.venv/bin/python bench/gui_bench.py`` (about 5-8 minutes on 2 cores;
+``--rounds 1 --min-train-s 0 --steps 40`` for a quick look).
 """
 
 from __future__ import annotations
@@ -161,7 +169,13 @@ def main() -> None:
         "--data-dir",
         default=str(Path(__file__).resolve().parents[2] / "shared/data/mnist"),
     )
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=3, help="at least this many")
+    ap.add_argument(
+        "--min-train-s",
+        type=float,
+        default=20.0,
+        help="more rounds until a model's headless runs took this long in all",
+    )
     ap.add_argument("--steps", type=int, default=120, help="training steps per run")
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--no-million", action="store_true", help="skip window+1M")
@@ -205,7 +219,9 @@ def main() -> None:
         # Warm-up (one-off costs: thread pools, oneDNN primitives), not counted.
         headless(cfg.replace(max_steps=10), arrays)
         probe.run(cfg.replace(max_steps=10))
-        for r in range(args.rounds):
+        headless_s = 0.0
+        r = 0
+        while r < args.rounds or headless_s < args.min_train_s:
             order = (
                 conditions[r % len(conditions) :] + conditions[: r % len(conditions)]
             )
@@ -220,6 +236,8 @@ def main() -> None:
                     value, g = probe.run(cfg, history_points=points)
                     gaps[condition].append(g)
                 wall = time.perf_counter() - wall0
+                if condition == "headless":
+                    headless_s += wall
                 stolen[condition] = (cpu_steal_seconds() - steal0) / wall
                 this_round[condition] = value
                 ips.setdefault((model, condition), []).append(value)
@@ -234,31 +252,30 @@ def main() -> None:
                 + ", ".join(f"{100 * stolen[c]:.0f}%" for c in conditions)
                 + ")"
             )
+            r += 1
     window.close()
     app.processEvents()
 
     print(f"\nCPU pressure after: {cpu_pressure()}")
+    print(f"\nThroughput ({dataset}, batch 256, {args.steps} steps)")
     print(
-        f"\nThroughput ({dataset}, batch 256, {args.steps} steps, {args.rounds} rounds)"
-    )
-    print(
-        f"{'model':10} {'condition':10} {'img/s (median)':>15} {'ratio (median)':>15}"
+        f"{'model':10} {'condition':10} {'rounds':>6} {'img/s (median)':>15}"
+        f" {'ratio (median)':>15} {'ratio quartiles':>16}"
     )
     report: dict[str, object] = {"dataset": dataset, "steps": args.steps}
     for model in models:
         for condition in conditions:
             median = statistics.median(ips[(model, condition)])
-            ratio = (
-                statistics.median(ratios[(model, condition)])
-                if condition != "headless"
-                else 1.0
+            per_round = ratios.get((model, condition), [1.0])
+            ratio = statistics.median(per_round)
+            q1, q3 = np.percentile(per_round, [25, 75])
+            print(
+                f"{model:10} {condition:10} {len(ips[(model, condition)]):6d}"
+                f" {median:15,.0f} {ratio:15.2f} {q1:10.2f}-{q3:.2f}"
             )
-            print(f"{model:10} {condition:10} {median:15,.0f} {ratio:15.2f}")
             report[f"{model}/{condition}/images_per_s"] = median
             report[f"{model}/{condition}/ratio"] = ratio
-            report[f"{model}/{condition}/ratios"] = ratios.get(
-                (model, condition), [1.0]
-            )
+            report[f"{model}/{condition}/ratios"] = per_round
 
     print("\nResponsiveness: gaps between ticks of a 10 ms timer in the GUI thread")
     print(f"{'condition':10} {'ticks':>7} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7}")
