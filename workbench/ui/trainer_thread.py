@@ -19,7 +19,7 @@ import weakref
 from collections.abc import Callable
 from typing import ClassVar
 
-from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QThread, Signal, Slot
 from shiboken6 import isValid
 
 from workbench.core import events as E
@@ -54,6 +54,12 @@ _BATCHED = (E.StepMetrics, E.LayerHealth)
 # the run's start and its first step, until the GUI thread has handled the start
 # and painted; never longer than this, so a busy window only delays the start.
 CATCH_UP_MAX_S = 0.5
+# Trips through the GUI thread's event queue before it counts as caught up: the
+# paints the start's handlers asked for, what painting posted, and a spare. Each
+# trip is a low-priority event: widgets' repaint requests are low-priority too,
+# and a normal one would overtake them.
+_CATCH_UP_TRIPS = 3
+_CATCH_UP_EVENT = QEvent.Type(QEvent.registerEventType())
 
 
 class _SignallingControl(TrainControl):
@@ -68,6 +74,36 @@ class _SignallingControl(TrainControl):
         if self.paused and not self.stop_requested:
             self._on_paused()
         super().wait_if_paused()
+
+
+class _CatchUp(QObject):
+    """Sets ``done`` once the GUI thread's queue has had its trips (see above)."""
+
+    def __init__(self, done: threading.Event, parent: QObject) -> None:
+        super().__init__(parent)
+        self._done = done
+        self._trips_left = 0
+
+    def start(self) -> None:
+        """Begin the trips (GUI thread)."""
+        self._trips_left = _CATCH_UP_TRIPS
+        self._post_trip()
+
+    def _post_trip(self) -> None:
+        QCoreApplication.postEvent(
+            self, QEvent(_CATCH_UP_EVENT), Qt.EventPriority.LowEventPriority.value
+        )
+
+    def event(self, event: QEvent) -> bool:
+        """Count a trip; every other event as QObject's."""
+        if event.type() != _CATCH_UP_EVENT:
+            return super().event(event)
+        self._trips_left -= 1
+        if self._trips_left > 0:
+            self._post_trip()
+        else:
+            self._done.set()
+        return True
 
 
 class TrainerThread(QThread):
@@ -100,6 +136,7 @@ class TrainerThread(QThread):
         self._session: Session | None = None
         self._plan: Plan | None = None
         self._gui_caught_up = threading.Event()
+        self._catch_up = _CatchUp(self._gui_caught_up, self)
         self._run_started.connect(self._on_run_started)
         TrainerThread._live.add(self)
 
@@ -167,9 +204,8 @@ class TrainerThread(QThread):
     @Slot()
     def _on_run_started(self) -> None:
         # GUI thread, after the handlers of every event sent before (queued
-        # signals arrive in order). Two more trips through the event queue: the
-        # paints those handlers asked for, then what painting posted.
-        QTimer.singleShot(0, lambda: QTimer.singleShot(0, self._gui_caught_up.set))
+        # signals arrive in order); then the trips (see _CATCH_UP_TRIPS).
+        self._catch_up.start()
 
     def _send_steps(self) -> None:
         """Send the steps held back, if any (in the trainer thread)."""
