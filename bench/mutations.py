@@ -3399,4 +3399,12 @@ MUTATIONS += [
             "tests/ui/test_trainer_catch_up.py::test_the_first_step_waits_for_the_gui_threads_start_handling",
         ),
     ),
+    Mutation(
+        "catch-up-wait-ignores-stop",
+        "Stop (or closing the window) ends the trainer's wait for the GUI thread at once",
+        "workbench/ui/trainer_thread.py",
+        "        while not self.control.stop_requested and time.monotonic() < deadline:\n",
+        "        while time.monotonic() < deadline:\n",
+        ("tests/ui/test_trainer_catch_up.py::test_stop_ends_the_wait_at_once",),
+    ),
 ]

@@ -68,3 +68,25 @@ def test_a_busy_gui_thread_delays_the_first_step_only_so_long(
     run_to_end(qtbot, window)
     # The trainer gave up waiting after 0.1 s and trained while the GUI was busy.
     assert at_first_step[0] is False
+
+
+def test_stop_ends_the_wait_at_once(qtbot, window, monkeypatch):
+    # Only Stop can end this wait early: the GUI thread is busy all along.
+    monkeypatch.setattr(trainer_thread, "CATCH_UP_MAX_S", 30.0)
+    trainer = window.controller.trainer
+    waited: list[float] = []
+
+    def on_event(event: object) -> None:
+        if isinstance(event, E.RunStarted):
+            window.controller.stop()
+            started = time.monotonic()
+            while not trainer.isFinished() and time.monotonic() - started < 5.0:
+                time.sleep(0.01)
+            waited.append(time.monotonic() - started)
+
+    window.controller.event.connect(on_event)
+    window.apply_config(FAST)
+    run_to_end(qtbot, window)
+    assert len(waited) == 1
+    # Without Stop ending it, the wait would last 30 s (the loop gives up at 5).
+    assert waited[0] < 5.0, "the trainer kept waiting after Stop"

@@ -49,8 +49,9 @@ _BATCHED = (E.StepMetrics, E.LayerHealth)
 # freeze tree and the model's texts rebuilt): 30-60 ms of the GUI thread on a
 # 2-core machine. Done while the first steps train, it took their CPU (on 2
 # cores the GUI thread runs on one of the trainer's two OpenMP threads, which
-# the other then waits for): a short run of a small model trained 5-10% slower
-# in the window than on the command line. So the trainer waits, once, between
+# the other then waits for): a 120-step mlp run trained at 0.92x and 0.85x of
+# the command line's speed without the wait, 0.95x and 0.91x with it (two runs
+# of 40 rounds, alternating). So the trainer waits, once, between
 # the run's start and its first step, until the GUI thread has handled the start
 # and painted; never longer than this, so a busy window only delays the start.
 CATCH_UP_MAX_S = 0.5
