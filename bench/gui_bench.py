@@ -250,6 +250,8 @@ def main() -> None:
                 + ", ".join(f"{c} {this_round[c]:,.0f}" for c in conditions)
                 + " img/s (CPU taken by the host: "
                 + ", ".join(f"{100 * stolen[c]:.0f}%" for c in conditions)
+                + "; longest gap: "
+                + ", ".join(f"{gaps[c][-1].max():.0f} ms" for c in conditions[1:])
                 + ")"
             )
             r += 1
