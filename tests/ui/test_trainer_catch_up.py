@@ -33,16 +33,22 @@ def _slow_start_handler(window, seconds: float) -> threading.Event:
     return handled
 
 
-def test_the_first_step_waits_for_the_gui_threads_start_handling(qtbot, window):
-    handled = _slow_start_handler(window, 0.3)
-    at_first_step: list[bool] = []
+def _handled_at_each_step_batch(window, handled: threading.Event) -> list[bool]:
+    """Whether ``handled`` was set as each step batch was sent (trainer thread)."""
+    seen: list[bool] = []
 
-    def on_steps(_batch: object) -> None:  # in the trainer thread, as it sends
-        at_first_step.append(handled.is_set())
+    def on_steps(_batch: object) -> None:
+        seen.append(handled.is_set())
 
     window.controller.trainer.steps.connect(
         on_steps, Qt.ConnectionType.DirectConnection
     )
+    return seen
+
+
+def test_the_first_step_waits_for_the_gui_threads_start_handling(qtbot, window):
+    handled = _slow_start_handler(window, 0.3)
+    at_first_step = _handled_at_each_step_batch(window, handled)
     window.apply_config(FAST)
     run_to_end(qtbot, window)
     # A 4-step mlp run trains its first step in milliseconds: without the wait it
@@ -56,14 +62,7 @@ def test_a_busy_gui_thread_delays_the_first_step_only_so_long(
 ):
     monkeypatch.setattr(trainer_thread, "CATCH_UP_MAX_S", 0.1)
     handled = _slow_start_handler(window, 1.5)
-    at_first_step: list[bool] = []
-
-    def on_steps(_batch: object) -> None:
-        at_first_step.append(handled.is_set())
-
-    window.controller.trainer.steps.connect(
-        on_steps, Qt.ConnectionType.DirectConnection
-    )
+    at_first_step = _handled_at_each_step_batch(window, handled)
     window.apply_config(FAST)
     run_to_end(qtbot, window)
     # The trainer gave up waiting after 0.1 s and trained while the GUI was busy.

@@ -85,8 +85,9 @@ class _CatchUp(QObject):
         self._done = done
         self._trips_left = 0
 
+    @Slot()
     def start(self) -> None:
-        """Begin the trips (GUI thread)."""
+        """Begin the trips (GUI thread, after every event sent before it)."""
         self._trips_left = _CATCH_UP_TRIPS
         self._post_trip()
 
@@ -138,7 +139,9 @@ class TrainerThread(QThread):
         self._plan: Plan | None = None
         self._gui_caught_up = threading.Event()
         self._catch_up = _CatchUp(self._gui_caught_up, self)
-        self._run_started.connect(self._on_run_started)
+        # Queued (the catch-up lives in the GUI thread): it starts after the
+        # handlers of every event sent before, as signals arrive in order.
+        self._run_started.connect(self._catch_up.start)
         TrainerThread._live.add(self)
 
     @classmethod
@@ -153,7 +156,6 @@ class TrainerThread(QThread):
         self._session = session
         self._plan = plan
         self.control = _SignallingControl(self._on_engine_paused)
-        self._gui_caught_up.clear()
         # This (GUI) thread's idle OpenMP pool would make the worker's OpenMP
         # teams sleep instead of spin between ops: release it right before start.
         prepare_main_thread()
@@ -201,12 +203,6 @@ class TrainerThread(QThread):
         while not self.control.stop_requested and time.monotonic() < deadline:
             if self._gui_caught_up.wait(0.01):
                 return
-
-    @Slot()
-    def _on_run_started(self) -> None:
-        # GUI thread, after the handlers of every event sent before (queued
-        # signals arrive in order); then the trips (see _CATCH_UP_TRIPS).
-        self._catch_up.start()
 
     def _send_steps(self) -> None:
         """Send the steps held back, if any (in the trainer thread)."""
