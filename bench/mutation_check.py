@@ -13,9 +13,9 @@ test still passes, which means a promise is no longer pinned by the suite.
 
 Prints one line per breakage and exits 0 only when every one is caught. The
 tests named for the breakages are first run on the unbroken copy: a breakage
-"caught" by a test that fails anyway proves nothing. An ``old`` text that no
-longer occurs exactly once (the code moved) is reported as STALE and fails the
-check: move the entry along with the code.
+"caught" by a test that fails anyway proves nothing. A breakage whose anchor
+names no definition, or whose ``old`` text no longer occurs exactly once inside
+it, is reported as STALE and fails the check.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from mutation_anchors import AnchorError, Definition, apply, index
 from mutations import MUTATIONS, Mutation
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -81,14 +82,16 @@ def run_tests(scratch: Path, tests: list[str], timeout: float) -> tuple[int, str
     return done.returncode, done.stdout + done.stderr
 
 
-def check(mutation: Mutation, scratch: Path, timeout: float) -> tuple[str, str]:
+def check(
+    mutation: Mutation, scratch: Path, definitions: list[Definition], timeout: float
+) -> tuple[str, str]:
     """Apply ``mutation`` in ``scratch``, run its tests, undo it; (verdict, detail)."""
-    target = scratch / mutation.file
-    original = target.read_text()
-    count = original.count(mutation.old)
-    if count != 1:
-        return "STALE", f"its code occurs {count} times in {mutation.file}"
-    target.write_text(original.replace(mutation.old, mutation.new))
+    try:
+        target, original = apply(
+            mutation.where, mutation.old, mutation.new, scratch, definitions
+        )
+    except AnchorError as exc:
+        return "STALE", str(exc)
     try:
         code, output = run_tests(scratch, list(mutation.tests), timeout)
     finally:
@@ -123,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     chosen = [m for m in MUTATIONS if not args.only or m.name in args.only]
     if args.list:
         for m in chosen:
-            print(f"{m.name:34} {m.file}: {m.promise}")
+            print(f"{m.name:34} {m.where}: {m.promise}")
         return 0
 
     scratch = Path(tempfile.mkdtemp(prefix="mutation-check-")) / "tree"
@@ -141,9 +144,10 @@ def main(argv: list[str] | None = None) -> int:
             f"({time.perf_counter() - started:.0f} s)\n"
         )
         results = []
+        definitions = index(scratch)
         for m in chosen:
             started = time.perf_counter()
-            verdict, detail = check(m, scratch, args.timeout)
+            verdict, detail = check(m, scratch, definitions, args.timeout)
             seconds = time.perf_counter() - started
             results.append(verdict)
             print(f"{verdict:8} {m.name:34} {detail} ({seconds:.0f} s)", flush=True)

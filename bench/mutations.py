@@ -1,9 +1,13 @@
 """The promises the test suite pins, each as one deliberate breakage.
 
 ``bench/mutation_check.py`` applies each entry alone (``old`` replaced by ``new``
-in ``file``, which must hold ``old`` exactly once) and runs ``tests``: one of
-them must fail. When code moves, move its entry with it; when an issue adds a
-promise, add its breakage here.
+inside the definition ``where`` names, which must hold ``old`` exactly once) and
+runs ``tests``: one of them must fail. ``where`` is a qualified name found
+through the AST (``bench/mutation_anchors.py``): ``RunRecorder.on_event`` when
+it is unique, ``workbench.cli:main`` when several modules define it. Moving a
+file stales nothing; when an issue adds a promise, add its breakage here.
+A promise that is "this call happens" (fsync before rename, ``weights_only``)
+is pinned by a spy in its test instead.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ class Mutation:
 
     name: str
     promise: str
-    file: str
+    where: str
     old: str
     new: str
     tests: tuple[str, ...]
@@ -34,7 +38,6 @@ _SCRIPT_RUN = (
     "tests/core/test_script_writer.py::test_the_script_repeats_train_bit_for_bit"
 )
 _PREDICT_PY = "tests/core/test_export_predict.py"
-_SCRIPT = "workbench/core/export_predict_template.py"
 _SAME = "test_predict_script_matches_the_workbench_in_a_fresh_interpreter"
 _CODE = "tests/ui/test_code_view.py"
 _DDP = "tests/core/test_distributed.py"
@@ -53,7 +56,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "rng-restore",
         "a resumed run continues with the random numbers it stopped with (dropout)",
-        "workbench/core/checkpoints.py",
+        "restore_run",
         '        set_rng_states(payload["rng"])\n',
         "        pass\n",
         (
@@ -64,7 +67,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "next-epoch-order",
         "each epoch trains in the order its checkpoint stores",
-        "workbench/core/engine.py",
+        "iter_fit",
         "run.loaders.train.set_epoch(epoch)",
         "run.loaders.train.set_epoch(epoch + 1)",
         (f"{_RESUME}::test_a_checkpoint_stores_the_order_its_epoch_is_trained_in",),
@@ -72,7 +75,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "mask-not-in-checkpoint",
         "a freeze mask edited mid-run is stored in the checkpoint and restores",
-        "workbench/core/checkpoints.py",
+        "checkpoint_dict",
         '"config": _config_with_current_mask(run).to_dict(),',
         '"config": run.config.to_dict(),',
         (f"{_RESUME}::test_a_mask_edited_mid_run_is_stored_and_restores",),
@@ -81,7 +84,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "no-fsync",
         "a checkpoint's bytes reach the disk before it replaces the old file",
-        "workbench/core/files.py",
+        "write_atomically",
         "            os.fsync(handle.fileno())\n",
         "            pass\n",
         (f"{_CKPT}::test_save_syncs_the_file_then_renames_then_syncs_the_folder",),
@@ -89,7 +92,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "no-folder-sync",
         "the rename of a saved checkpoint survives a power loss",
-        "workbench/core/files.py",
+        "write_atomically",
         "    sync_folder(path.parent)\n    return path\n",
         "    return path\n",
         (f"{_CKPT}::test_save_syncs_the_file_then_renames_then_syncs_the_folder",),
@@ -98,7 +101,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "validate-in-train-mode",
         "validation runs in eval() (no BatchNorm learning from it, no dropout)",
-        "workbench/core/measures.py",
+        "evaluate_predictions",
         "    was_training = model.training\n    model.eval()\n",
         "    was_training = model.training\n",
         ("tests/core/test_exact_resume.py::test_validation_runs_in_eval_mode",),
@@ -107,7 +110,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "checkpoint-load-unpickles-code",
         "checkpoints load with torch.load(weights_only=True): a file that would run code is refused and nothing in it runs",
-        "workbench/core/checkpoints.py",
+        "_read_untrusted",
         '        return torch.load(path, map_location="cpu", weights_only=True)\n',
         '        return torch.load(path, map_location="cpu", weights_only=False)\n',
         (
@@ -117,7 +120,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "resume-ignores-stored-data-order",
         "a resumed run draws the interrupted epoch in the sample order stored in the checkpoint (exact resume)",
-        "workbench/core/checkpoints.py",
+        "_restore_data_order",
         '        run.loaders.train.pin_order(int(stored["epoch"]), stored["order"])\n',
         "        pass\n",
         (
@@ -127,7 +130,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "checkpoint-write-not-atomic",
         "a checkpoint is written to a temp file and renamed in place: a failed or killed save leaves the previous file intact",
-        "workbench/core/files.py",
+        "write_atomically",
         '        with os.fdopen(fd, "wb") as handle:\n            write(handle)\n            handle.flush()\n            os.fsync(handle.fileno())\n        os.replace(tmp_name, path)\n',
         '        os.close(fd)\n        os.unlink(tmp_name)\n        with open(path, "wb") as handle:\n            write(handle)\n            handle.flush()\n            os.fsync(handle.fileno())\n',
         ("tests/core/test_checkpoints.py::test_failed_save_keeps_the_previous_file",),
@@ -135,7 +138,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "frozen-batchnorm-trains",
         "a fully frozen BatchNorm stays in eval mode during training, so its running statistics do not drift",
-        "workbench/core/freezing.py",
+        "train_mode",
         "                module.eval()\n",
         "                module.train()\n",
         (
@@ -145,7 +148,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "epoch-order-with-replacement",
         "every training sample is drawn exactly once per epoch",
-        "workbench/core/data/loaders.py",
+        "_epoch_order",
         '    return torch.randperm(num_samples, generator=generator, device="cpu")\n',
         "    return torch.randint(num_samples, (num_samples,), generator=generator)\n",
         (
@@ -155,7 +158,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "optimizer-holds-frozen-params",
         "the optimizer is built over the trainable (unfrozen) parameters only",
-        "workbench/core/engine.py",
+        "build_optimizer",
         "    params = trainable_parameters(model)\n",
         "    params = list(model.parameters())\n",
         ("tests/core/test_freezing.py::test_optimizer_sees_only_trainable_parameters",),
@@ -163,7 +166,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "mask-change-not-reconciled",
         "a freeze mask edited mid-run reaches the optimizer (reconcile_optimizer)",
-        "workbench/core/freezing.py",
+        "reconcile_optimizer",
         '    group["params"] = wanted\n',
         "    pass\n",
         (
@@ -174,7 +177,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "pause-does-not-hold",
         "Pause holds the run before its next batch until Resume",
-        "workbench/core/engine.py",
+        "iter_fit",
         "                control.wait_if_paused()\n",
         "                pass\n",
         ("tests/core/test_engine.py::test_pause_blocks_until_resumed",),
@@ -182,7 +185,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "log-step-off-by-one",
         "StepMetrics events arrive every log_every global steps (at steps log_every, 2*log_every, ...)",
-        "workbench/core/engine.py",
+        "iter_fit",
         "            is_log_step = run.global_step % run.log_every == 0 or run.finished\n",
         "            is_log_step = (run.global_step - 1) % run.log_every == 0 or run.finished\n",
         ("tests/core/test_engine.py::test_events_come_in_order_and_carry_plain_data",),
@@ -190,7 +193,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "confusion-cell-transposed",
         "Evaluation.cell(i, j) returns the images of true class i predicted as j",
-        "workbench/core/events.py",
+        "Evaluation.cell",
         "        k = true * self.num_classes + predicted\n",
         "        k = predicted * self.num_classes + true\n",
         (
@@ -200,7 +203,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "confusion-cell-easiest-first",
         "the images of a confusion cell come hardest (highest loss) first",
-        "workbench/core/events.py",
+        "Evaluation.__post_init__",
         "        order = np.lexsort((-self.losses, flat)).astype(np.int64)\n",
         "        order = np.lexsort((self.losses, flat)).astype(np.int64)\n",
         (
@@ -212,7 +215,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "validation-on-train-split",
         "validation loss, accuracy and predictions are computed on the validation split",
-        "workbench/core/measures.py",
+        "evaluate_predictions",
         "        for x, y in run.loaders.val:\n",
         "        for x, y in run.loaders.train:\n",
         (
@@ -222,7 +225,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "resume-drops-scheduler-state",
         "a resumed run continues the learning-rate schedule where it stopped",
-        "workbench/core/checkpoints.py",
+        "restore_run",
         "            run.scheduler.load_state_dict(scheduler_state)\n",
         "            pass\n",
         (
@@ -232,7 +235,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "crc-check-skipped",
         "a checkpoint whose bytes no longer match their stored CRC-32 is refused instead of loading wrong weights",
-        "workbench/core/checkpoints.py",
+        "_check_crcs",
         "            bad = archive.testzip()\n",
         "            bad = None\n",
         ("tests/core/test_doctor.py::test_corrupted_bytes_are_reported",),
@@ -240,7 +243,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "per-class-accuracy-over-predicted",
         "per-class accuracy is the share of each true class predicted right",
-        "workbench/core/events.py",
+        "Evaluation.per_class_accuracy",
         "        totals = matrix.sum(axis=1)\n",
         "        totals = matrix.sum(axis=0)\n",
         (
@@ -250,7 +253,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "confusion-matrix-transposed",
         "the confusion matrix has the true class in rows and the predicted class in columns",
-        "workbench/core/events.py",
+        "Evaluation.__post_init__",
         "        flat = self.labels * c + self.predictions\n",
         "        flat = self.predictions * c + self.labels\n",
         (
@@ -260,7 +263,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "resume-drops-optimizer-state",
         "a resumed run restores the optimizer state (momenta) saved in the checkpoint",
-        "workbench/core/checkpoints.py",
+        "_restore_optimizer",
         "        optimizer.load_state_dict(state)\n",
         "        pass\n",
         ("tests/core/test_checkpoints.py::test_round_trip_keeps_everything",),
@@ -268,7 +271,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "stop-returns-no-result",
         "Stop finishes the current batch and the run still ends with a TrainResult",
-        "workbench/core/engine.py",
+        "iter_fit",
         "                stopped = True\n",
         "                return\n",
         ("tests/core/test_engine.py::test_stop_finishes_the_batch_and_still_returns",),
@@ -276,7 +279,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "reader-in-train-mode",
         "the Draw tab's reader runs the model in eval mode",
-        "workbench/core/predict.py",
+        "Predictor._read",
         "            model.eval()\n        if saliency:\n",
         "            model.eval()\n        model.train()\n        if saliency:\n",
         ("tests/core/test_predict.py::test_predictor_reads_with_a_private_eval_copy",),
@@ -284,7 +287,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "predict-in-train-mode",
         "predict() runs the model in eval mode (deterministic, no dropout) and restores its training flag",
-        "workbench/core/predict.py",
+        "predict",
         "    was_training = model.training\n    model.eval()\n    try:\n",
         "    was_training = model.training\n    model.train()\n    try:\n",
         (
@@ -294,7 +297,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "panel-per-class-accuracy-over-predicted",
         "the Evaluation tab's per-class bars show the share of each true class predicted right",
-        "workbench/ui/class_accuracy.py",
+        "_per_class_accuracy",
         "    totals = matrix.sum(axis=1)\n",
         "    totals = matrix.sum(axis=0)\n",
         (
@@ -304,7 +307,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "stop-ignored",
         "Stop ends the run after the current batch",
-        "workbench/core/engine.py",
+        "iter_fit",
         "            if ddp.stop_agreed(control.stop_requested):\n",
         "            if False:\n",
         ("tests/core/test_engine.py::test_stop_finishes_the_batch_and_still_returns",),
@@ -313,7 +316,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "confusion-cells-transposed",
         "Each confusion-matrix cell (true t, predicted p) is painted at row t, column p in the colour of its own count",
-        "workbench/ui/confusion_matrix.py",
+        "ConfusionMatrix._paint_cells",
         "                rect = QRect(x0 + p * cell, y0 + t * cell, cell - 1, cell - 1)\n",
         "                rect = QRect(x0 + t * cell, y0 + p * cell, cell - 1, cell - 1)\n",
         (
@@ -324,7 +327,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "selected-cell-outline-missing",
         "The selected confusion-matrix cell is outlined in blue (and no other cell is)",
-        "workbench/ui/confusion_matrix.py",
+        "ConfusionMatrix._paint_outlines",
         "        if self._selected is not None:\n            painter.setPen(QPen(_SELECTED, 3))\n",
         "        if self._selected is not None and False:\n            painter.setPen(QPen(_SELECTED, 3))\n",
         ("tests/ui/test_evaluation_panel.py::test_renders",),
@@ -332,7 +335,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "gallery-emits-image-by-row",
         "Open in canvas / double-click on a gallery item opens that item's own validation image",
-        "workbench/ui/cell_images.py",
+        "CellImages._emit_image",
         "        i = int(item.data(_INDEX_ROLE))\n",
         "        i = self.gallery.row(item)\n",
         (
@@ -343,7 +346,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "window-feeds-val-images-reversed",
         "The window gives the evaluation gallery the run's validation images in prediction order, so the opened image is the cell's digit",
-        "workbench/ui/run_view.py",
+        "RunView.show_evaluation",
         "            arrays = images.numpy()\n",
         "            arrays = images.numpy()[::-1].copy()\n",
         (
@@ -353,7 +356,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "smoother-bias-correction-first-point-only",
         "The smoothed loss curve is the bias-corrected EMA at every point, not just the first",
-        "workbench/ui/plots.py",
+        "Smoother.__call__",
         "        return self._acc / (1 - self.beta**self._count)\n",
         "        return self._acc / (1 - self.beta ** min(self._count, 1))\n",
         (
@@ -364,7 +367,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "plot-refresh-never-backs-off",
         "Live plots refresh less often when drawing is expensive (interval = 100x the shared frame cost, 250..2000 ms)",
-        "workbench/ui/plots.py",
+        "Refresher.tick",
         "            min(MAX_INTERVAL_MS, max(MIN_INTERVAL_MS, COST_FACTOR * cost_ms))\n",
         "            min(MAX_INTERVAL_MS, max(MIN_INTERVAL_MS, 0 * cost_ms))\n",
         (
@@ -375,7 +378,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "runs-selection-highlights-one-cell",
         "Selected runs are highlighted across their whole row in the Runs table",
-        "workbench/ui/panels/runs_table.py",
+        "RunsTable.select_ids",
         "            model.select(index, model.SelectionFlag.Select | model.SelectionFlag.Rows)\n",
         "            model.select(index, model.SelectionFlag.Select)\n",
         ("tests/ui/test_runs_panel.py::test_panel_renders",),
@@ -383,7 +386,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "runs-message-never-shown",
         "A message shown on the Runs tab (e.g. a reproduce verdict) is visible under the buttons",
-        "workbench/ui/panels/runs.py",
+        "RunsPanel.show_message",
         "        self.message_label.setVisible(bool(text))\n",
         "        self.message_label.setVisible(False)\n",
         ("tests/ui/test_runs_panel.py::test_panel_renders",),
@@ -392,7 +395,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "mnist-centring-no-shift",
         "A drawing prepared with the MNIST recipe is placed by its centre of mass at the field's centre, like MNIST digits",
-        "workbench/core/preprocess.py",
+        "workbench.core.preprocess:mnist_style",
         "    dy, dx = round(centre - cy), round(centre - cx)",
         "    dy, dx = 0, 0",
         (
@@ -406,7 +409,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "mnist-centring-wrong-sign",
         "The centre-of-mass shift moves the digit's mass towards the centre, not away from it",
-        "workbench/core/preprocess.py",
+        "workbench.core.preprocess:mnist_style",
         "    dy, dx = round(centre - cy), round(centre - cx)",
         "    dy, dx = round(cy - centre), round(cx - centre)",
         (
@@ -420,7 +423,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "mnist-centring-shift-not-clipped",
         "The centre-of-mass shift is clipped so the digit stays whole inside the 28x28 field (nothing wraps around)",
-        "workbench/core/preprocess.py",
+        "workbench.core.preprocess:mnist_style",
         "    dy = int(np.clip(dy, -top, FIELD - top - h))\n    dx = int(np.clip(dx, -left, FIELD - left - w))",
         "",
         (
@@ -430,7 +433,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "continue-ignores-freeze-edits",
         "A freeze mask edited between Stop and Continue reaches the optimizer: unfrozen layers train, frozen ones stay bit-identical",
-        "workbench/core/session.py",
+        "Session.train",
         "            control.notify_mask_changed()  # the mask may have changed since\n",
         "            pass\n",
         (
@@ -441,7 +444,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "bf16-silently-runs-fp32",
         "Choosing bf16 precision really trains under bf16 autocast (and learns about as well as fp32)",
-        "workbench/core/measures.py",
+        "autocast_context",
         '    if precision == "fp32":\n        return contextlib.nullcontext()',
         '    if precision in ("fp32", "bf16"):\n        return contextlib.nullcontext()',
         ("tests/core/test_engine.py::test_bf16_autocast_trains_on_cpu",),
@@ -449,7 +452,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "open-keeps-previous-run-folder",
         "Opening a checkpoint saved outside the runs folder never autosaves over the previous run's folder",
-        "workbench/core/session.py",
+        "Session.adopt",
         "        self.folder = folder_of(opened.path)\n",
         "        self.folder = folder_of(opened.path) or self.folder\n",
         ("tests/ui/test_autosave_ui.py::test_save_and_open_keep_the_run_folder_apart",),
@@ -457,7 +460,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "stopped-run-not-autosaved",
         "A run stopped mid-way (or by closing the window) is autosaved as it stood, so it can be resumed",
-        "workbench/core/runs.py",
+        "RunRecorder._record",
         "            message = self._save(run) if self.every else None",
         "            message = self._save(run) if self.every and not event.stopped else None",
         (
@@ -467,7 +470,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "restore-forgets-position-in-epoch",
         "Save then Open restores everything, including where in the epoch the run stopped",
-        "workbench/core/checkpoints.py",
+        "restore_run",
         '    run.batch_in_epoch = int(payload.get("batch_in_epoch", 0))',
         "    run.batch_in_epoch = 0",
         ("tests/ui/test_checkpoints_ui.py::test_save_then_open_restores_everything",),
@@ -475,7 +478,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "import-cycle",
         "no module of workbench imports itself through others",
-        "workbench/console.py",
+        "workbench.console:",
         "import math\n",
         "import math\n\nfrom workbench import cli  # noqa: F401\n",
         ("tests/core/test_import_cycles.py::test_workbench_has_no_import_cycle",),
@@ -483,7 +486,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "digits-cache-misaligned",
         "the cached digits are exactly the digits scikit-learn gives",
-        "workbench/core/data/sources.py",
+        "_read_digits_cache",
         "torch.from_numpy(stored[k]) for k in _SPLITS",
         "torch.from_numpy(stored[k][::-1].copy()) for k in _SPLITS",
         (
@@ -493,7 +496,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "automatic-log-interval-fixed",
         "the automatic log interval logs every step of a short run",
-        "workbench/core/engine.py",
+        "resolve_log_every",
         "    return max(1, math.ceil(total_steps / AUTO_LOG_POINTS))\n",
         "    return 10\n",
         (
@@ -503,7 +506,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "toml-optional-by-default-value",
         "a config saved as TOML loads back with its unset optional fields (log_every too)",
-        "workbench/core/config.py",
+        "TrainConfig.from_dict",
         'if "None" in str(f.type))',
         "if f.default is None)",
         (
@@ -515,7 +518,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "unsafe-change-resumes",
         "Start continues a run only when every changed setting is safe to change mid-run; the window and the command line decide alike",
-        "workbench/core/session.py",
+        "plan_start",
         "    unsafe = sorted(set(changed) - RESUME_SAFE)\n",
         "    unsafe = []\n",
         (
@@ -526,7 +529,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "finished-run-continues",
         "A run that trained all its steps is not continued: Start begins a new one",
-        "workbench/core/session.py",
+        "plan_start",
         "    if run.global_step >= total:\n",
         "    if run.global_step > total:\n",
         (
@@ -536,7 +539,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "loaded-weights-ignored",
         "Weights loaded with Load weights (or --init-from) are the next new run's starting point",
-        "workbench/core/session.py",
+        "Session._prepare",
         "            load_exact(run.model, plan.initial_weights.state)\n",
         "            pass\n",
         ("tests/core/test_session.py::test_weights_that_fit_start_the_next_new_run",),
@@ -544,7 +547,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "data-loaded-every-run",
         "Data a run loaded stays in memory for the next run and the preview",
-        "workbench/core/session.py",
+        "Session.load_arrays",
         "        self.arrays.put(cfg.dataset, cfg.data_dir, arrays)\n",
         "        pass\n",
         ("tests/core/test_session.py::test_data_loaded_once_is_reused",),
@@ -552,7 +555,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "progress-never-throttled",
         "The progress texts are redrawn at most four times a second, however often a run logs",
-        "workbench/ui/panels/training.py",
+        "TrainingPanel.show_step",
         "        if now - self._shown_at < PROGRESS_INTERVAL_S and step < total:\n",
         "        if False:\n",
         (
@@ -562,7 +565,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "record-drops-step-seconds",
         "A ledger line keeps each step's time, and reads back as the event it was",
-        "workbench/core/events.py",
+        "StepMetrics.from_record",
         '            step_seconds=_float(record, "step_seconds"),\n',
         "            step_seconds=math.nan,\n",
         (
@@ -572,7 +575,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "history-loses-confusion",
         "A checkpoint keeps every epoch's confusion matrix, so opening it replays them",
-        "workbench/core/events.py",
+        "EpochMetrics.to_dict",
         '            data["confusion"] = [list(row) for row in self.confusion]\n',
         "            pass\n",
         (
@@ -583,7 +586,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "seeded-step-lines-unreadable",
         "Ledgers written by earlier versions (and a continued run's seeded lines) still read",
-        "workbench/core/events.py",
+        "StepMetrics.from_record",
         '            accuracy=_float(record, "accuracy"),\n',
         '            accuracy=float(record["accuracy"]),\n',
         (
@@ -593,7 +596,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "step-seconds-from-batch-size",
         "The step time is measured per step, even for a short last batch",
-        "workbench/core/engine.py",
+        "_log_step",
         "        step_seconds=interval.seconds / max(interval.steps, 1),\n",
         "        step_seconds=run.config.batch_size * interval.seconds / interval.samples,\n",
         (
@@ -603,7 +606,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "paint-budget-per-plot",
         "All live plots share one paint budget: more plots refresh less often, not each on its own clock",
-        "workbench/ui/plots.py",
+        "Refresher.tick",
         "            self._frame_cost_s += drawn.refresh_cost_s + drawn.paint_cost_s\n",
         "            self._frame_cost_s = max(\n"
         "                self._frame_cost_s, drawn.refresh_cost_s + drawn.paint_cost_s\n"
@@ -613,7 +616,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "health-at-every-log-step",
         "Layer health is sampled every 10 steps whatever the log interval, so logging every step stays cheap",
-        "workbench/core/engine.py",
+        "iter_fit",
         "                if run.finished or health_due(run.global_step, run.log_every):\n",
         "                if True:\n",
         (
@@ -623,7 +626,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "mask-change-not-recorded",
         "A run whose freeze mask changed mid-run is refused by Reproduce, with that reason",
-        "workbench/core/session.py",
+        "Session.mask_changed",
         "                self.folder.record_mask_change(self.run.global_step, frozen)\n",
         "                pass\n",
         (
@@ -633,7 +636,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "workers-outlive-the-run",
         "DataLoader worker processes stop when the run stops or ends",
-        "workbench/core/session.py",
+        "Session.finish",
         '        run\'s DataLoader workers stop (Continue starts them again).\n        """\n        if self.run is not None:\n            self.run.loaders.release_workers()\n',
         '        run\'s DataLoader workers stop (Continue starts them again).\n        """\n',
         (
@@ -643,7 +646,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "new-run-shows-old-progress",
         "A new run starts with an empty progress bar and no speed, not the last run's",
-        "workbench/ui/main_window.py",
+        "MainWindow.launch",
         '            self.training_panel.clear_progress("preparing…")\n',
         "            pass\n",
         ("tests/ui/test_window.py::test_a_new_run_starts_with_empty_progress",),
@@ -651,7 +654,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "text-file-called-corrupted",
         "A file that is plainly no checkpoint (an image, a text) is named for what it is",
-        "workbench/core/checkpoints.py",
+        "_file_kind",
         '        return "a text file"\n',
         "        return None\n",
         (
@@ -661,7 +664,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "weights-only-advice-repeated",
         "Error texts never repeat PyTorch's advice to load with weights_only=False",
-        "workbench/core/checkpoints.py",
+        "_read_untrusted",
         '        detail = "" if "weights_only" in first_line else f": {first_line}"\n',
         '        detail = f": {first_line}"\n',
         (
@@ -671,7 +674,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "loaded-weights-lost-on-model-switch",
         "Loaded weights are what the freeze tree and the Draw tab show, also after switching the architecture away and back",
-        "workbench/ui/main_window.py",
+        "MainWindow._sync_tree_model",
         "                load_exact(model, loaded.state)  # the next run starts from these\n",
         "                pass\n",
         (
@@ -681,7 +684,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "overlay-smoothed-differently",
         "An overlaid past run is smoothed like the live curve, so the two compare",
-        "workbench/ui/curves.py",
+        "TrainingCurves.set_smoothing",
         "        self.overlay.set_smoothing(beta)\n",
         "        pass\n",
         (
@@ -693,7 +696,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "partial-load-default-ignores-fit",
         "Load what fits is not the default when fewer than half the tensors fit",
-        "workbench/ui/window_files.py",
+        "FileActions.load_weights",
         "            load_by_default=not offer.mostly_unfit,\n",
         "            load_by_default=True,\n",
         (
@@ -703,7 +706,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "no-switch-to-saved-architecture",
         "Weights saved from another architecture offer to switch the model to it",
-        "workbench/core/model_offer.py",
+        "WeightsOffer.other_architecture",
         "        return self.saved_from\n",
         "        return None\n",
         (
@@ -714,7 +717,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "borrowed-settings-kept",
         "After a fine-tune or a reproduction the panels show the user's own settings again",
-        "workbench/ui/run_view.py",
+        "RunView._on_controller_run_finished",
         "        self.give_back_settings()\n        self._compile_timer.stop()\n",
         "        self._compile_timer.stop()\n",
         (
@@ -725,7 +728,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "reader-misses-loaded-weights",
         "Loaded weights are what the Draw tab reads with, at once, in every state",
-        "workbench/ui/window_files.py",
+        "FileActions._accept",
         '        w.set_notes([f"Next run starts from {weights.source}: {weights.summary}."])\n        w.draw_tab.refresh_reader()\n',
         '        w.set_notes([f"Next run starts from {weights.source}: {weights.summary}."])\n',
         (
@@ -735,7 +738,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "recompile-hidden",
         "torch.compile's recompile for an epoch's last, partial batch is said and kept out of images/s",
-        "workbench/core/engine.py",
+        "iter_fit",
         "            compiling = cfg.compile and len(x) not in compiled_sizes\n",
         "            compiling = cfg.compile and not compiled_sizes\n",
         (
@@ -746,7 +749,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "smoothing-control-new-points-only",
         "Changing the loss smoothing smooths every point of the live curve anew, not only later ones",
-        "workbench/ui/curves.py",
+        "TrainingCurves.set_smoothing",
         '            self.loss_plot.replace("smoothed", steps, self._smoother.feed(losses))\n',
         "            self._smoother.feed(losses)\n",
         (
@@ -757,7 +760,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "smoothing-control-skips-overlay",
         "Changing the loss smoothing re-smooths every overlaid past run too, so they still compare",
-        "workbench/ui/overlay.py",
+        "RunOverlay.set_smoothing",
         "            self.loss_plot.replace(name, curves.loss_steps, self._smoothed(curves))\n",
         "            pass\n",
         (
@@ -767,7 +770,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "new-run-keeps-old-axes",
         "A new run's plots range over its own points, not the previous run's (even after a zoom)",
-        "workbench/ui/plots.py",
+        "LivePlot.clear_data",
         "        self.enableAutoRange()\n",
         "        pass\n",
         ("tests/ui/test_curves.py::test_a_new_run_gets_axes_for_its_own_points",),
@@ -775,7 +778,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "empty-plot-no-start-hint",
         "An empty loss plot says how to start training, until its first point and again after a clear",
-        "workbench/ui/plots.py",
+        "LivePlot._update_hint",
         "            self._hint.setVisible(not any(s.n for s in self._series.values()))\n",
         "            self._hint.setVisible(False)\n",
         ("tests/ui/test_curves.py::test_the_empty_loss_plot_says_how_to_start",),
@@ -783,7 +786,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "lone-point-invisible",
         "A curve with a single point shows it (a dot), not nothing",
-        "workbench/ui/plots.py",
+        "LivePlot.refresh",
         "            lone = s.n == 1 and s.symbol is None\n",
         "            lone = False\n",
         ("tests/ui/test_curves.py::test_a_lone_point_is_drawn",),
@@ -791,7 +794,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "axis-scale-factor",
         'Plot axes never say "(x0.001)": tiny losses and norms read as they are',
-        "workbench/ui/plots.py",
+        "no_scale_factor",
         "        plot.getAxis(name).enableAutoSIPrefix(False)\n",
         "        plot.getAxis(name).enableAutoSIPrefix(True)\n",
         (
@@ -802,7 +805,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "class-accuracy-labels-overlap",
         "The per-class accuracy values never run into each other, at any width of the tab",
-        "workbench/ui/class_accuracy.py",
+        "ClassAccuracyChart._label_texts",
         "            if widest + self.LABEL_GAP <= pitch:\n",
         "            if True:\n",
         (
@@ -813,7 +816,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "health-legend-over-curves",
         "Layer health names every layer beside its plots, with no legend box over the curves (the head's)",
-        "workbench/ui/panels/health.py",
+        "LayerHealthPanel.__init__",
         "            legend_offset=None,  # the layer list names the curves\n",
         "            legend_offset=(-10, 10),\n",
         (
@@ -823,7 +826,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "status-val-loss-nan",
         'The status line after an epoch without a validation loss leaves it out, never "val loss nan"',
-        "workbench/ui/formatting.py",
+        "validation_summary",
         "    if math.isfinite(loss):\n",
         "    if True:\n",
         (
@@ -835,7 +838,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "opened-image-read-through-recipe",
         "An image opened from the Evaluation gallery is read as the exact tensor the gallery scored, with the same class and percentage",
-        "workbench/ui/panels/draw.py",
+        "DrawPanel.read_now",
         "            if opened is not None:\n                # The very tensor",
         "            if opened is None:\n                # The very tensor",
         (
@@ -845,7 +848,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "stored-input-not-the-loaders",
         "An opened validation image is normalised with the loaders' own operations, bit for bit",
-        "workbench/core/predict.py",
+        "stored_input",
         "    return info.normalise(x.div(255)[None, None])\n",
         "    return ((x / 255 - info.mean[0]) * (1 / info.std[0]))[None, None]\n",
         (
@@ -855,7 +858,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "opened-image-label-not-preset",
         "Opening a gallery image presets the label to its true class: adding it is one key",
-        "workbench/ui/panels/draw.py",
+        "DrawPanel.open_scored",
         "            self.set_label(scored.label)\n",
         "            pass\n",
         (
@@ -865,7 +868,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "opened-image-added-as-enlargement",
         "An opened validation image is added to my digits as the image itself (its field exactly what the model was shown)",
-        "workbench/ui/panels/draw.py",
+        "DrawPanel.add_sample",
         "            if opened is not None:\n                # The image itself",
         "            if opened is None:\n                # The image itself",
         (
@@ -875,7 +878,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "drawing-on-opened-image-keeps-scored-reading",
         "Once the user draws on an opened image, the canvas recipe reads it again",
-        "workbench/ui/digit_canvas.py",
+        "DigitCanvas.holds_only_picture",
         "            and len(self._strokes) == 1\n",
         "            and len(self._strokes) >= 1\n",
         (
@@ -885,7 +888,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "draw-keys-need-panel-focus",
         "The Draw tab's keys work wherever the focus is in the window while the tab is shown",
-        "workbench/ui/panels/draw_keys.py",
+        "DrawKeys._window_shortcut",
         "        shortcut.setContext(Qt.ShortcutContext.WindowShortcut)\n",
         "        shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)\n",
         (
@@ -895,7 +898,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "canvas-not-focused-when-tab-shown",
         "Showing the Draw tab (Ctrl+2) gives the canvas the keyboard focus",
-        "workbench/ui/window_teach.py",
+        "DrawTab._on_tabs_current_changed",
         "            self.panel.focus_canvas()\n",
         "            pass\n",
         (
@@ -905,7 +908,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "draw-keys-eat-typing",
         "Enter (and digits) typed in a field of the window still edit that field while the Draw tab is shown",
-        "workbench/ui/panels/draw_keys.py",
+        "DrawKeys._on_app_focus_changed",
         "            shortcut.setEnabled(not typing)\n",
         "            shortcut.setEnabled(True)\n",
         (
@@ -916,7 +919,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "thumbnails-in-saved-recipe",
         "My digits' thumbnails show each drawing as the reader's recipe prepares it",
-        "workbench/ui/panels/my_digits_box.py",
+        "MyDigitsBox.refresh_samples",
         "                field = self.store.field_in_style(sample, self._style)\n",
         "                field = self.store.field(sample.id)\n",
         (
@@ -926,7 +929,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "counts-label-parts-digit-and-count",
         "The my-digits counts never wrap between a digit and its count",
-        "workbench/ui/panels/my_digits_box.py",
+        "MyDigitsBox.refresh_samples",
         '            per_digit = "  ".join(f"{d}:\\u00a0{n}" for d, n in enumerate(counts))\n',
         '            per_digit = "  ".join(f"{d}: {n}" for d, n in enumerate(counts))\n',
         (
@@ -936,7 +939,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "sample-strip-wraps-missing-digits",
         "The Data panel's sample strip keeps one column per class; a class without images leaves its column empty",
-        "workbench/ui/panels/samples.py",
+        "sample_strip",
         "        index = np.flatnonzero(labels == col)[:rows]\n",
         "        index = np.flatnonzero(labels == col % max(int(labels.max()) + 1, 1))[:rows]\n",
         (
@@ -946,7 +949,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "my-digits-strip-always-mnist",
         "The my-digits sample strip shows the drawings as the chosen base dataset's recipe prepares them",
-        "workbench/ui/panels/data.py",
+        "DataPanel._show_strip",
         "            style = style_of(str(self.base_combo.currentData()))\n",
         '            style = "mnist"\n',
         (
@@ -956,7 +959,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "fast-stroke-leaves-dots",
         "A fast stroke is one unbroken line: each move is joined to the previous point",
-        "workbench/ui/digit_canvas.py",
+        "DigitCanvas._add_point",
         "        painter = self._canvas_painter()\n        _paint_segment(painter, previous, point)\n",
         "        painter = self._canvas_painter()\n        _paint_segment(painter, None, point)\n",
         ("tests/ui/test_draw_widgets.py::test_a_fast_stroke_is_one_unbroken_line",),
@@ -965,7 +968,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "freeze-lock-note-pushes-the-tree",
         "Nothing in the window moves when a run starts, pauses or ends: the freeze tree's lock note keeps its space",
-        "workbench/ui/panels/freeze.py",
+        "FreezePanel.__init__",
         "        policy.setRetainSizeWhenHidden(True)\n",
         "        policy.setRetainSizeWhenHidden(False)\n",
         (
@@ -975,7 +978,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "settings-column-cuts-its-panels",
         "The settings column is never narrower than its panels: nothing is cut at the right, even at the minimum window size",
-        "workbench/ui/window_layout.py",
+        "workbench.ui.window_layout:build_layout",
         "    settings.setMinimumWidth(\n",
         "    settings.setMaximumWidth(\n",
         (
@@ -985,7 +988,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "narrow-window-squeezes-the-tabs",
         "On a narrow window (1024x700) the tabs keep priority: the model column folds so the Draw tab's canvas and bars are whole",
-        "workbench/ui/window_layout.py",
+        "column_sizes",
         "    settings = min(settings, max(settings_min, room - tabs_need))\n    return [settings, 0, room - settings]\n",
         "    return [settings, model, room - settings - model]\n",
         ("tests/ui/test_layout.py::test_the_draw_tab_fits_a_1024x700_window",),
@@ -993,7 +996,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "first-window-bigger-than-the-screen",
         "The first window (no saved geometry) fits the screen",
-        "workbench/ui/window_layout.py",
+        "fit_window",
         "    window.resize(size.boundedTo(available).expandedTo(window.minimumSize()))\n",
         "    window.resize(size.expandedTo(window.minimumSize()))\n",
         ("tests/ui/test_layout.py::test_a_first_window_fits_the_screen",),
@@ -1001,7 +1004,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "wide-screen-columns-restored-on-a-small-one",
         "Column widths saved for a wider window are not restored on a smaller screen: the tabs keep their room",
-        "workbench/ui/window_state.py",
+        "restore_layout",
         "            if width is None or int(width) > window.width():\n",
         "            if width is None:\n",
         (
@@ -1012,7 +1015,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "progress-outlives-its-model",
         "Another model shows no progress of the last run; the run's model shows where it stands",
-        "workbench/ui/main_window.py",
+        "MainWindow._sync_tree_model",
         "            else:  # another model: the run's progress is not its\n                self.training_panel.clear_progress()\n",
         "            else:\n                pass\n",
         (
@@ -1022,7 +1025,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "fine-tune-card-outlives-its-model",
         "The fine-tune card goes when its model does (New run, a new run, an opened checkpoint)",
-        "workbench/ui/main_window.py",
+        "MainWindow.clear_run_views",
         "        self.draw_panel.clear_fine_tune_report()\n",
         "",
         (
@@ -1032,7 +1035,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "reproduce-verdict-stays",
         "A reproduction's verdict goes when a new run begins",
-        "workbench/ui/main_window.py",
+        "MainWindow.clear_run_views",
         '        self.runs_panel.show_message("")\n',
         "",
         (
@@ -1043,7 +1046,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "runs-folder-unwatched",
         "Run folders that appear or go on disk (another process's run) are listed without Refresh",
-        "workbench/ui/panels/runs.py",
+        "RunsPanel.__init__",
         "        self._watcher.directoryChanged.connect(self._on_watcher_directory_changed)\n",
         "        pass\n",
         (
@@ -1053,7 +1056,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "running-runs-unwatched",
         "A running run's row follows its run.json (it ends: the row says finished)",
-        "workbench/ui/panels/runs.py",
+        "RunsPanel._watch",
         "        wanted = {str(root)} | running\n",
         "        wanted = {str(root)}\n",
         (
@@ -1063,7 +1066,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "runs-tab-stale-when-shown",
         "Showing the Runs tab lists what changed on disk while it was hidden",
-        "workbench/ui/panels/runs.py",
+        "RunsPanel.showEvent",
         "        super().showEvent(event)\n        self.refresh()\n",
         "        super().showEvent(event)\n",
         (
@@ -1073,7 +1076,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "run-index-stale",
         "The runs list rereads a run.json that changed (and only those)",
-        "workbench/core/run_index.py",
+        "RunIndex.runs",
         "                if known and known[0] == key\n",
         "                if known\n",
         (
@@ -1083,7 +1086,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "sort-arrow-qt-default",
         "The Runs table's sort arrow points down when the newest run is on top",
-        "workbench/ui/panels/runs_table.py",
+        "_SortArrowStyle.drawPrimitive",
         "        if element != QStyle.PrimitiveElement.PE_IndicatorHeaderArrow or not (\n",
         "        if True or not (\n",
         (
@@ -1093,7 +1096,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "dates-sort-as-text",
         "Runs sort by the time they began, not by the text of it (time zones)",
-        "workbench/ui/panels/runs_table.py",
+        "_cells",
         "        (local_time(run.created), _timestamp(run.created)),\n",
         "        (local_time(run.created), run.created),\n",
         ("tests/ui/test_runs_panel.py::test_dates_sort_as_times_not_as_text",),
@@ -1101,7 +1104,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "runs-columns-uncapped",
         "Every column of the runs table is in view at the default window sizes",
-        "workbench/ui/panels/runs_table.py",
+        "RunsTable._fit_columns",
         "            if cap is not None and header.sectionSize(column) > cap:\n",
         "            if False:\n",
         (
@@ -1111,7 +1114,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "reproduce-enabled-when-refused",
         "Reproduce is disabled, with the reason, for a run the session would refuse",
-        "workbench/ui/panels/runs.py",
+        "RunsPanel._update_buttons",
         "            one is not None and why_not is None and not self._busy\n",
         '            one is not None and one.status == "finished" and not self._busy\n',
         (
@@ -1121,7 +1124,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "reproduce-empty-config",
         "A run without a config is not reproduced from the default settings",
-        "workbench/core/reproduce.py",
+        "reproducible",
         "    if not run.config:\n",
         "    if False:\n",
         (
@@ -1131,7 +1134,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "recent-duplicates",
         "Open recent lists each file once, however its path was written",
-        "workbench/ui/window_files.py",
+        "recent_entries",
         "        if path not in unique:\n",
         "        if True:\n",
         (
@@ -1141,7 +1144,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "recent-same-names-untold",
         "Open recent tells files of the same name apart by their folders",
-        "workbench/ui/window_files.py",
+        "recent_entries",
         "        if len(same) == 1:\n",
         "        if True:\n",
         (
@@ -1151,7 +1154,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "recent-not-refilled-on-open",
         "Open recent shows a file that is gone disabled, and notices as the menu opens",
-        "workbench/ui/window_files.py",
+        "FileActions.fill_recent_menu",
         "            menu.aboutToShow.connect(self._on_recent_menu_about_to_show)\n",
         "            pass\n",
         (
@@ -1161,7 +1164,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "edit-silently-starts-anew",
         "An edit that turns Continue into a new run says so (status line and Start's tooltip)",
-        "workbench/ui/main_window.py",
+        "MainWindow._on_panel_changed",
         '            self.set_status(f"Start begins a new run: {self._why_new}")\n',
         "            pass\n",
         (
@@ -1171,7 +1174,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "wrapped-draw-texts-cut",
         "The Draw tab's wrapped texts are as tall as their lines, never cut (1024x700)",
-        "workbench/ui/draw_widgets.py",
+        "WrappingLabel._fit_height",
         "        if needed > 0 and needed != self.minimumHeight():\n",
         "        if False:\n",
         ("tests/ui/test_layout.py::test_the_draw_tab_fits_a_1024x700_window",),
@@ -1179,7 +1182,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "model-column-stays-folded",
         "View > Model and freeze tree unfolds the column that folds on narrow windows",
-        "workbench/ui/window_layout.py",
+        "ColumnSplitter.show_model_column",
         "            model = _min_width(self.widget(1))\n",
         "            model = 0\n",
         (
@@ -1189,7 +1192,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "press-start-while-preparing",
         "While a run gets ready the empty loss plot says its first loss comes, not 'Press Start'",
-        "workbench/ui/main_window.py",
+        "MainWindow._on_controller_state_changed",
         "        self.curves.set_run_active(state.training)\n",
         "",
         (
@@ -1200,7 +1203,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "bar-lags-at-a-pause",
         "At a pause the progress bar shows the step the run paused at",
-        "workbench/ui/run_view.py",
+        "RunView._on_controller_pause_reached",
         '            self.window.training_panel.show_position(step, run.total_steps, "paused")\n',
         "            pass\n",
         (
@@ -1211,7 +1214,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "one-drawings",
         "One drawing is counted in the singular",
-        "workbench/ui/panels/my_digits_box.py",
+        "MyDigitsBox.refresh_samples",
         "plural(len(samples), 'drawing')",
         "str(len(samples)) + ' drawings'",
         ("tests/ui/test_first_hour.py::test_one_drawing_is_counted_in_the_singular",),
@@ -1220,7 +1223,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "check-data-errors-ignored",
         "check-data exits 1 when the data cannot train (a missing folder, one class, an empty class)",
-        "workbench/core/data/folder_check.py",
+        "DataReport.can_train",
         '        return not any(f.severity == "error" for f in self.findings)\n',
         "        return True\n",
         (
@@ -1231,7 +1234,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "check-data-misses-leaks",
         "check-data names an image that is in both train and val",
-        "workbench/core/data/folder_check.py",
+        "check_folder",
         '        for digest in hashes["train"].keys() & hashes["val"].keys():\n',
         "        for digest in ():\n",
         ("tests/core/test_folder_check.py::test_every_defect_is_named_with_its_file",),
@@ -1239,7 +1242,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "check-data-misses-truncation",
         "check-data decodes every pixel, so a truncated image is found before a run",
-        "workbench/core/data/folder_images.py",
+        "_decode",
         "    image.load()  # every pixel: a truncated file raises here\n",
         # Pillow's lenient mode: a truncated file loads with its missing rows blank.
         '    __import__("PIL.ImageFile").ImageFile.LOAD_TRUNCATED_IMAGES = True\n'
@@ -1250,7 +1253,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "cifar-channels-interleaved",
         "CIFAR-10 pixels come out as the file stores them: red, green, blue planes, each row-major",
-        "workbench/core/data/cifar.py",
+        "read_batch",
         "records[:, 1:].reshape(-1, CHANNELS, SIDE, SIDE)",
         "records[:, 1:].reshape(-1, SIDE, SIDE, CHANNELS).transpose(0, 3, 1, 2)",
         (
@@ -1260,7 +1263,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "cifar-truncation-unchecked",
         "A CIFAR-10 batch file that is not whole records is a DataError naming it",
-        "workbench/core/data/cifar.py",
+        "read_batch",
         "    if not raw or len(raw) % RECORD_BYTES:\n",
         "    if not raw:\n",
         (
@@ -1270,7 +1273,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "cifar-reader-unpickles",
         "CIFAR-10 loads without pickle (a tampered pickle runs code)",
-        "workbench/core/data/cifar.py",
+        "read_batch",
         "        raw = path.read_bytes()\n",
         '        raw = __import__("pickle").loads(__import__("pickle").dumps(path.read_bytes()))\n',
         ("tests/core/test_cifar.py::test_loading_never_unpickles",),
@@ -1279,7 +1282,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "data-check-errors-let-start-go",
         "a run on an image folder whose check finds errors does not start; the report says why",
-        "workbench/ui/panels/image_folder.py",
+        "DataCheckRow.request_start",
         "        if report.can_train:\n            self.start_cleared.emit()\n",
         "        if True:\n            self.start_cleared.emit()\n",
         ("tests/ui/test_folder_dataset_ui.py::test_errors_hold_start_and_show_why",),
@@ -1287,7 +1290,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "data-check-bars-unsorted-counts",
         "the report's bars are as high as each class's readable images, in class order",
-        "workbench/ui/data_check_view.py",
+        "ClassCountChart.set_counts",
         "        heights = np.array([counts[n] for n in names], dtype=float)\n",
         "        heights = np.array(sorted(counts.values()), dtype=float)\n",
         (
@@ -1297,7 +1300,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "data-panel-validation-share-dropped",
         "the Data panel gives back the validation share it shows (config round trip)",
-        "workbench/ui/panels/data.py",
+        "DataPanel.config_values",
         '            "val_fraction": applied if round(100 * applied) == share else share / 100,\n',
         '            "val_fraction": applied,\n',
         (
@@ -1308,7 +1311,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "augment-one-crop-per-batch",
         "Each image of a batch gets its own random crop, not one crop for the batch",
-        "workbench/core/data/augment.py",
+        "BatchAugment._geometry",
         "            boxes = crop_boxes(total, h, w, generator)[part]\n",
         "            boxes = crop_boxes(1, h, w, generator).expand(n, 4)\n",
         ("tests/core/test_augment.py::test_each_image_gets_its_own_crop",),
@@ -1316,7 +1319,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "augment-draws-global-rng",
         "Augmentation draws from its own seeded generator, never the global RNG",
-        "workbench/core/data/augment.py",
+        "_uniform",
         "torch.rand(shape, generator=generator, dtype=torch.float64)",
         "torch.rand(shape, dtype=torch.float64)",
         (
@@ -1327,7 +1330,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "augment-resume-reseeds",
         "A mid-epoch resume augments each batch as the uninterrupted epoch did",
-        "workbench/core/data/loaders.py",
+        "FastLoader._batches",
         "enumerate(batches, start=start_batch)",
         "enumerate(batches)",
         (
@@ -1338,7 +1341,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "folder-split-not-seeded",
         "A folder without train/ and val/ is split per class by the run's seed",
-        "workbench/core/data/folder.py",
+        "split_pairs",
         "        order = torch.randperm(len(pairs), generator=generator).tolist()\n",
         "        order = list(range(len(pairs)))\n",
         (
@@ -1348,7 +1351,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "folder-unreadable-stops-the-run",
         "A file that does not decode is skipped and named; it never stops the run",
-        "workbench/core/data/folder.py",
+        "_decode_all",
         '                skipped.append(f"{listing.relative(path)}: {result}")\n',
         "                raise DataError(str(result))\n",
         (
@@ -1359,7 +1362,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "folder-cache-never-read",
         "The second run on the same files reads the decoded images from the disk cache",
-        "workbench/core/data/folder.py",
+        "load_folder",
         "    cached = _read_cache(cache, fingerprint)\n",
         "    cached = None\n",
         (
@@ -1369,7 +1372,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "fingerprint-ignores-contents",
         "The data fingerprint holds each file's content hash, not only its name",
-        "workbench/core/data/folder.py",
+        "fingerprint_folder",
         "                files[listing.relative(path)] = file_digest(path.read_bytes())\n",
         '                files[listing.relative(path)] = "present"\n',
         (
@@ -1379,7 +1382,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "reproduce-ignores-changed-data",
         "Reproduce refuses a run whose image folder changed, naming the difference",
-        "workbench/core/reproduce.py",
+        "original_config",
         "    changed = data_change(folder, cfg)\n",
         "    changed = None\n",
         (
@@ -1389,7 +1392,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "small-cnn-ignores-channels",
         "The built-in models adapt to the input's channels",
-        "workbench/core/models.py",
+        "SmallCNN.__init__",
         "        self.block1 = block(channels, 16, stride=2)  # 28 -> 14\n",
         "        self.block1 = block(1, 16, stride=2)  # 28 -> 14\n",
         (
@@ -1399,7 +1402,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "sixteen-bit-clipped",
         "16-bit images are scaled to 8 bits, not clipped to white",
-        "workbench/core/data/folder_images.py",
+        "_to_gray_or_rgb",
         "        return Image.fromarray(np.clip(wide / 257.0, 0, 255).round().astype(np.uint8))\n",
         "        return Image.fromarray(np.clip(wide, 0, 255).round().astype(np.uint8))\n",
         ("tests/core/test_folder_dataset.py::test_awkward_images_are_read",),
@@ -1407,7 +1410,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "memory-budget-ignored",
         "Beyond the memory budget a run reads the folder per batch instead of decoding it all",
-        "workbench/core/data/folder.py",
+        "over_budget",
         "    if needed <= budget:\n",
         "    if True:\n",
         (
@@ -1417,7 +1420,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "checkpoint-without-dataset-info",
         "Checkpoints carry the class names and input shape of their data",
-        "workbench/core/checkpoints.py",
+        "checkpoint_dict",
         '        "dataset_info": run.loaders.info.to_dict(),\n',
         "",
         (
@@ -1428,7 +1431,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "augment-not-wired",
         "The run's augmentation choices reach its training batches",
-        "workbench/core/data/loader_set.py",
+        "fast_loaders",
         "        augment=batch_augment(cfg, info),\n",
         "        augment=None,\n",
         (
@@ -1438,7 +1441,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "loader-panel-path-not-shown",
         "The Loader panel says which path a run's batches take and why",
-        "workbench/ui/run_view.py",
+        "RunView._on_run_prepared",
         "        self.window.loader_panel.show_path(run.loaders.path)\n",
         "",
         (
@@ -1449,7 +1452,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "photo-file-not-as-loaders",
         "An image file is read by a photo model as the run's loaders feed it, bit for bit (photo_input)",
-        "workbench/core/predict.py",
+        "Predictor.read_file",
         "        x = self.info.normalise(x.div(255)[None])\n",
         "        x = self.info.normalise(x[None] * (1 / 255))\n",
         (
@@ -1459,7 +1462,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "photo-preview-one-channels-statistics",
         "The Draw tab's preview is the tensor the model received, de-normalised with each channel's own statistics",
-        "workbench/ui/panels/draw.py",
+        "DrawPanel._show_preview",
         "            std = np.array(info.std, np.float32).reshape(-1, 1, 1)\n",
         "            std = np.float32(info.std[0])\n",
         (
@@ -1469,7 +1472,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "photo-reader-class-names-not-the-folders",
         "A folder run's readings and bars are named by its folders, not by class indices",
-        "workbench/ui/window_teach.py",
+        "DrawTab.refresh_reader",
         "                self.panel.set_reader(cfg.model, recipe, info=info, weights=cfg.weights)\n",
         "                self.panel.set_reader(\n"
         "                    cfg.model,\n"
@@ -1484,7 +1487,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "gallery-colour-planes-reversed",
         "Colour validation images are painted red, green, blue in that order (gallery and preview)",
-        "workbench/ui/input_preview.py",
+        "_channels_last_uint8",
         "    a = a.transpose(1, 2, 0)\n",
         "    a = a[::-1].transpose(1, 2, 0)\n",
         (
@@ -1494,7 +1497,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "augment-choices-editable-mid-run",
         "While a run uses the data, its augmentation choices cannot change",
-        "workbench/ui/panels/data.py",
+        "DataPanel.set_run_active",
         "            *self.augment_box.checks.values(),\n",
         "",
         (
@@ -1505,7 +1508,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "summary-conv-macs-ignore-groups",
         "A convolution's MACs count in_channels per group (grouped and depthwise convs)",
-        "workbench/core/model_summary.py",
+        "layer_macs",
         "        per_output = module.in_channels // module.groups * math.prod(",
         "        per_output = module.in_channels * math.prod(",
         (
@@ -1515,7 +1518,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "summary-training-flag-not-restored",
         "Summarising a model leaves its train/eval flag as it was, even on error",
-        "workbench/core/model_summary.py",
+        "summarize_model",
         "        model.train(was_training)\n",
         "        pass\n",
         (
@@ -1526,7 +1529,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "summary-dialog-ignores-batch-size",
         "The window's model summary gives the activation memory at the chosen batch size",
-        "workbench/ui/summary_dialog.py",
+        "show_model_summary",
         "        lines = summarize_model(model, key[2], batch_size=batch).lines()\n",
         "        lines = summarize_model(model, key[2]).lines()\n",
         (
@@ -1537,7 +1540,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "freeze-filter-hides-ancestors",
         "The freeze filter shows the ancestors of every matching row",
-        "workbench/ui/panels/freeze.py",
+        "FreezePanel._apply_filter",
         "                    shown[parent] = True\n",
         "                    pass\n",
         (
@@ -1547,7 +1550,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "freeze-up-to-here-off-by-one",
         "Freeze up to here freezes the module's own last parameter too",
-        "workbench/core/freezing.py",
+        "names_up_to",
         "    return names[: last + 1]\n",
         "    return names[:last]\n",
         ("tests/ui/test_freeze_tree_scale.py::test_freeze_up_to_layer2_from_its_menu",),
@@ -1556,7 +1559,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "model-file-output-shape-unchecked",
         "A model file whose output is not one score per class is refused with the shapes",
-        "workbench/core/model_file.py",
+        "_check_output",
         "    if shape != (2, num_classes):\n",
         "    if shape is None:\n",
         (
@@ -1566,7 +1569,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "model-file-in-channels-not-passed",
         "A model file's builder gets in_channels= when it accepts it",
-        "workbench/core/model_file.py",
+        "build_from_file",
         '        kwargs["in_channels"] = input_shape[0]\n',
         "        pass\n",
         (
@@ -1576,7 +1579,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "model-file-hash-not-saved",
         "A checkpoint keeps the SHA-256 of the model file it was trained from",
-        "workbench/core/checkpoints.py",
+        "checkpoint_dict",
         "        SHA_KEY: model_sha(run.model),\n",
         "        SHA_KEY: None,\n",
         (
@@ -1586,7 +1589,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "model-file-change-not-told",
         "Open, resume, predict and Reproduce say when the model file changed",
-        "workbench/core/model_source.py",
+        "model_file_change",
         "    if now != recorded:\n",
         "    if False:\n",
         (
@@ -1597,7 +1600,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "weights-loaded-without-weights-only",
         "A weights file is read with weights_only: a pickle holding code never runs",
-        "workbench/core/weights_cache.py",
+        "load_pretrained_state",
         'state = torch.load(path, map_location="cpu", weights_only=True)',
         'state = torch.load(path, map_location="cpu", weights_only=False)',
         (f"{_WEIGHTS}::test_a_file_holding_code_is_refused_without_running_it",),
@@ -1605,7 +1608,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "weights-hash-unchecked",
         "A download whose SHA-256 does not start with the file name's prefix is refused",
-        "workbench/core/weights_cache.py",
+        "_damaged",
         "    if not digest.hexdigest().startswith(match.group(1)):\n",
         "    if False:\n",
         (f"{_WEIGHTS}::test_a_damaged_download_is_refused_and_nothing_kept",),
@@ -1613,7 +1616,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "weights-partial-download-kept",
         "A cancelled or failed download leaves no partial file in the cache",
-        "workbench/core/data/download.py",
+        "fetch_file",
         "    finally:\n        tmp_path.unlink(missing_ok=True)\n",
         "    finally:\n        pass\n",
         (f"{_WEIGHTS}::test_cancel_mid_download_keeps_no_partial_file",),
@@ -1621,7 +1624,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "pretrained-head-not-replaced",
         "Pretrained weights keep the backbone and get a new head for the run's classes",
-        "workbench/core/tv_models.py",
+        "build_torchvision",
         "        _replace_head(model, head, num_classes)\n",
         "        pass\n",
         (f"{_WEIGHTS}::test_a_cached_file_is_loaded_and_the_head_replaced",),
@@ -1629,7 +1632,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "gray-not-repeated-dataloader",
         "The DataLoader path repeats gray images to a torchvision model's 3 channels",
-        "workbench/core/data/build.py",
+        "_per_sample_datasets",
         "    to_rgb = dataset_info(cfg.dataset).channels < info.channels\n",
         "    to_rgb = False\n",
         (
@@ -1639,7 +1642,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "gray-not-repeated-fast-loader",
         "The fast loader repeats gray images to a torchvision model's 3 channels",
-        "workbench/core/data/loaders.py",
+        "FastLoader.__init__",
         "        self._rgb = self._images.shape[1] == 1 and len(self._mean) == 3\n",
         "        self._rgb = False\n",
         (
@@ -1650,7 +1653,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "gray-statistics-not-repeated",
         "Repeated gray channels each carry the gray mean and std",
-        "workbench/core/data/model_inputs.py",
+        "fit_to_model",
         "        mean, std = mean * channels, std * channels\n",
         "        pass\n",
         (f"{_TV}::test_fit_to_model_repeats_gray_statistics_or_takes_the_weights",),
@@ -1658,7 +1661,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "pretrained-crop-size-ignored",
         "Pretrained weights bring their crop size (224) to cifar10 and folders",
-        "workbench/core/config.py",
+        "TrainConfig.resolved_image_size",
         "                return preprocess.crop\n",
         "                pass\n",
         (
@@ -1668,7 +1671,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "init-from-keyed-by-data-channels",
         "--init-from builds a torchvision model for the 3 channels it takes",
-        "workbench/core/model_offer.py",
+        "model_key",
         "model_input_shape(cfg.model, spec.image_shape)",
         "spec.image_shape",
         (
@@ -1680,7 +1683,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "predict-digits-gray-for-torchvision",
         "predict feeds a torchvision digits model the 3 channels it trained on",
-        "workbench/core/predict.py",
+        "preprocess",
         "        info = fit_to_model(info, model, weights)\n",
         "        pass\n",
         (f"{_TV_CLI}::test_predict_and_inspect_read_the_resnet18_checkpoint",),
@@ -1689,7 +1692,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "model-panel-built-ins-only",
         "The Model panel lists torchvision's models under their families",
-        "workbench/ui/panels/model.py",
+        "ModelPanel._fill_models",
         "            for title, names in grouped_models()\n",
         "            for title, names in grouped_models()[:1]\n",
         (f"{_MODEL_PANEL}::test_every_model_is_listed_under_its_family",),
@@ -1697,7 +1700,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "model-search-does-not-filter",
         "The model search box hides the models whose name does not match",
-        "workbench/ui/model_combo.py",
+        "ModelCombo.set_filter",
         "            view.setRowHidden(row, not match)\n",
         "            view.setRowHidden(row, False)\n",
         (
@@ -1707,7 +1710,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "weights-choice-not-in-config",
         "The weights chosen in the Model panel are the config's weights",
-        "workbench/ui/panels/model.py",
+        "ModelPanel.config_values",
         '        return {"model": self.model(), "weights": self.weights()}\n',
         '        return {"model": self.model()}\n',
         (f"{_MODEL_PANEL}::test_resnet18_with_imagenet_weights_sets_the_config",),
@@ -1715,7 +1718,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "model-file-trust-notice-hidden",
         "While a model file is chosen the panel says plainly that it runs its code",
-        "workbench/ui/panels/model.py",
+        "ModelPanel._show_model",
         "        self.trust_label.setVisible(chosen_file)\n",
         "        self.trust_label.setVisible(False)\n",
         (
@@ -1726,7 +1729,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "model-file-error-not-shown",
         "A model file that cannot build says why, with the file and line",
-        "workbench/ui/main_window.py",
+        "MainWindow._sync_tree_model",
         "                self.model_panel.show_problem(str(exc))\n",
         "                pass\n",
         (f"{_MODEL_PANEL}::test_a_broken_model_file_says_what_and_where",),
@@ -1734,7 +1737,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "preprocessing-line-ignores-the-model",
         "The Data panel's preprocessing line follows the chosen model and weights",
-        "workbench/ui/main_window.py",
+        "MainWindow._after_config_change",
         "            model, self.model_panel.weights(), self.data_panel.dataset(), "
         "shape[1]\n",
         '            "mlp", "none", self.data_panel.dataset(), shape[1]\n',
@@ -1746,7 +1749,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "torchvision-model-reads-the-canvas",
         "A 3-channel (torchvision) model's Draw tab reads image files, not the canvas",
-        "workbench/core/predict.py",
+        "Predictor.is_photo",
         "        return self.dataset in PHOTO_DATASETS or is_torchvision(self.model_name)\n",
         "        return self.dataset in PHOTO_DATASETS\n",
         (f"{_MODEL_PANEL}::test_a_resnet18_run_reads_image_files_not_the_canvas",),
@@ -1754,7 +1757,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "weights-download-status-without-file",
         "A weights download shows the weights' name and the file it fetches",
-        "workbench/ui/run_view.py",
+        "RunView._on_download_progress",
         '            f"Downloading {p.dataset}: {p.file_name} (file {p.file_index}/"\n',
         '            f"Downloading {p.dataset}: (file {p.file_index}/"\n',
         (f"{_MODEL_PANEL}::test_weights_download_shows_progress_and_stop_cancels_it",),
@@ -1763,7 +1766,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "feature-cache-trainable-backbone",
         "The feature cache stays off while a parameter before the head is trainable",
-        "workbench/core/feature_cache.py",
+        "backbone_blocker",
         "        if param.requires_grad and not name.startswith(inside):\n",
         "        if False:\n",
         (
@@ -1775,7 +1778,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "feature-cache-features-in-train-mode",
         "Features are computed with frozen BatchNorm in eval mode, as training uses it",
-        "workbench/core/feature_cache.py",
+        "_Capture.features",
         "        with contextlib.suppress(_AtHead):\n            model(x)\n",
         "        model.train()\n        with contextlib.suppress(_AtHead):\n"
         "            model(x)\n",
@@ -1787,7 +1790,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "feature-cache-order-differs",
         "Cached features come in the loader's seeded order of each epoch",
-        "workbench/core/feature_cache.py",
+        "FeatureFeed.iter_from",
         "        order = loader.epoch_order()[start_batch * loader.batch_size :]\n",
         "        order = loader.epoch_order(0)[start_batch * loader.batch_size :]\n",
         (
@@ -1798,7 +1801,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "feature-cache-resume-from-epoch-start",
         "A cached run continued mid-epoch goes on from the batch it stopped at",
-        "workbench/core/feature_cache.py",
+        "FeatureFeed.iter_from",
         "        order = loader.epoch_order()[start_batch * loader.batch_size :]\n",
         "        order = loader.epoch_order()\n",
         (f"{_FC}::test_a_stopped_cached_run_continues_mid_epoch_in_the_same_order",),
@@ -1806,7 +1809,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "feature-cache-no-fallback",
         "An unfreeze mid-run falls back to the full model from the next step",
-        "workbench/core/feature_cache.py",
+        "FeatureFeed.recheck",
         "        why = backbone_blocker(self.run.model)\n",
         "        why = None\n",
         (
@@ -1817,7 +1820,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "feature-cache-dropout-ignored",
         "Active dropout before the head keeps the feature cache off",
-        "workbench/core/feature_cache.py",
+        "_is_dropout",
         "        return module.p > 0\n",
         "        return False\n",
         (f"{_FC}::test_each_reason_to_stay_off_is_said",),
@@ -1825,7 +1828,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "feature-cache-augment-ignored",
         "Augmentation keeps the feature cache off",
-        "workbench/core/feature_cache.py",
+        "run_blocker",
         "    if cfg.augment:\n",
         "    if False:\n",
         (f"{_FC}::test_each_reason_to_stay_off_is_said",),
@@ -1833,7 +1836,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "feature-cache-features-without-autocast",
         "Features are computed under the run's autocast (bf16), as the head receives them",
-        "workbench/core/feature_cache.py",
+        "FeatureFeed._compute",
         "            with torch.no_grad(), autocast_context(run.precision, run.device):\n",
         "            with torch.no_grad():\n",
         (f"{_FC}::test_bf16_features_are_kept_as_the_head_receives_them",),
@@ -1841,7 +1844,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "feature-cache-status-not-in-window",
         "The Model panel says whether the run's feature cache is on, or why not",
-        "workbench/ui/run_view.py",
+        "RunView._on_run_started",
         "        self.window.model_panel.show_feature_cache(ev.feature_cache)\n",
         "",
         (f"{_MODEL_PANEL}::test_the_model_panel_says_whether_the_feature_cache_is_on",),
@@ -1849,7 +1852,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "feature-cache-status-not-on-the-command-line",
         "The command line's start line says whether the feature cache is on",
-        "workbench/cli.py",
+        "describe_event",
         '            + (f", {event.feature_cache}" if event.feature_cache else "")\n',
         "",
         (f"{_TV_CLI}::test_the_start_line_says_whether_the_feature_cache_is_on",),
@@ -1857,7 +1860,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "replaced-head-not-said",
         "A pretrained run says which module its new head replaced",
-        "workbench/core/engine.py",
+        "_model_notices",
         "    return [replaced_head_notice(cfg.model, cfg.weights, head, info.num_classes)]\n",
         "    return []\n",
         (f"{_WEIGHTS}::test_a_pretrained_run_says_which_head_it_replaced",),
@@ -1865,7 +1868,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "torchvision-digits-file-read-as-photo",
         "A digits-trained torchvision model reads an image file with the digits' recipe",
-        "workbench/core/predict.py",
+        "Predictor.read_file",
         "        if self.dataset not in PHOTO_DATASETS:\n",
         "        if not self.is_photo:\n",
         (f"{_MODEL_PANEL}::test_a_resnet18_run_reads_image_files_not_the_canvas",),
@@ -1880,7 +1883,7 @@ MUTATIONS += [
     Mutation(
         "export-verifies-the-model-with-itself",
         "Each exported file is loaded back and compared with the eager model",
-        "workbench/core/export.py",
+        "_export_into",
         "            runners[fmt] = V.load_runner(fmt, path)\n",
         "            runners[fmt] = model\n",
         (f"{_EXPORT}::test_a_wrong_artifact_fails_with_exit_1_and_a_marker",),
@@ -1888,7 +1891,7 @@ MUTATIONS += [
     Mutation(
         "export-threshold-ignored",
         "A logit further than 1e-4 from the eager one fails the export",
-        "workbench/core/export_verify.py",
+        "Verification.passed",
         "            and self.max_diff <= self.tolerance\n",
         "",
         (
@@ -1899,7 +1902,7 @@ MUTATIONS += [
     Mutation(
         "export-agreement-ignored",
         "A single changed top-1 class fails the export",
-        "workbench/core/export_verify.py",
+        "Verification.passed",
         "            and self.agreed == self.total\n",
         "",
         (f"{_EXPORT}::test_a_changed_class_fails_even_within_the_tolerance",),
@@ -1907,7 +1910,7 @@ MUTATIONS += [
     Mutation(
         "export-batch-1-not-checked",
         "Exported files are also checked one image at a time (batch 1)",
-        "workbench/core/export_verify.py",
+        "verify",
         "    for image in singles.split(1):\n",
         "    for image in singles.split(SINGLE_IMAGES):\n",
         (f"{_EXPORT}::test_an_artifact_wrong_only_at_batch_1_fails",),
@@ -1915,7 +1918,7 @@ MUTATIONS += [
     Mutation(
         "export-no-failed-marker",
         "A failed export leaves VERIFICATION_FAILED.txt beside its files",
-        "workbench/core/export.py",
+        "_export_into",
         "    _mark(folder, result)\n",
         "",
         (f"{_EXPORT}::test_a_wrong_artifact_fails_with_exit_1_and_a_marker",),
@@ -1923,7 +1926,7 @@ MUTATIONS += [
     Mutation(
         "export-pt2-static-batch",
         "model.pt2 takes any batch size",
-        "workbench/core/export.py",
+        "_exported",
         "        model, (_example(shape),), dynamic_shapes=(_batch_dim(),)\n",
         "        model, (_example(shape),)\n",
         (f"{_EXPORT}::test_every_built_in_model_exports_to_every_format_and_verifies",),
@@ -1931,7 +1934,7 @@ MUTATIONS += [
     Mutation(
         "export-onnx-static-batch",
         "model.onnx takes any batch size",
-        "workbench/core/export.py",
+        "_onnx",
         "        dynamic_shapes=(_batch_dim(),),\n",
         "",
         (f"{_EXPORT}::test_every_built_in_model_exports_to_every_format_and_verifies",),
@@ -1939,7 +1942,7 @@ MUTATIONS += [
     Mutation(
         "export-refusal-crashes",
         "A format that cannot take the model says why; the others still export",
-        "workbench/core/export.py",
+        "_export_into",
         '            reasons[fmt] = f"cannot export {name}: {V.first_line(exc)}"\n',
         "            raise\n",
         (f"{_EXPORT}::test_a_format_that_cannot_take_the_model_says_why",),
@@ -1947,7 +1950,7 @@ MUTATIONS += [
     Mutation(
         "export-card-without-figures",
         "MODEL_CARD.md states each format's verification figures",
-        "workbench/core/export_card.py",
+        "write_card",
         "        *_figure_lines(result),\n",
         "",
         (f"{_EXPORT}::test_the_model_card_states_the_verification_figures",),
@@ -1956,7 +1959,7 @@ MUTATIONS += [
     Mutation(
         "export-ui-failure-looks-fine",
         "The window's export card says verification FAILED when an artifact differs",
-        "workbench/ui/window_export.py",
+        "result_summary",
         "    if result.verification_failed:\n",
         "    if False:\n",
         (f"{_EXPORT_UI}::test_a_wrong_artifact_shows_verification_failed_in_red",),
@@ -1964,7 +1967,7 @@ MUTATIONS += [
     Mutation(
         "export-ui-enabled-without-run",
         "File > Export model… is disabled while there is no run to export",
-        "workbench/ui/main_window.py",
+        "MainWindow.update_actions",
         "        a.export.setEnabled(run is not None and (idle or state.training))\n",
         "        a.export.setEnabled(True)\n",
         (f"{_EXPORT_UI}::test_no_run_no_export",),
@@ -1972,7 +1975,7 @@ MUTATIONS += [
     Mutation(
         "export-ui-while-training",
         "Export model… during training says to stop the run and asks nothing",
-        "workbench/ui/window_export.py",
+        "ExportActions.export_dialog",
         "        if c.state is not RunState.IDLE:\n            w.set_status(\n",
         "        if False:\n            w.set_status(\n",
         (f"{_EXPORT_UI}::test_a_training_run_says_stop_first",),
@@ -1980,7 +1983,7 @@ MUTATIONS += [
     Mutation(
         "export-ui-file-as-folder",
         "Exporting into a file is one clear message before any work",
-        "workbench/ui/window_export.py",
+        "ExportActions.export",
         "        if out.exists() and not out.is_dir():\n",
         "        if False:\n",
         (f"{_EXPORT_UI}::test_an_unusable_folder_is_one_clear_message",),
@@ -1988,7 +1991,7 @@ MUTATIONS += [
     Mutation(
         "export-ui-silent-progress",
         "The export's steps show in the status line while it runs",
-        "workbench/ui/run_controller.py",
+        "RunController._run_task",
         "            progressed=self.task_progress.emit,\n",
         "",
         (f"{_EXPORT_UI}::test_export_writes_every_format_and_shows_them_verified",),
@@ -1996,7 +1999,7 @@ MUTATIONS += [
     Mutation(
         "export-ui-on-gui-thread",
         "The export runs in a background task: the window stays busy, not frozen",
-        "workbench/ui/run_controller.py",
+        "RunController.export",
         '            "export",\n            work,\n            RunState.EXPORTING,\n',
         '            "export",\n            work,\n            RunState.IDLE,\n',
         (f"{_EXPORT_UI}::test_export_writes_every_format_and_shows_them_verified",),
@@ -2004,7 +2007,7 @@ MUTATIONS += [
     Mutation(
         "export-ui-temp-checkpoint-kept",
         "The run saved for an export is deleted once the export ends",
-        "workbench/ui/run_controller.py",
+        "RunController.export.work",
         "                    checkpoint.unlink(missing_ok=True)\n",
         "",
         (f"{_EXPORT_UI}::test_export_writes_every_format_and_shows_them_verified",),
@@ -2012,7 +2015,7 @@ MUTATIONS += [
     Mutation(
         "gc-in-worker-threads",
         "Cycles are collected in the GUI thread, never in a trainer or task thread",
-        "workbench/ui/gui_gc.py",
+        "collect_in_gui_thread",
         "    _collector = GarbageCollector(interval=1.0)\n",
         "    return\n",
         (
@@ -2023,7 +2026,7 @@ MUTATIONS += [
     Mutation(
         "script-model-init-shifts-dropout",
         "The script builds the model from a forked random stream, as train does",
-        "workbench/core/script_model.py",
+        "model_functions",
         '        "    with torch.random.fork_rng(devices=[]):\\n"\n',
         '        "    if True:\\n"\n',
         (f"{_SCRIPT_RUN}[cnn-dropout-sgd-constant]",),
@@ -2031,7 +2034,7 @@ MUTATIONS += [
     Mutation(
         "script-loader-draws-global-rng",
         "The script's DataLoader has its own generator: dropout's stream is untouched",
-        "workbench/core/script_parts.py",
+        "LOADER_DATASETS",
         "        generator=torch.Generator().manual_seed(SEED),\n",
         "",
         (f"{_SCRIPT_RUN}[mnist-root-dataloader-cnn]",),
@@ -2039,7 +2042,7 @@ MUTATIONS += [
     Mutation(
         "script-same-order-every-epoch",
         "The script draws each epoch in train's seeded order",
-        "workbench/core/script_parts.py",
+        "SEEDING",
         "np.random.SeedSequence([SEED, epoch])",
         "np.random.SeedSequence([SEED, 0])",
         (f"{_SCRIPT_RUN}[small-cnn-adam-onecycle-fast]",),
@@ -2047,7 +2050,7 @@ MUTATIONS += [
     Mutation(
         "script-no-schedule-step",
         "The script steps the one-cycle schedule every batch",
-        "workbench/core/script_writer.py",
+        "_step_lines",
         '        update += "            scheduler.step()\\n"\n',
         '        update += ""\n',
         (f"{_SCRIPT_RUN}[small-cnn-adam-onecycle-fast]",),
@@ -2055,7 +2058,7 @@ MUTATIONS += [
     Mutation(
         "script-validates-in-train-mode",
         "The script evaluates under model.eval()",
-        "workbench/core/script_parts.py",
+        "EVALUATE",
         "    model.eval()  # dropout off, BatchNorm uses its running statistics\n",
         "",
         (f"{_SCRIPT_RUN}[small-cnn-adam-onecycle-fast]",),
@@ -2063,7 +2066,7 @@ MUTATIONS += [
     Mutation(
         "script-ignores-frozen",
         "The script freezes by requires_grad exactly what train freezes",
-        "workbench/core/script_model.py",
+        "model_functions",
         '        "        param.requires_grad_(name not in FROZEN)\\n"\n',
         '        "        param.requires_grad_(True)\\n"\n',
         (f"{_SCRIPT_RUN}[small-cnn-frozen-block]",),
@@ -2071,7 +2074,7 @@ MUTATIONS += [
     Mutation(
         "script-writes-unknown-settings",
         "A setting the script cannot repeat is refused with one clear message",
-        "workbench/core/script_writer.py",
+        "script_problem",
         "    if cfg.augment:\n",
         "    if False:\n",
         (
@@ -2084,7 +2087,7 @@ MUTATIONS += [
     Mutation(
         "predict-script-not-written",
         "Every export folder holds predict.py, a copy of the template",
-        "workbench/core/export.py",
+        "_export_into",
         "    shutil.copyfile(PREDICT_TEMPLATE, folder / PREDICT_SCRIPT)\n",
         "",
         (f"{_PREDICT_PY}::test_every_export_holds_the_script",),
@@ -2092,7 +2095,7 @@ MUTATIONS += [
     Mutation(
         "predict-script-no-centring",
         "predict.py centres an MNIST-style digit by its mass, as the workbench does",
-        _SCRIPT,
+        "workbench.core.export_predict_template:mnist_style",
         "    return np.roll(field, (dy, dx), axis=(0, 1))\n",
         "    return field\n",
         (f"{_PREDICT_PY}::{_SAME}[mnist-onnx]",),
@@ -2100,7 +2103,7 @@ MUTATIONS += [
     Mutation(
         "predict-script-no-normalise",
         "predict.py normalises with preprocess.json's mean and std",
-        _SCRIPT,
+        "model_input",
         "    return ((pixels - mean) / std)[None]\n",
         "    return pixels[None]\n",
         (f"{_PREDICT_PY}::{_SAME}[digits-onnx]", f"{_PREDICT_PY}::{_SAME}[photo-onnx]"),
@@ -2108,7 +2111,7 @@ MUTATIONS += [
     Mutation(
         "predict-script-no-inversion",
         "predict.py inverts dark ink on light paper, as the workbench does",
-        _SCRIPT,
+        "read_drawing",
         '    if border.mean() > recipe["invert_above"]:\n        gray = 1.0 - gray\n',
         "",
         (f"{_PREDICT_PY}::{_SAME}[digits-onnx]",),
@@ -2116,7 +2119,7 @@ MUTATIONS += [
     Mutation(
         "predict-script-top-crop",
         "predict.py crops a photo's middle, as the workbench's loaders do",
-        _SCRIPT,
+        "workbench.core.export_predict_template:photo_pixels",
         "        top = round((height - size) / 2.0)\n",
         "        top = 0\n",
         (f"{_PREDICT_PY}::{_SAME}[photo-onnx]",),
@@ -2124,7 +2127,7 @@ MUTATIONS += [
     Mutation(
         "predict-script-no-jpeg-draft",
         "predict.py decodes a large JPEG at the reduced scale the workbench reads",
-        _SCRIPT,
+        "workbench.core.export_predict_template:photo_pixels",
         "        file.draft(None, (size, size))\n",
         "",
         (f"{_PREDICT_PY}::{_SAME}[photo-onnx]",),
@@ -2132,7 +2135,7 @@ MUTATIONS += [
     Mutation(
         "resize-one-pixel-wide-repeats-a-row",
         "A digit fitted 1 pixel wide keeps its column (torch's kernel repeats a row)",
-        "workbench/core/preprocess.py",
+        "_resize",
         "    if width == 1 and height > 1:\n",
         "    if False:\n",
         (
@@ -2143,7 +2146,7 @@ MUTATIONS += [
     Mutation(
         "predict-script-image-error-traceback",
         "predict.py: a missing or unreadable image is one line and exit 2",
-        _SCRIPT,
+        "workbench.core.export_predict_template:main",
         "        except Refused as exc:\n            sys.stderr.write",
         "        except KeyError as exc:\n            sys.stderr.write",
         (
@@ -2154,7 +2157,7 @@ MUTATIONS += [
     Mutation(
         "predict-script-missing-model-traceback",
         "predict.py: a missing model file is one line and exit 2",
-        _SCRIPT,
+        "choose_runtime",
         "        if onnx_file is None:\n            raise Refused",
         "        if False:\n            raise Refused",
         (f"{_PREDICT_PY}::test_a_missing_model_file_is_one_line_and_exit_2",),
@@ -2162,7 +2165,7 @@ MUTATIONS += [
     Mutation(
         "script-pretrained-weights-not-loaded",
         "A script of a pretrained run loads the same published weights",
-        "workbench/core/script_model.py",
+        "_torchvision_construct",
         '        "model.load_state_dict(state)",\n',
         "",
         (f"{_SCRIPT_RUN}[resnet18-pretrained-frozen-backbone]",),
@@ -2171,7 +2174,7 @@ MUTATIONS += [
     Mutation(
         "code-tab-not-updated",
         "The Code tab writes the script again when a setting changes",
-        "workbench/ui/main_window.py",
+        "MainWindow._after_config_change",
         "        self.code_view.mark_stale()\n",
         "",
         (f"{_CODE}::test_a_settings_change_rewrites_the_script",),
@@ -2179,7 +2182,7 @@ MUTATIONS += [
     Mutation(
         "code-tab-copy-nothing",
         "Copy puts the whole script on the clipboard",
-        "workbench/ui/code_view.py",
+        "CodeView.copy",
         "        QGuiApplication.clipboard().setText(text)\n",
         "",
         (f"{_CODE}::test_copy_puts_the_whole_script_on_the_clipboard",),
@@ -2187,7 +2190,7 @@ MUTATIONS += [
     Mutation(
         "code-tab-save-nothing",
         "Save… writes the shown script to the chosen file",
-        "workbench/ui/code_view.py",
+        "CodeView.save",
         "            written = write_atomically(path, lambda handle: handle.write(data))\n",
         "            written = path\n",
         (f"{_CODE}::test_save_writes_the_shown_script",),
@@ -2195,7 +2198,7 @@ MUTATIONS += [
     Mutation(
         "code-tab-refusal-unexplained",
         "A config the script writer refuses shows the writer's reason",
-        "workbench/ui/code_view.py",
+        "CodeView._show_refusal",
         '            self.caption.setText(f"<b>No script for these settings:</b> {reason}")\n',
         '            self.caption.setText("<b>No script for these settings.</b>")\n',
         (f"{_CODE}::test_a_config_it_cannot_write_says_why",),
@@ -2203,7 +2206,7 @@ MUTATIONS += [
     Mutation(
         "export-stale-model-kept",
         "A re-export leaves no model file its card does not mention",
-        "workbench/core/export.py",
+        "_publish",
         "            (out / stale).unlink(missing_ok=True)\n",
         "            pass\n",
         (
@@ -2214,7 +2217,7 @@ MUTATIONS += [
     Mutation(
         "export-failed-write-leaves-files",
         "A failed export write leaves nothing of itself in the folder",
-        "workbench/core/export.py",
+        "export_checkpoint",
         "        shutil.rmtree(staging, ignore_errors=True)\n",
         "        pass\n",
         (
@@ -2225,7 +2228,7 @@ MUTATIONS += [
     Mutation(
         "export-card-no-confusion-matrix",
         "The model card shows the exported model's confusion matrix",
-        "workbench/core/export_card.py",
+        "_data_lines",
         "        *_confusion_lines(record, info.class_names),\n",
         "",
         (
@@ -2237,7 +2240,7 @@ MUTATIONS += [
     Mutation(
         "ddp-shard-wrong-chunk",
         "each rank trains its own contiguous chunk of every global batch",
-        "workbench/core/data/loaders.py",
+        "shard_batches",
         "shard_rows(len(batch), rank, world)",
         "shard_rows(len(batch), 0, world)",
         (
@@ -2249,7 +2252,7 @@ MUTATIONS += [
     Mutation(
         "ddp-uneven-batch-unscaled",
         "an unevenly split last batch trains as the full batch's mean loss",
-        "workbench/core/ddp.py",
+        "backward_loss",
         "    return loss * (local_n * distributed.world_size() / global_n)\n",
         "    return loss\n",
         (_DDP_SAME,),
@@ -2257,7 +2260,7 @@ MUTATIONS += [
     Mutation(
         "ddp-every-rank-writes",
         "only rank 0 creates and writes the run folder",
-        "workbench/core/session.py",
+        "Session.begin",
         "        if not is_main():\n",
         "        if False:\n",
         (
@@ -2268,7 +2271,7 @@ MUTATIONS += [
     Mutation(
         "ddp-batchnorm-unsaid",
         "A BatchNorm model on several processes is told its statistics stay per process",
-        "workbench/core/ddp.py",
+        "attach",
         "        run.notices.append(notice)\n",
         "        pass\n",
         (
@@ -2279,7 +2282,7 @@ MUTATIONS += [
     Mutation(
         "ddp-stop-not-agreed",
         "Ctrl+C stops every rank after the same batch",
-        "workbench/core/ddp.py",
+        "stop_agreed",
         "    return distributed.all_reduce_sum(flag).item() > 0\n",
         "    return requested\n",
         (
@@ -2290,7 +2293,7 @@ MUTATIONS += [
     Mutation(
         "ddp-stop-traceback",
         "a stopped several-process run ends with exit code 130, no traceback",
-        "workbench/cli_distributed.py",
+        "relaunch",
         "    except (SignalException, KeyboardInterrupt):\n",
         "    except KeyboardInterrupt:\n",
         (
@@ -2301,7 +2304,7 @@ MUTATIONS += [
     Mutation(
         "ddp-failed-rank-unnamed",
         "a failed rank is named with its error in one line",
-        "workbench/cli_distributed.py",
+        "_report_failure",
         "    rank, failure = first_failure(failures)\n    sys.stderr.write(\n",
         "    rank, failure = first_failure(failures)\n    0 and sys.stderr.write(\n",
         (f"{_DDP_STOP}::test_a_failing_rank_ends_the_others_and_is_named",),
@@ -2309,7 +2312,7 @@ MUTATIONS += [
     Mutation(
         "ddp-lost-peer-named",
         "a rank that only lost its peer is never named as the cause",
-        "workbench/cli_distributed.py",
+        "first_failure.order",
         '        return (bool(own.get("peer_lost")), own.get("time", math.inf), rank)\n',
         '        return (False, own.get("time", math.inf), rank)\n',
         (f"{_DDP_STOP}::test_the_first_failure_is_the_cause_never_a_lost_peer",),
@@ -2317,7 +2320,7 @@ MUTATIONS += [
     Mutation(
         "ddp-lost-peer-traceback",
         "a rank that lost its peer exits quietly (the agent names the cause)",
-        "workbench/cli_distributed.py",
+        "run_rank",
         "            return 1  # not the cause: the agent names the rank that failed\n",
         "            raise\n",
         (f"{_DDP_STOP}::test_a_failing_rank_ends_the_others_and_is_named",),
@@ -2326,7 +2329,7 @@ MUTATIONS += [
     Mutation(
         "world-size-not-stored",
         "a checkpoint records how many processes trained it",
-        "workbench/core/checkpoints.py",
+        "checkpoint_dict",
         '        "world_size": world_size(),\n',
         "",
         (
@@ -2337,7 +2340,7 @@ MUTATIONS += [
     Mutation(
         "resize-notice-unsaid",
         "resuming on another number of processes says once what differs",
-        "workbench/core/session.py",
+        "Session.open",
         "            notes.append(resized)\n",
         "            pass\n",
         (f"{_RESIZE}::test_a_checkpoint_records_how_many_processes_trained_it",),
@@ -2345,7 +2348,7 @@ MUTATIONS += [
     Mutation(
         "resize-notice-at-the-same-size",
         "resuming on the number of processes that saved the run says nothing",
-        "workbench/core/resize.py",
+        "resize_notice",
         "    if saved == now:\n",
         "    if False:\n",
         (f"{_RESIZE}::test_the_notice_names_batchnorm_only_for_a_model_that_has_it",),
@@ -2354,7 +2357,7 @@ MUTATIONS += [
     Mutation(
         "sync-bn-not-converted-on-cuda",
         "--sync-bn on CUDA turns the BatchNorm layers into SyncBatchNorm",
-        "workbench/core/sync_bn.py",
+        "batchnorm_setup",
         "    return nn.SyncBatchNorm.convert_sync_batchnorm(model), None\n",
         "    return model, None\n",
         (f"{_SYNC_BN}::test_sync_bn_converts_the_batchnorm_layers_on_cuda_in_place",),
@@ -2362,7 +2365,7 @@ MUTATIONS += [
     Mutation(
         "sync-bn-cpu-notice-twice",
         "--sync-bn on the CPU says once that statistics stay per process",
-        "workbench/core/sync_bn.py",
+        "batchnorm_setup",
         "        return model, SYNC_BN_CPU_NOTICE\n",
         '        return model, BATCHNORM_NOTICE + " " + SYNC_BN_CPU_NOTICE\n',
         (
@@ -2374,7 +2377,7 @@ MUTATIONS += [
     Mutation(
         "ddp-rank-rng-not-restored",
         "each rank's dropout resumes from its own RNG state",
-        "workbench/core/checkpoints.py",
+        "restore_run",
         '        restore_rank_rng(payload.get("rank_rng"))\n',
         "        pass\n",
         (f"{_RESIZE}::test_two_processes_resumed_on_two_repeat_the_run_bit_for_bit",),
@@ -2382,7 +2385,7 @@ MUTATIONS += [
     Mutation(
         "ddp-augment-rows-ignored",
         "several processes augment each image as one process does",
-        "workbench/core/data/loaders.py",
+        "FastLoader._batches",
         "                    rows = (shard_rows(whole, rank, world)[0], whole)\n",
         "                    rows = None\n",
         (
@@ -2394,7 +2397,7 @@ MUTATIONS += [
     Mutation(
         "job-follower-reads-partial-line",
         "the window follows a job's ledger by complete lines: a half-written one waits",
-        "workbench/core/ledger_tail.py",
+        "AppendedLines.read",
         '        end = data.rfind(b"\\n")\n',
         "        end = len(data)\n",
         (
@@ -2406,7 +2409,7 @@ MUTATIONS += [
     Mutation(
         "job-stop-not-signalled",
         "Stop sends SIGINT to the job's launcher (which stops every rank)",
-        "workbench/ui/process_job.py",
+        "ProcessJob.stop",
         "            self._signal(signal.SIGINT)\n",
         "            pass\n",
         (f"{_JOB}::test_stop_signals_the_launcher_alone",),
@@ -2414,7 +2417,7 @@ MUTATIONS += [
     Mutation(
         "job-close-does-not-ask",
         "closing the window while a job runs asks first, then stops every process",
-        "workbench/ui/main_window.py",
+        "MainWindow.closeEvent",
         "        if not self.jobs.may_close():\n",
         "        if False:\n",
         (f"{_JOB}::test_closing_asks_first_and_stops_the_job",),
@@ -2422,7 +2425,7 @@ MUTATIONS += [
     Mutation(
         "job-curves-not-fed",
         "a job's logged steps reach the loss curve while it runs",
-        "workbench/ui/job_view.py",
+        "JobView._on_step",
         "        w.curves.add_step(ev)\n",
         "",
         (f"{_JOB}::test_a_two_process_job_is_followed_live_and_finishes",),
@@ -2430,7 +2433,7 @@ MUTATIONS += [
     Mutation(
         "job-pausable",
         "a run on several processes offers no Pause (it trains outside the window)",
-        "workbench/ui/main_window.py",
+        "MainWindow.update_actions",
         "            pausable=self.controller.job is None,\n",
         "            pausable=True,\n",
         (f"{_JOB}::test_a_two_process_job_is_followed_live_and_finishes",),
@@ -2438,7 +2441,7 @@ MUTATIONS += [
     Mutation(
         "world-size-not-recorded",
         "run.json records how many processes train the run",
-        "workbench/core/runs.py",
+        "RunFolder.create",
         '                "world_size": world_size(),  # processes training it (--nproc)\n',
         "",
         (
@@ -2449,7 +2452,7 @@ MUTATIONS += [
     Mutation(
         "ddp-early-interrupt-kills",
         "a stop while the ranks start ends them quickly, without a traceback",
-        "workbench/interrupts.py",
+        "install_if_rank",
         "        signal.signal(signal.SIGINT, _remember)\n",
         "        pass\n",
         (
@@ -2464,7 +2467,7 @@ MUTATIONS += [
     Mutation(
         "checkpoint-field-types-unchecked",
         "a checkpoint field of the wrong type is one message naming it",
-        "workbench/core/checkpoints.py",
+        "migrate",
         "        check_payload(payload)\n",
         "        pass\n",
         (
@@ -2475,7 +2478,7 @@ MUTATIONS += [
     Mutation(
         "checkpoint-global-step-type-unchecked",
         "a checkpoint's global_step must be a whole number",
-        "workbench/core/checkpoint_schema.py",
+        "workbench.core.checkpoint_schema:_FIELDS",
         '    ("global_step", _simple("a whole number", _whole), False),\n',
         '    ("global_step", _simple("a whole number", lambda v: True), False),\n',
         (f"{_SCHEMA}::test_a_field_of_the_wrong_type_is_named",),
@@ -2483,7 +2486,7 @@ MUTATIONS += [
     Mutation(
         "optimizer-state-shape-unchecked",
         "an optimizer state of another shape is refused on resume, not mid-step",
-        "workbench/core/checkpoints.py",
+        "_restore_optimizer",
         "            if value.shape != param.shape:\n",
         "            if False:\n",
         (
@@ -2494,7 +2497,7 @@ MUTATIONS += [
     Mutation(
         "scheduler-state-kinds-unchecked",
         "a scheduler value of another kind is refused on resume",
-        "workbench/core/checkpoints.py",
+        "restore_run",
         "        _check_like(scheduler_state, run.scheduler.state_dict(), "
         '"scheduler_state")\n',
         "",
@@ -2503,7 +2506,7 @@ MUTATIONS += [
     Mutation(
         "optimizer-settings-kinds-unchecked",
         "an optimizer setting of another kind (lr a string) is refused on resume",
-        "workbench/core/checkpoints.py",
+        "_restore_optimizer",
         '        _check_like(group, settings, f"optimizer_state.param_groups[{index}]")\n',
         "",
         (f"{_SCHEMA}::test_an_optimizer_setting_of_another_kind_is_refused",),
@@ -2511,7 +2514,7 @@ MUTATIONS += [
     Mutation(
         "resume-with-nothing-left-trains-nothing",
         "resuming with max steps at or behind the checkpoint's step says so",
-        "workbench/core/session.py",
+        "Session.plan_resume",
         "        if plan.finished:\n",
         "        if False:\n",
         (
@@ -2523,7 +2526,7 @@ MUTATIONS += [
     Mutation(
         "rank-rng-error-escapes",
         "a damaged random state (a rank's included) is a clear message",
-        "workbench/core/checkpoints.py",
+        "restore_run",
         "    except (TypeError, ValueError, RuntimeError, KeyError) as exc:\n",
         "    except (TypeError, ValueError, KeyError) as exc:\n",
         (f"{_RESIZE}::test_a_damaged_rank_rng_is_a_clear_message",),
@@ -2531,7 +2534,7 @@ MUTATIONS += [
     Mutation(
         "precision-auto-ignored",
         "a run with precision auto trains in what auto picks (bf16 on a native-bf16 CPU)",
-        "workbench/core/engine.py",
+        "prepare_run",
         "    precision, _ = resolve_precision(cfg.precision, device)\n",
         '    precision = "fp32" if cfg.precision == "auto" else cfg.precision\n',
         (
@@ -2542,7 +2545,7 @@ MUTATIONS += [
     Mutation(
         "precision-auto-never-bf16",
         "auto picks bf16 on a CPU that computes it natively",
-        "workbench/core/precision.py",
+        "resolve_precision",
         '    if device.type == "cpu" and native_bf16_cpu():\n',
         "    if False:\n",
         (
@@ -2554,7 +2557,7 @@ MUTATIONS += [
     Mutation(
         "script-precision-auto-unresolved",
         "a script written from an auto config trains in what auto picked",
-        "workbench/core/script_writer.py",
+        "write_script",
         "cfg.replace(precision=precision_for(cfg.precision, cfg.device))",
         'cfg.replace(precision=precision_for("fp32", cfg.device))',
         (
@@ -2566,7 +2569,7 @@ MUTATIONS += [
     Mutation(
         "soak-keeps-every-run",
         "the window frees a run once another replaces it (no list of old runs)",
-        "workbench/ui/run_controller.py",
+        "RunController._on_run_prepared",
         "    def _on_run_prepared(self, _event: RunPrepared) -> None:\n",
         "    _kept: list[Any] = []\n\n"
         "    def _on_run_prepared(self, _event: RunPrepared) -> None:\n"
@@ -2579,7 +2582,7 @@ MUTATIONS += [
     Mutation(
         "soak-thread-not-joined",
         "after many runs the process has as many threads as after the first few",
-        "workbench/ui/run_controller.py",
+        "RunController.start",
         "        self.trainer.start_run(self.session, plan)\n",
         "        self.trainer.start_run(self.session, plan)\n"
         "        import threading\n\n"
@@ -2592,7 +2595,7 @@ MUTATIONS += [
     Mutation(
         "soak-qt-warning",
         "the window's runs make Qt say no warning (a child made in the worker)",
-        "workbench/ui/trainer_thread.py",
+        "TrainerThread.run",
         "        prepare_training_thread()\n",
         "        prepare_training_thread()\n        QObject(self)\n",
         (
@@ -2603,7 +2606,7 @@ MUTATIONS += [
     Mutation(
         "soak-stopped-folder-left-running",
         "a stopped run's folder says how it ended (run.json's status)",
-        "workbench/core/runs.py",
+        "RunRecorder._record",
         '            return self.mark("stopped" if event.stopped else "finished") '
         "or message\n",
         "            return message\n",
@@ -2615,7 +2618,7 @@ MUTATIONS += [
     Mutation(
         "soak-dummy-thread-per-run",
         "a trainer QThread leaves no Thread object behind in threading",
-        "workbench/core/threads.py",
+        "prepare_training_thread",
         "        threading.get_native_id(),\n",
         "        threading.current_thread().name,\n",
         (
@@ -2627,7 +2630,7 @@ MUTATIONS += [
     Mutation(
         "config-huge-whole-number-accepted",
         "a config whole number past int64 (1e100) is refused, naming the field",
-        "workbench/core/config.py",
+        "_check_int",
         "    if value > MAX_WHOLE:\n",
         "    if False:\n",
         (
@@ -2638,7 +2641,7 @@ MUTATIONS += [
     Mutation(
         "config-deep-nesting-escapes",
         "a config nested thousands deep is a one-line message, not a RecursionError",
-        "workbench/core/config.py",
+        "load_config",
         "    except RecursionError:  # brackets nested thousands deep: no config is\n",
         "    except ZeroDivisionError:\n",
         (f"{_CFG_FUZZ}::test_every_damaged_config_loads_or_says_why_in_one_line",),
@@ -2646,7 +2649,7 @@ MUTATIONS += [
     Mutation(
         "config-frozen-string-accepted",
         "frozen given as a string (not a list) is refused, naming the field",
-        "workbench/core/config.py",
+        "workbench.core.config:validate",
         "    if not isinstance(cfg.frozen, tuple) or not all(\n",
         "    if not all(\n",
         (f"{_CFG_FUZZ}::test_a_list_of_names_is_needed_for_frozen_and_augment",),
@@ -2654,7 +2657,7 @@ MUTATIONS += [
     Mutation(
         "run-json-wrong-types-unchecked",
         "a run.json field of the wrong type marks the run damaged, never an exception",
-        "workbench/core/run_file.py",
+        "read_run_file",
         "    problem = field_problem(data)\n",
         "    problem = None\n",
         (
@@ -2665,7 +2668,7 @@ MUTATIONS += [
     Mutation(
         "damaged-run-json-rewritten",
         "a damaged run.json is never rewritten (rename, tag, resume, mask change)",
-        "workbench/core/runs.py",
+        "RunFolder._fields",
         "        if problem is not None:\n            raise DamagedRunFile(",
         "        if False:\n            raise DamagedRunFile(",
         (f"{_LEDGER_FUZZ}::test_a_damaged_run_json_is_never_rewritten",),
@@ -2673,7 +2676,7 @@ MUTATIONS += [
     Mutation(
         "damaged-run-dropped-from-list",
         "a run with a damaged run.json stays in the runs list, marked damaged",
-        "workbench/core/runs.py",
+        "summarize",
         "    if data is None:\n        return None\n    info = {} if problem else data\n",
         "    if data is None or problem:\n        return None\n    info = data\n",
         (
@@ -2684,7 +2687,7 @@ MUTATIONS += [
     Mutation(
         "ledger-deep-line-escapes",
         "a ledger line nested thousands deep is skipped like any unreadable line",
-        "workbench/core/files.py",
+        "read_jsonl",
         "        except (ValueError, RecursionError):\n            continue",
         "        except ValueError:\n            continue",
         (
@@ -2694,7 +2697,7 @@ MUTATIONS += [
     Mutation(
         "ledger-huge-number-escapes",
         "a ledger line with a step of 1e400 is skipped, not an OverflowError",
-        "workbench/core/events.py",
+        "event_from_record",
         "            except OverflowError as exc:",
         "            except ZeroDivisionError as exc:",
         (
@@ -2704,7 +2707,7 @@ MUTATIONS += [
     Mutation(
         "resume-drops-unreadable-ledger-lines",
         "resuming drops only the steps to log again; unreadable lines stay as they are",
-        "workbench/core/run_file.py",
+        "forget_after",
         "if (_line_step(line) or 0) <= global_step]",
         "if (_line_step(line) or math.inf) <= global_step]",
         (
@@ -2715,7 +2718,7 @@ MUTATIONS += [
     Mutation(
         "damaged-run-folder-claimed",
         "continuing a run whose run.json is damaged records it in a new folder",
-        "workbench/core/session.py",
+        "Session.begin",
         "            if not kept or notes:\n",
         "            if not kept:\n",
         (
@@ -2726,7 +2729,7 @@ MUTATIONS += [
     Mutation(
         "my-digits-id-as-path",
         "a my-digits id that is a path is damage: nothing outside the folder is touched",
-        "workbench/core/data/my_digits.py",
+        "MyDigits.samples",
         '                    id=_check_id(e["id"]),\n',
         '                    id=str(e["id"]),\n',
         (
@@ -2736,7 +2739,7 @@ MUTATIONS += [
     Mutation(
         "my-digits-duplicated-id-accepted",
         "a my-digits index listing an id twice is a clear message",
-        "workbench/core/data/my_digits.py",
+        "MyDigits.samples",
         "            if twice:\n",
         "            if False:\n",
         (
@@ -2747,7 +2750,7 @@ MUTATIONS += [
     Mutation(
         "one-bad-drawing-hides-all",
         "one unreadable drawing leaves the other drawings in the Draw tab's view",
-        "workbench/ui/panels/my_digits_box.py",
+        "MyDigitsBox.refresh_samples",
         "                unreadable.append(str(exc))\n                continue\n",
         "                unreadable.append(str(exc))\n                break\n",
         (f"{_BAD_UI}::test_one_unreadable_drawing_leaves_the_others_in_view",),
@@ -2755,7 +2758,7 @@ MUTATIONS += [
     Mutation(
         "damaged-run-renamable",
         "the Runs tab cannot rename or tag a damaged run (its run.json is kept)",
-        "workbench/ui/panels/runs.py",
+        "RunsPanel._update_buttons",
         "        self.rename_button.setEnabled(one is not None and not live and not damaged)",
         "        self.rename_button.setEnabled(one is not None and not live)",
         (f"{_BAD_UI}::test_the_window_opens_among_damaged_files_and_changes_none",),
@@ -2763,7 +2766,7 @@ MUTATIONS += [
     Mutation(
         "damaged-run-without-reason",
         "a damaged run's row says why in its tooltip",
-        "workbench/ui/panels/runs_table.py",
+        "RunsTable._set_row",
         "        if run.problem:  # every cell says why",
         "        if False:  # every cell says why",
         (f"{_BAD_UI}::test_the_window_opens_among_damaged_files_and_changes_none",),
@@ -2771,7 +2774,7 @@ MUTATIONS += [
     Mutation(
         "resume-nothing-left-silent",
         "the window's resume of a run with nothing left says so and trains nothing",
-        "workbench/ui/window_files.py",
+        "FileActions._continue_opened_run",
         '            self.window.set_status(f"Not continued: {plan.why_new}")',
         "            pass",
         (
@@ -2782,7 +2785,7 @@ MUTATIONS += [
     Mutation(
         "damaged-window-config-escapes",
         "a damaged config in the window's settings opens the window with the defaults",
-        "workbench/ui/window_state.py",
+        "load_last_config",
         "    except (ConfigError, ValueError, TypeError, RecursionError) as exc:",
         "    except (ConfigError, ValueError, TypeError) as exc:",
         (f"{_BAD_UI}::test_the_window_opens_among_damaged_files_and_changes_none",),
@@ -2790,7 +2793,7 @@ MUTATIONS += [
     Mutation(
         "clipped-config-silent",
         "a loaded config a field cannot hold (lr 1e300) says what the window shows",
-        "workbench/ui/window_files.py",
+        "FileActions.load_config_dialog",
         "            if shown[k] != wanted[k]\n",
         "            if False\n",
         (
@@ -2801,7 +2804,7 @@ MUTATIONS += [
     Mutation(
         "cuda-determinism-not-asked",
         "prepare_run asks for deterministic kernels for its device before loading",
-        "workbench/core/engine.py",
+        "prepare_run",
         "    deterministic_kernels(device)  # before the first CUDA computation\n",
         "",
         (
@@ -2812,7 +2815,7 @@ MUTATIONS += [
     Mutation(
         "cuda-deterministic-algorithms-off",
         "a CUDA run turns torch.use_deterministic_algorithms on (warn_only)",
-        "workbench/core/determinism.py",
+        "deterministic_kernels",
         "    torch.use_deterministic_algorithms(True, warn_only=True)\n",
         "",
         (
@@ -2823,7 +2826,7 @@ MUTATIONS += [
     Mutation(
         "cublas-workspace-not-set",
         "a CUDA run sets CUBLAS_WORKSPACE_CONFIG (unless the user did)",
-        "workbench/core/determinism.py",
+        "deterministic_kernels",
         '    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", CUBLAS_WORKSPACE_CONFIG)\n',
         "",
         (
@@ -2834,7 +2837,7 @@ MUTATIONS += [
     Mutation(
         "cublas-workspace-overrides-the-user",
         "a user's own CUBLAS_WORKSPACE_CONFIG is kept",
-        "workbench/core/determinism.py",
+        "deterministic_kernels",
         '    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", CUBLAS_WORKSPACE_CONFIG)\n',
         '    os.environ["CUBLAS_WORKSPACE_CONFIG"] = CUBLAS_WORKSPACE_CONFIG\n',
         ("tests/core/test_cuda_exactness.py::test_a_users_own_cublas_setting_is_kept",),
@@ -2842,7 +2845,7 @@ MUTATIONS += [
     Mutation(
         "cudnn-benchmark-left-on",
         "a CUDA run switches cuDNN's benchmark search off",
-        "workbench/core/determinism.py",
+        "deterministic_kernels",
         "    torch.backends.cudnn.benchmark = False\n",
         "",
         (
@@ -2853,7 +2856,7 @@ MUTATIONS += [
     Mutation(
         "cuda-determinism-on-cpu-runs",
         "a CPU run leaves the process's determinism settings alone",
-        "workbench/core/determinism.py",
+        "deterministic_kernels",
         '    if device.type != "cuda":\n        return\n',
         "",
         (
@@ -2863,7 +2866,7 @@ MUTATIONS += [
     Mutation(
         "cuda-rng-not-saved",
         "a checkpoint holds every GPU's RNG state",
-        "workbench/core/checkpoints.py",
+        "rng_states",
         '        states["cuda"] = torch.cuda.get_rng_state_all()\n',
         "        pass\n",
         (
@@ -2874,7 +2877,7 @@ MUTATIONS += [
     Mutation(
         "cuda-rng-not-restored",
         "a resumed run restores the GPUs' RNG states it stopped with",
-        "workbench/core/checkpoints.py",
+        "set_rng_states",
         '        torch.cuda.set_rng_state_all(states["cuda"][: torch.cuda.device_count()])\n',
         "        pass\n",
         (
@@ -2885,7 +2888,7 @@ MUTATIONS += [
     Mutation(
         "cuda-rng-restored-for-absent-gpus",
         "a machine with fewer GPUs restores the RNG states of the GPUs it has",
-        "workbench/core/checkpoints.py",
+        "set_rng_states",
         'states["cuda"][: torch.cuda.device_count()]',
         'states["cuda"]',
         (
@@ -2895,7 +2898,7 @@ MUTATIONS += [
     Mutation(
         "fp16-without-gradscaler",
         "fp16 trains with torch.amp.GradScaler scaling the loss",
-        "workbench/core/engine.py",
+        "iter_fit",
         'enabled=run.precision == "fp16")',
         "enabled=False)",
         (
@@ -2906,7 +2909,7 @@ MUTATIONS += [
     Mutation(
         "device-check-exit-code",
         "device_check exits non-zero when a row fails",
-        "bench/device_check.py",
+        "bench.device_check:main",
         '    return 1 if any(row.status == "FAIL" for row in rows) else 0\n',
         "    return 0\n",
         (
@@ -2917,7 +2920,7 @@ MUTATIONS += [
     Mutation(
         "device-check-resume-row-blind",
         "device_check's exact-resume row fails when the resumed run differs",
-        "bench/device_rows.py",
+        "check_exact_resume",
         "    passed = same_losses and same_weights and not missing\n",
         "    passed = True\n",
         (
@@ -2928,7 +2931,7 @@ MUTATIONS += [
     Mutation(
         "device-check-fp16-row-blind-to-scaler",
         "device_check's fp16 row fails when the GradScaler is off",
-        "bench/device_rows.py",
+        "_mixed",
         '    if scaled != (precision == "fp16"):\n',
         "    if False:\n",
         ("tests/core/test_device_check.py::test_the_fp16_row_fails_without_a_scaler",),
@@ -2937,7 +2940,7 @@ MUTATIONS += [
     Mutation(
         "single-threaded-keeps-all-threads",
         "single_threaded() runs the calling thread's torch ops on one thread",
-        "workbench/core/threads.py",
+        "single_threaded",
         "    torch.set_num_threads(1)\n    try:\n",
         "    torch.set_num_threads(before)\n    try:\n",
         (
@@ -2950,7 +2953,7 @@ MUTATIONS += [
     Mutation(
         "reader-reads-drawings-on-all-threads",
         "the reader reads a drawing on the GUI thread alone (no OpenMP team)",
-        "workbench/core/predict.py",
+        "Predictor._threads",
         "        return nullcontext() if self.is_photo else single_threaded()\n",
         "        return nullcontext()\n",
         (
@@ -2961,7 +2964,7 @@ MUTATIONS += [
     Mutation(
         "saliency-takes-a-second-forward-pass",
         "the saliency overlay reuses the reading's forward pass",
-        "workbench/core/predict.py",
+        "Predictor._read",
         "                heat = _input_gradient(logits[0, label], leaf)\n",
         "                heat = self.saliency(x, label)\n",
         (
@@ -2972,7 +2975,7 @@ MUTATIONS += [
     Mutation(
         "pen-up-repaints-the-whole-canvas",
         "pen up repaints only the last segment, not the whole scaled canvas",
-        "workbench/ui/digit_canvas.py",
+        "DigitCanvas._finish_stroke",
         "        # No repaint: the stroke's segments are on screen already, and the\n",
         "        self.update()\n",
         (
@@ -2983,7 +2986,7 @@ MUTATIONS += [
     Mutation(
         "reader-trusts-the-root-modules-mode",
         "the reader reads in eval mode even when one module was set to train",
-        "workbench/core/predict.py",
+        "Predictor._read",
         "        if any(module.training for module in model.modules()):\n",
         "        if model.training:\n",
         (
@@ -2994,7 +2997,7 @@ MUTATIONS += [
     Mutation(
         "live-weights-load-on-all-threads",
         "while a run trains, the reader's weights load on the GUI thread alone",
-        "workbench/ui/panels/draw.py",
+        "DrawPanel.set_weights",
         "            with single_threaded():\n"
         "                self._predictor.load_weights(state)\n",
         "            if True:\n                self._predictor.load_weights(state)\n",
@@ -3006,7 +3009,7 @@ MUTATIONS += [
     Mutation(
         "preview-converts-on-every-paint",
         "the input preview paints from images converted once, to the same pixels",
-        "workbench/ui/input_preview.py",
+        "InputPreview.set_image",
         "        self._image = _qimage_of(pixels).convertToFormat("
         "QImage.Format.Format_RGB32)\n",
         "        self._image = _qimage_of(pixels)\n",
@@ -3018,7 +3021,7 @@ MUTATIONS += [
     Mutation(
         "photo-read-keeps-its-openmp-pool",
         "while a run trains, a photo model's read gives its OpenMP pool back",
-        "workbench/ui/panels/draw.py",
+        "DrawPanel._release_pool",
         "        if self._training_active and self.photo_mode:\n",
         "        if False:\n",
         (
@@ -3030,7 +3033,7 @@ MUTATIONS += [
     Mutation(
         "stalls-hidden-evaluation-redrawn",
         "a hidden Evaluation tab draws nothing at an epoch end",
-        "workbench/ui/panels/evaluation.py",
+        "EvaluationPanel._refresh",
         "        if hidden_in_shown_window(self):\n",
         "        if False:\n",
         (
@@ -3040,7 +3043,7 @@ MUTATIONS += [
     Mutation(
         "stalls-evaluation-not-caught-up",
         "the Evaluation tab shows the latest epoch when it is opened",
-        "workbench/ui/panels/evaluation.py",
+        "EvaluationPanel.showEvent",
         "        if self.stale:\n            self._refresh()\n",
         "",
         (
@@ -3050,7 +3053,7 @@ MUTATIONS += [
     Mutation(
         "stalls-hidden-histogram-redrawn",
         "a hidden Layer health tab draws no histogram at an epoch end",
-        "workbench/ui/panels/health.py",
+        "LayerHealthPanel._show_histogram",
         "        if hidden_in_shown_window(self):\n",
         "        if False:\n",
         (
@@ -3060,7 +3063,7 @@ MUTATIONS += [
     Mutation(
         "stalls-histogram-not-caught-up",
         "the Layer health tab shows the latest histogram when it is opened",
-        "workbench/ui/panels/health.py",
+        "LayerHealthPanel.showEvent",
         "        if self.stale:\n            self._show_histogram()\n",
         "",
         (
@@ -3070,7 +3073,7 @@ MUTATIONS += [
     Mutation(
         "stalls-shown-tab-waits",
         "a shown Evaluation tab draws every epoch as it arrives",
-        "workbench/ui/lazy_view.py",
+        "hidden_in_shown_window",
         "    return not widget.isVisible() and widget.window().isVisible()\n",
         "    return widget.window().isVisible()\n",
         (
@@ -3080,7 +3083,7 @@ MUTATIONS += [
     Mutation(
         "stalls-matrix-counted-on-read",
         "the confusion matrix is counted when the Evaluation is made, not when read",
-        "workbench/core/events.py",
+        "Evaluation.confusion",
         "        return self._matrix\n",
         "        c = self.num_classes\n"
         "        flat = self.labels * c + self.predictions\n"
@@ -3092,7 +3095,7 @@ MUTATIONS += [
     Mutation(
         "stalls-progress-bar-paints-in-step",
         "a logged step moves the progress bar without painting inside the handler",
-        "workbench/ui/panels/training.py",
+        "set_value_later",
         "    bar.setUpdatesEnabled(False)\n",
         "",
         (
@@ -3103,7 +3106,7 @@ MUTATIONS += [
     Mutation(
         "stalls-gallery-keeps-old-thumbnails",
         "the gallery never shows a thumbnail of another run's images",
-        "workbench/ui/cell_images.py",
+        "CellImages._icon",
         "        if images is not self._icons_of or len(self._icons) >= "
         "MAX_CACHED_ICONS:\n",
         "        if len(self._icons) >= MAX_CACHED_ICONS:\n",
@@ -3114,7 +3117,7 @@ MUTATIONS += [
     Mutation(
         "stalls-gallery-redraws-thumbnails",
         "a gallery rebuilt at an epoch end draws only the images it had not drawn",
-        "workbench/ui/cell_images.py",
+        "CellImages._icon",
         "        icon = self._icons.get(i)\n",
         "        icon = None\n",
         (
@@ -3124,7 +3127,7 @@ MUTATIONS += [
     Mutation(
         "stalls-plots-painted-together",
         "a frame draws its plots one per tick, never all paints at once",
-        "workbench/ui/plots.py",
+        "Refresher.tick",
         "            self._stagger.start()\n            return\n",
         "            self.tick()\n            return\n",
         ("tests/ui/test_plots.py::test_the_paint_budget_is_shared_by_every_plot",),
@@ -3132,7 +3135,7 @@ MUTATIONS += [
     Mutation(
         "stalls-frame-never-ends",
         "points arriving during a frame wait for the next frame",
-        "workbench/ui/plots.py",
+        "Refresher.tick",
         "        if not self._frame:\n",
         "        if True:\n",
         (
@@ -3143,7 +3146,7 @@ MUTATIONS += [
     Mutation(
         "stalls-axes-drawn-every-repaint",
         "a plot repaint draws its axes and grid again only when they change",
-        "workbench/ui/plots.py",
+        "LivePlot.__init__",
         "                QGraphicsItem.CacheMode.DeviceCoordinateCache\n",
         "                QGraphicsItem.CacheMode.NoCache\n",
         (
@@ -3154,7 +3157,7 @@ MUTATIONS += [
     Mutation(
         "stalls-steps-held-at-pause",
         "every step trained before a pause is shown when the run pauses",
-        "workbench/ui/trainer_thread.py",
+        "TrainerThread._on_engine_paused",
         "        # The engine blocks now: every step trained so far is shown first.\n"
         "        self._send_steps()\n",
         "",
@@ -3166,7 +3169,7 @@ MUTATIONS += [
     Mutation(
         "stalls-steps-after-their-epoch",
         "steps sent together still reach the window before the epoch they belong to",
-        "workbench/ui/trainer_thread.py",
+        "TrainerThread.run",
         "                    self._send_steps()  # in order: the steps before it first\n",
         "",
         (
@@ -3177,7 +3180,7 @@ MUTATIONS += [
     Mutation(
         "validation-under-autocast",
         "a bf16 run validates in fp32, so the gallery's scores are what the Draw tab reads",
-        "workbench/core/measures.py",
+        "evaluate_predictions",
         "    parts: list[tuple[torch.Tensor, ...]] = []\n    with torch.no_grad():\n",
         "    parts: list[tuple[torch.Tensor, ...]] = []\n"
         "    with torch.no_grad(), autocast_context(run.precision, run.device):\n",
@@ -3189,7 +3192,7 @@ MUTATIONS += [
     Mutation(
         "trainer-thread-at-gui-priority",
         "the window's trainer thread runs below the GUI thread's CPU priority",
-        "workbench/ui/trainer_thread.py",
+        "TrainerThread.run",
         "        lower_training_priority()\n        prepare_training_thread()\n",
         "        prepare_training_thread()\n",
         (
@@ -3200,7 +3203,7 @@ MUTATIONS += [
     Mutation(
         "training-priority-not-lowered",
         "lowering a training thread's priority lowers it, and its OpenMP helpers'",
-        "workbench/core/threads.py",
+        "lower_training_priority",
         "        os.setpriority(os.PRIO_PROCESS, 0, nice)\n",
         "        pass\n",
         (
@@ -3211,7 +3214,7 @@ MUTATIONS += [
     Mutation(
         "script-validates-under-autocast",
         "a written script validates in fp32, as the workbench does, so its scores repeat train's",
-        "workbench/core/script_parts.py",
+        "EVALUATE",
         "    with torch.inference_mode():\n",
         "    with torch.inference_mode(), precision_context():\n",
         (f"{_SCRIPT_RUN}[small-cnn-bf16]",),
@@ -3219,7 +3222,7 @@ MUTATIONS += [
     Mutation(
         "small-cnn-checkpoints-lose-their-layout",
         "a small-cnn checkpoint of format 2 or earlier opens as the layout it was saved with",
-        "workbench/core/checkpoints.py",
+        "_from_v2",
         '    if isinstance(config, dict) and config.get("model") == "small-cnn":\n',
         '    if isinstance(config, dict) and config.get("model") == "small-cnn-v0":\n',
         (
@@ -3230,7 +3233,7 @@ MUTATIONS += [
     Mutation(
         "model-panel-earlier-layout-among-files",
         "the earlier small-cnn layout of an opened checkpoint is listed with the built-ins",
-        "workbench/ui/panels/model.py",
+        "ModelPanel._fill_models",
         "        if extra in LEGACY_MODELS:\n",
         "        if extra in ():\n",
         (
@@ -3241,7 +3244,7 @@ MUTATIONS += [
     Mutation(
         "live-plot-axes-follow-every-point",
         "a live curve moves its axes in a few steps, not at every point",
-        "workbench/ui/stepped_view.py",
+        "stepped_range",
         "    if fresh or not (span > 0 and math.isfinite(span)):\n",
         "    if True:\n",
         (
@@ -3252,7 +3255,7 @@ MUTATIONS += [
     Mutation(
         "live-plot-data-leaves-the-view",
         "a stepped range still shows every point of a live curve",
-        "workbench/ui/stepped_view.py",
+        "stepped_range",
         "    out_lo, out_hi = lo + pad < c_lo, hi - pad > c_hi\n",
         "    out_lo, out_hi = lo + pad < c_lo, False\n",
         (
@@ -3263,7 +3266,7 @@ MUTATIONS += [
     Mutation(
         "live-plot-auto-button-keeps-headroom",
         "the auto-range button fits every point exactly, however often pyqtgraph fits",
-        "workbench/ui/stepped_view.py",
+        "SteppedViewBox._stepped",
         "        self._fitted[axis] = True\n",
         "        self._fresh[axis] = False\n",
         (
@@ -3274,7 +3277,7 @@ MUTATIONS += [
     Mutation(
         "draw-answer-not-painted-first",
         "the bars and label are painted before the saliency is computed",
-        "workbench/ui/panels/draw.py",
+        "DrawPanel._present",
         "            self.bars.repaint()\n            self.prediction_label.repaint()\n",
         "            pass\n",
         (
@@ -3285,7 +3288,7 @@ MUTATIONS += [
     Mutation(
         "explain-wrong-class",
         "a reading explained later has the saliency of its own answer",
-        "workbench/core/predict.py",
+        "Predictor.explain",
         "            heat = self.saliency(reading.input, reading.label)\n",
         "            heat = self.saliency(reading.input, (reading.label + 1) % 10)\n",
         (
@@ -3296,7 +3299,7 @@ MUTATIONS += [
     Mutation(
         "probability-bars-height",
         "each probability bar is as tall as its value",
-        "workbench/ui/probability_bars.py",
+        "ProbabilityBars._bar_rect",
         "        height = plot.height() * min(max(value, 0.0), 1.0) / Y_TOP\n",
         "        height = plot.height() * min(max(value, 0.0), 1.0)\n",
         ("tests/ui/test_draw_widgets.py::test_probability_bars_show_values_and_names",),
@@ -3304,7 +3307,7 @@ MUTATIONS += [
     Mutation(
         "probability-bars-top-colour",
         "the most likely class's bar stands out in its own colour",
-        "workbench/ui/probability_bars.py",
+        "ProbabilityBars.paintEvent",
         "                color = self.TOP_COLOR if index == top else self.BAR_COLOR\n",
         "                color = self.BAR_COLOR\n",
         ("tests/ui/test_draw_widgets.py::test_probability_bars_show_values_and_names",),
@@ -3312,7 +3315,7 @@ MUTATIONS += [
     Mutation(
         "grid-stale-after-resize",
         "the grid lines follow the plot's range and size",
-        "workbench/ui/view_grid.py",
+        "ViewGrid.viewTransformChanged",
         '        """pyqtgraph calls this when the view\'s range or size changes."""\n'
         "        self._levels = None\n",
         '        """pyqtgraph calls this when the view\'s range or size changes."""\n',
@@ -3324,7 +3327,7 @@ MUTATIONS += [
     Mutation(
         "grid-not-painted",
         "a live plot shows its grid",
-        "workbench/ui/view_grid.py",
+        "ViewGrid.paint",
         "            painter.drawLines(lines)\n",
         "            pass\n",
         ("tests/ui/test_plots.py::test_the_grid_is_painted_on_the_view",),
@@ -3332,7 +3335,7 @@ MUTATIONS += [
     Mutation(
         "plot-frames-ten-a-second",
         "Live plots draw at most 4 frames a second however cheap a frame is (a CPU run's trainer pays for each)",
-        "workbench/ui/plots.py",
+        "MIN_INTERVAL_MS",
         "MIN_INTERVAL_MS = 250\n",
         "MIN_INTERVAL_MS = 100\n",
         ("tests/ui/test_plots.py::test_refresh_backs_off_when_drawing_is_expensive",),
@@ -3340,7 +3343,7 @@ MUTATIONS += [
     Mutation(
         "curves-wait-for-a-frame-at-run-end",
         "When a run ends, its last points (the final epoch's accuracy) are on the curves at once, not a live frame later",
-        "workbench/ui/run_view.py",
+        "RunView._on_controller_run_finished",
         "        self.window.curves.show_all()  # the final points, not a frame later\n",
         "",
         ("tests/ui/test_curves.py::test_a_finished_run_shows_its_last_points_at_once",),
@@ -3348,7 +3351,7 @@ MUTATIONS += [
     Mutation(
         "plot-budget-counts-the-last-paint-only",
         "The live plots' paint budget counts every paint a refresh causes (a range change paints twice), not the last one only",
-        "workbench/ui/plots.py",
+        "LivePlot.paintEvent",
         "        self.painted_s += time.perf_counter() - started\n",
         "        self.painted_s = time.perf_counter() - started\n",
         ("tests/ui/test_plots.py::test_every_paint_of_a_refresh_counts",),
@@ -3356,7 +3359,7 @@ MUTATIONS += [
     Mutation(
         "plot-range-fitted-during-the-paint",
         "A live plot's new range is fitted when its points are handed over, so one paint draws curve and axes (not two)",
-        "workbench/ui/plots.py",
+        "LivePlot.refresh",
         "        view.prepareForPaint()\n",
         "",
         ("tests/ui/test_plots.py::test_a_refresh_that_moves_the_range_paints_once",),
@@ -3364,7 +3367,7 @@ MUTATIONS += [
     Mutation(
         "commands-leave-malloc-defaults",
         "Every command (the window and torchrun's workers too) keeps freed memory in the process first thing, so training steps do not fault their blocks in again",
-        "workbench/cli.py",
+        "workbench.cli:main",
         "    keep_freed_memory()  # before any tensor: every command trains or reads faster\n",
         "",
         ("tests/core/test_memory.py::test_every_command_keeps_freed_memory",),
@@ -3372,7 +3375,7 @@ MUTATIONS += [
     Mutation(
         "freed-memory-trimmed",
         "Freed memory stays in the process: a step's large blocks are reused, not given back and faulted in again",
-        "workbench/core/memory.py",
+        "TRIM_THRESHOLD",
         "TRIM_THRESHOLD = 256 * 1024 * 1024\n",
         "TRIM_THRESHOLD = 128 * 1024\n",
         (
@@ -3382,7 +3385,7 @@ MUTATIONS += [
     Mutation(
         "trainer-thread-in-its-own-arena",
         "A worker thread (the window's trainer) allocates from the main thread's heap, not from an arena of its own that unmaps its heaps once free",
-        "workbench/core/memory.py",
+        "keep_freed_memory",
         "        and mallopt(_M_ARENA_MAX, ARENAS)\n",
         "",
         (
@@ -3392,7 +3395,7 @@ MUTATIONS += [
     Mutation(
         "trainer-starts-before-gui-caught-up",
         "A window run's first step waits until the GUI thread has set its views up for the run, so that work does not take the first steps' CPU",
-        "workbench/ui/trainer_thread.py",
+        "TrainerThread.run",
         "                        self._wait_for_gui()\n",
         "                        pass\n",
         (
@@ -3402,7 +3405,7 @@ MUTATIONS += [
     Mutation(
         "catch-up-wait-ignores-stop",
         "Stop (or closing the window) ends the trainer's wait for the GUI thread at once",
-        "workbench/ui/trainer_thread.py",
+        "TrainerThread._wait_for_gui",
         "        while not self.control.stop_requested and time.monotonic() < deadline:\n",
         "        while time.monotonic() < deadline:\n",
         ("tests/ui/test_trainer_catch_up.py::test_stop_ends_the_wait_at_once",),
