@@ -48,8 +48,8 @@ from PySide6.QtWidgets import QApplication
 
 from workbench.core.config import TrainConfig
 from workbench.core.data import DATASET_INFO, DataError, load_arrays
-from workbench.core.engine import fit, prepare_run
-from workbench.core.models import snapshot_state
+from workbench.core.models.builtins import snapshot_state
+from workbench.core.train.engine import fit, prepare_run
 from workbench.ui import window_state
 
 STROKE = [(70, 60), (110, 55), (150, 55), (200, 60), (180, 110), (150, 160)]

@@ -31,10 +31,10 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from workbench.core.checkpoints import load_checkpoint, save_checkpoint  # noqa: E402
+from workbench.core.checkpoints.io import load_checkpoint, save_checkpoint  # noqa: E402
 from workbench.core.config import TrainConfig  # noqa: E402
 from workbench.core.data import DataError, load_arrays  # noqa: E402
-from workbench.core.engine import prepare_run  # noqa: E402
+from workbench.core.train.engine import prepare_run  # noqa: E402
 
 
 def classic_run(data_dir: Path):

@@ -54,7 +54,7 @@ from PySide6.QtWidgets import QApplication
 from workbench.core.config import TrainConfig
 from workbench.core.data import load_arrays
 from workbench.core.events import Evaluation
-from workbench.core.runs import RUNS_ENV
+from workbench.core.runs.folder import RUNS_ENV
 from workbench.ui import window_state
 
 CONDITIONS = ("curves", "evaluation", "evaluation+cell", "health")

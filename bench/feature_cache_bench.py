@@ -37,9 +37,9 @@ import torch
 from workbench.core import events as E
 from workbench.core.config import TrainConfig
 from workbench.core.data import ImageArrays
-from workbench.core.engine import iter_fit, prepare_run
-from workbench.core.freezing import all_but_head
-from workbench.core.models import build_model
+from workbench.core.models.builtins import build_model
+from workbench.core.train.engine import iter_fit, prepare_run
+from workbench.core.train.freezing import all_but_head
 
 
 def _arrays(images: int, side: int) -> ImageArrays:

@@ -23,7 +23,7 @@ import torchvision
 from PySide6.QtWidgets import QApplication
 from torch import nn
 
-from workbench.core.models import build_model
+from workbench.core.models.builtins import build_model
 from workbench.ui.panels.freeze import FreezePanel
 
 

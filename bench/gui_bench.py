@@ -65,10 +65,10 @@ from PySide6.QtWidgets import QApplication
 
 from workbench.core.config import BUILTIN_MODELS, TrainConfig
 from workbench.core.data import DataError, ImageArrays, load_arrays
-from workbench.core.engine import iter_fit, prepare_run
 from workbench.core.events import TrainResult
-from workbench.core.memory import keep_freed_memory
-from workbench.core.runs import RUNS_ENV
+from workbench.core.host.memory import keep_freed_memory
+from workbench.core.runs.folder import RUNS_ENV
+from workbench.core.train.engine import iter_fit, prepare_run
 from workbench.ui import window_state
 
 MODELS = tuple(BUILTIN_MODELS)  # small-cnn, cnn, lazy-cnn, mlp

@@ -17,7 +17,7 @@ from pathlib import Path
 from workbench.core import events as E
 from workbench.core.config import MODELS, TrainConfig
 from workbench.core.data import load_arrays
-from workbench.core.engine import TrainControl, iter_fit, prepare_run
+from workbench.core.train.engine import TrainControl, iter_fit, prepare_run
 
 # Steps timed per measurement: enough for a stable figure, small enough for 2 cores.
 STEPS = {"small-cnn": 40, "cnn": 12, "lazy-cnn": 30, "mlp": 120}

@@ -45,9 +45,10 @@ from PySide6.QtWidgets import QApplication
 
 from workbench.core.config import TrainConfig
 from workbench.core.data import ImageArrays
-from workbench.core.engine import iter_fit, prepare_run
 from workbench.core.events import StepMetrics, TrainResult
-from workbench.core.runs import RunFolder, RunRecorder
+from workbench.core.runs.folder import RunFolder
+from workbench.core.runs.recorder import RunRecorder
+from workbench.core.train.engine import iter_fit, prepare_run
 from workbench.ui import plots, window_state
 
 CONDITIONS = {"auto": None, "every 10": 10}

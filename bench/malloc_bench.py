@@ -5,7 +5,7 @@ trains MNIST (or the bundled digits) headless, as ``ptcore-workbench train``
 does, ``--runs`` times after a 10-step warm-up, and reports the median
 images/s of its runs and the minor page faults per run. ``default`` leaves
 glibc's thresholds alone; ``kept`` calls
-:func:`workbench.core.memory.keep_freed_memory` first, as the command line and
+:func:`workbench.core.host.memory.keep_freed_memory` first, as the command line and
 the window do. ``thread`` trains in a worker thread set up as the window's
 trainer thread is (its own malloc arena, a lower priority). Conditions
 alternate process by process, ``--rounds`` times; each row prints every
@@ -33,7 +33,7 @@ DEFAULT_STEPS = {"small-cnn": 120, "cnn": 30, "lazy-cnn": 120, "mlp": 240}
 def child(model: str, steps: int, runs: int, kept: bool, where: str, data: str):
     """Train and print ``{"images_per_s": [...], "faults": [...]}`` as JSON."""
     sys.path.insert(0, str(REPO))
-    from workbench.core.memory import keep_freed_memory
+    from workbench.core.host.memory import keep_freed_memory
 
     if kept:
         assert keep_freed_memory()
@@ -58,7 +58,7 @@ def child(model: str, steps: int, runs: int, kept: bool, where: str, data: str):
 
     if where == "thread":
         # As the window's trainer thread starts and runs (trainer_thread.py).
-        from workbench.core import threads
+        from workbench.core.host import threads
 
         def train_in_thread() -> None:
             threads.lower_training_priority()

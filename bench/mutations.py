@@ -4,7 +4,7 @@
 inside the definition ``where`` names, which must hold ``old`` exactly once) and
 runs ``tests``: one of them must fail. ``where`` is a qualified name found
 through the AST (``bench/mutation_anchors.py``): ``RunRecorder.on_event`` when
-it is unique, ``workbench.cli:main`` when several modules define it. Moving a
+it is unique, ``workbench.cli.main:main`` when several modules define it. Moving a
 file stales nothing; when an issue adds a promise, add its breakage here.
 A promise that is "this call happens" (fsync before rename, ``weights_only``)
 is pinned by a spy in its test instead.
@@ -395,7 +395,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "mnist-centring-no-shift",
         "A drawing prepared with the MNIST recipe is placed by its centre of mass at the field's centre, like MNIST digits",
-        "workbench.core.preprocess:mnist_style",
+        "workbench.core.data.preprocess:mnist_style",
         "    dy, dx = round(centre - cy), round(centre - cx)",
         "    dy, dx = 0, 0",
         (
@@ -409,7 +409,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "mnist-centring-wrong-sign",
         "The centre-of-mass shift moves the digit's mass towards the centre, not away from it",
-        "workbench.core.preprocess:mnist_style",
+        "workbench.core.data.preprocess:mnist_style",
         "    dy, dx = round(centre - cy), round(centre - cx)",
         "    dy, dx = round(cy - centre), round(cx - centre)",
         (
@@ -423,7 +423,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "mnist-centring-shift-not-clipped",
         "The centre-of-mass shift is clipped so the digit stays whole inside the 28x28 field (nothing wraps around)",
-        "workbench.core.preprocess:mnist_style",
+        "workbench.core.data.preprocess:mnist_style",
         "    dy = int(np.clip(dy, -top, FIELD - top - h))\n    dx = int(np.clip(dx, -left, FIELD - left - w))",
         "",
         (
@@ -478,7 +478,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "import-cycle",
         "no module of workbench imports itself through others",
-        "workbench.console:",
+        "workbench.cli.console:",
         "import math\n",
         "import math\n\nfrom workbench import cli  # noqa: F401\n",
         ("tests/core/test_import_cycles.py::test_workbench_has_no_import_cycle",),
@@ -2095,7 +2095,7 @@ MUTATIONS += [
     Mutation(
         "predict-script-no-centring",
         "predict.py centres an MNIST-style digit by its mass, as the workbench does",
-        "workbench.core.export_predict_template:mnist_style",
+        "workbench.core.export.predict_template:mnist_style",
         "    return np.roll(field, (dy, dx), axis=(0, 1))\n",
         "    return field\n",
         (f"{_PREDICT_PY}::{_SAME}[mnist-onnx]",),
@@ -2119,7 +2119,7 @@ MUTATIONS += [
     Mutation(
         "predict-script-top-crop",
         "predict.py crops a photo's middle, as the workbench's loaders do",
-        "workbench.core.export_predict_template:photo_pixels",
+        "workbench.core.export.predict_template:photo_pixels",
         "        top = round((height - size) / 2.0)\n",
         "        top = 0\n",
         (f"{_PREDICT_PY}::{_SAME}[photo-onnx]",),
@@ -2127,7 +2127,7 @@ MUTATIONS += [
     Mutation(
         "predict-script-no-jpeg-draft",
         "predict.py decodes a large JPEG at the reduced scale the workbench reads",
-        "workbench.core.export_predict_template:photo_pixels",
+        "workbench.core.export.predict_template:photo_pixels",
         "        file.draft(None, (size, size))\n",
         "",
         (f"{_PREDICT_PY}::{_SAME}[photo-onnx]",),
@@ -2146,7 +2146,7 @@ MUTATIONS += [
     Mutation(
         "predict-script-image-error-traceback",
         "predict.py: a missing or unreadable image is one line and exit 2",
-        "workbench.core.export_predict_template:main",
+        "workbench.core.export.predict_template:main",
         "        except Refused as exc:\n            sys.stderr.write",
         "        except KeyError as exc:\n            sys.stderr.write",
         (
@@ -2478,7 +2478,7 @@ MUTATIONS += [
     Mutation(
         "checkpoint-global-step-type-unchecked",
         "a checkpoint's global_step must be a whole number",
-        "workbench.core.checkpoint_schema:_FIELDS",
+        "workbench.core.checkpoints.schema:_FIELDS",
         '    ("global_step", _simple("a whole number", _whole), False),\n',
         '    ("global_step", _simple("a whole number", lambda v: True), False),\n',
         (f"{_SCHEMA}::test_a_field_of_the_wrong_type_is_named",),
@@ -3367,7 +3367,7 @@ MUTATIONS += [
     Mutation(
         "commands-leave-malloc-defaults",
         "Every command (the window and torchrun's workers too) keeps freed memory in the process first thing, so training steps do not fault their blocks in again",
-        "workbench.cli:main",
+        "workbench.cli.main:main",
         "    keep_freed_memory()  # before any tensor: every command trains or reads faster\n",
         "",
         ("tests/core/test_memory.py::test_every_command_keeps_freed_memory",),

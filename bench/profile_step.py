@@ -18,7 +18,7 @@ from torch.profiler import ProfilerActivity, profile
 
 from workbench.core.config import TrainConfig
 from workbench.core.data import load_arrays
-from workbench.core.engine import fit, prepare_run
+from workbench.core.train.engine import fit, prepare_run
 
 
 def main() -> None:

@@ -35,7 +35,7 @@ import sys
 from workbench.core import events as E
 from workbench.core.config import TrainConfig
 from workbench.core.data import load_arrays
-from workbench.core.engine import fit, prepare_run
+from workbench.core.train.engine import fit, prepare_run
 data_dir, steps = sys.argv[1], int(sys.argv[2])
 if data_dir:
     cfg = TrainConfig(dataset="mnist", data_dir=data_dir, download=False)

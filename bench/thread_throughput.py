@@ -57,8 +57,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch
 
-from workbench.core import threads
-from workbench.core.models import build_model
+from workbench.core.host import threads
+from workbench.core.models.builtins import build_model
 
 BATCH = 256
 MODELS = ("small-cnn", "cnn")

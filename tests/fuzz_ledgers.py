@@ -16,14 +16,9 @@ from typing import Any
 
 from tests.fuzz_values import WRONG
 from workbench.core.config import TrainConfig
-from workbench.core.engine import iter_fit, prepare_run
-from workbench.core.runs import (
-    EVENTS_FILE,
-    METRICS_FILE,
-    RUN_FILE,
-    RunFolder,
-    RunRecorder,
-)
+from workbench.core.runs.folder import EVENTS_FILE, METRICS_FILE, RUN_FILE, RunFolder
+from workbench.core.runs.recorder import RunRecorder
+from workbench.core.train.engine import iter_fit, prepare_run
 
 SEED = 17
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from workbench.core.checkpoints import (
+from workbench.core.checkpoints.io import (
     CheckpointError,
     checkpoint_dict,
     load_checkpoint,
@@ -26,7 +26,7 @@ from workbench.core.checkpoints import (
 )
 from workbench.core.config import TrainConfig
 from workbench.core.data.my_digits import MyDigits  # noqa: F401  (imports warm)
-from workbench.core.engine import prepare_run
+from workbench.core.train.engine import prepare_run
 
 
 def _payloads() -> list[dict]:

@@ -20,13 +20,13 @@ import pytest
 from PIL import Image
 
 from tests.fuzz_checkpoints import variants
-from workbench.cli import _load_initial_weights, main
-from workbench.core.checkpoints import config_of, load_weights_file, save_checkpoint
+from workbench.cli.main import _load_initial_weights, main
+from workbench.core.checkpoints.io import config_of, load_weights_file, save_checkpoint
 from workbench.core.config import TrainConfig
 from workbench.core.data.cache import ArraysCache
-from workbench.core.engine import fit, prepare_run
 from workbench.core.errors import USER_ERRORS
 from workbench.core.session import Session
+from workbench.core.train.engine import fit, prepare_run
 
 ROOT = Path(__file__).resolve().parents[2]
 

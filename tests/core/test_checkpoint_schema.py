@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from workbench.core.checkpoints import (
+from workbench.core.checkpoints.io import (
     CheckpointError,
     checkpoint_dict,
     load_checkpoint,
@@ -13,7 +13,7 @@ from workbench.core.checkpoints import (
     write_checkpoint,
 )
 from workbench.core.config import TrainConfig
-from workbench.core.engine import fit, prepare_run
+from workbench.core.train.engine import fit, prepare_run
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from workbench.core import events as E
-from workbench.core.checkpoints import (
+from workbench.core.checkpoints.io import (
     FORMAT_VERSION,
     CheckpointError,
     checkpoint_dict,
@@ -18,8 +18,8 @@ from workbench.core.checkpoints import (
     write_checkpoint,
 )
 from workbench.core.config import TrainConfig
-from workbench.core.engine import TrainControl, fit, iter_fit, prepare_run
-from workbench.core.models import build_model
+from workbench.core.models.builtins import build_model
+from workbench.core.train.engine import TrainControl, fit, iter_fit, prepare_run
 
 
 @pytest.fixture
@@ -189,7 +189,7 @@ def test_read_only_folder_gives_a_clear_error(tmp_path, trained_run, monkeypatch
 
 
 def test_temp_files_of_killed_saves_are_cleared_by_the_next_save(tmp_path, trained_run):
-    from workbench.core.files import STALE_AFTER_S
+    from workbench.core.atomic_files import STALE_AFTER_S
 
     old = tmp_path / ".run.pt.abc123.tmp"  # what a SIGKILL mid-save leaves
     old.write_bytes(b"half a checkpoint")

@@ -10,8 +10,8 @@ import torch
 from PIL import Image
 
 from tests.idx_files import write_mnist_raw
-from workbench.cli import main
-from workbench.core.checkpoints import load_checkpoint
+from workbench.cli.main import main
+from workbench.core.checkpoints.io import load_checkpoint
 from workbench.core.data import load_arrays
 
 
@@ -276,7 +276,7 @@ def test_inspect_prints_contents_and_the_fit_against_a_model(tmp_path, capsys):
 
 
 def test_init_partial_loads_what_fits_and_says_so(tmp_path, capsys):
-    from workbench.core.models import build_model
+    from workbench.core.models.builtins import build_model
 
     letters = build_model("small-cnn", 26, seed=3)
     path = tmp_path / "letters.pt"
@@ -318,7 +318,7 @@ def test_a_killed_command_line_run_leaves_a_resumable_folder(tmp_path, runs_root
     import signal
     import time
 
-    from workbench.core.runs import interrupted_runs
+    from workbench.core.runs.folder import interrupted_runs
 
     proc = subprocess.Popen(
         [

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from tests.fuzz_configs import variants
-from workbench.cli import main
-from workbench.core.checkpoints import save_checkpoint
+from workbench.cli.main import main
+from workbench.core.checkpoints.io import save_checkpoint
 from workbench.core.config import ConfigError, TrainConfig, load_config
-from workbench.core.engine import fit, prepare_run
+from workbench.core.train.engine import fit, prepare_run
 
 # Variants of each kind (357 in all).
 KINDS = {

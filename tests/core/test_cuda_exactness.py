@@ -11,8 +11,9 @@ from typing import ClassVar
 
 import torch
 
-from workbench.core import checkpoints, determinism, engine
+from workbench.core.checkpoints import io as checkpoints
 from workbench.core.config import TrainConfig
+from workbench.core.train import determinism, engine
 
 
 def test_a_cuda_run_asks_for_deterministic_kernels_and_cublas_setting(monkeypatch):

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from workbench.core import checkpoints, engine
+from workbench.core.checkpoints import io as checkpoints
+from workbench.core.train import engine
 
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "device_check.py"
 CUDA_ROWS = (

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from workbench.core.devices import (
+from workbench.core.train.devices import (
     DeviceError,
     best_device,
     list_devices,

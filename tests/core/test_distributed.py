@@ -17,13 +17,13 @@ import sys
 import pytest
 import torch
 
-from workbench.cli_distributed import without_nproc
+from workbench.cli.distributed import without_nproc
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.data.loaders import shard_batches, split_batches
-from workbench.core.ddp import check_batch
-from workbench.core.models import build_model
+from workbench.core.distributed.ddp import check_batch
+from workbench.core.distributed.sync_bn import BATCHNORM_NOTICE
+from workbench.core.models.builtins import build_model
 from workbench.core.session import Session
-from workbench.core.sync_bn import BATCHNORM_NOTICE
 
 pytestmark = pytest.mark.slow
 

@@ -16,15 +16,15 @@ import pytest
 import torch
 from torch import nn
 
-from workbench.cli import build_parser, config_from_args
+from workbench.cli.main import build_parser, config_from_args
 from workbench.core.config import ConfigError, TrainConfig
-from workbench.core.freezing import set_frozen, train_mode, trainable_parameters
-from workbench.core.models import build_model
-from workbench.core.sync_bn import (
+from workbench.core.distributed.sync_bn import (
     BATCHNORM_NOTICE,
     SYNC_BN_CPU_NOTICE,
     batchnorm_setup,
 )
+from workbench.core.models.builtins import build_model
+from workbench.core.train.freezing import set_frozen, train_mode, trainable_parameters
 
 CPU, CUDA = torch.device("cpu"), torch.device("cuda", 0)
 

@@ -19,11 +19,15 @@ import sys
 import pytest
 import torch
 
-from workbench.core.checkpoints import checkpoint_dict, load_checkpoint, save_checkpoint
+from workbench.core.checkpoints.io import (
+    checkpoint_dict,
+    load_checkpoint,
+    save_checkpoint,
+)
 from workbench.core.config import TrainConfig
-from workbench.core.engine import prepare_run
-from workbench.core.resize import resize_notice, saved_world_size
+from workbench.core.distributed.reshard import resize_notice, saved_world_size
 from workbench.core.session import Session
+from workbench.core.train.engine import prepare_run
 
 STOP, STEPS = 30, 40  # digits at batch 64: 23 steps an epoch, so mid-epoch 2
 RUN = [
@@ -187,8 +191,8 @@ def test_the_notice_names_batchnorm_only_for_a_model_that_has_it():
 def test_a_damaged_rank_rng_is_a_clear_message(tmp_path, monkeypatch):
     """Each rank sets its own RNG from the checkpoint: a state that is not one
     is refused like the other random states, not a RuntimeError."""
-    from workbench.core import distributed
-    from workbench.core.checkpoints import CheckpointError, restore_run
+    from workbench.core.checkpoints.io import CheckpointError, restore_run
+    from workbench.core.distributed import env as distributed
 
     cfg = TrainConfig(dataset="digits", model="mlp", batch_size=64, max_steps=1)
     payload = checkpoint_dict(prepare_run(cfg))

@@ -20,7 +20,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from workbench.cli_distributed import failure_message, first_failure, record_failure
+from workbench.cli.distributed import failure_message, first_failure, record_failure
 
 pytestmark = pytest.mark.slow
 

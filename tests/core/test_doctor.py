@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from workbench.core import events as E
-from workbench.core.checkpoints import (
+from workbench.core.checkpoints.io import (
     CheckpointError,
     checkpoint_dict,
     load_checkpoint,
@@ -15,14 +15,14 @@ from workbench.core.checkpoints import (
     write_checkpoint,
 )
 from workbench.core.config import TrainConfig
-from workbench.core.doctor import (
+from workbench.core.models.builtins import build_model
+from workbench.core.models.state_dict_match import (
     WeightsMismatch,
     compare_state,
     load_exact,
     load_partial,
 )
-from workbench.core.engine import TrainControl, fit, iter_fit, prepare_run
-from workbench.core.models import build_model
+from workbench.core.train.engine import TrainControl, fit, iter_fit, prepare_run
 
 
 def _states_equal(a: dict, b: dict) -> bool:

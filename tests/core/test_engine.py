@@ -13,7 +13,7 @@ import torch
 
 from workbench.core import events as E
 from workbench.core.config import TrainConfig
-from workbench.core.engine import (
+from workbench.core.train.engine import (
     TrainControl,
     TrainingError,
     fit,
@@ -257,7 +257,7 @@ def test_non_finite_loss_stops_with_a_clear_error(tiny_arrays):
 
 
 def test_mask_change_while_paused_reaches_the_optimizer(tiny_arrays):
-    from workbench.core.freezing import set_frozen
+    from workbench.core.train.freezing import set_frozen
 
     cfg = TrainConfig(model="mlp", epochs=1, batch_size=32, log_every=1)
     run = prepare_run(cfg, arrays=tiny_arrays)
@@ -346,7 +346,7 @@ def test_compile_in_place_keeps_clean_keys_and_reports_compile_time(tiny_arrays)
 
 
 def test_freezing_everything_mid_run_is_a_clear_error(tiny_arrays):
-    from workbench.core.freezing import set_frozen
+    from workbench.core.train.freezing import set_frozen
 
     run = prepare_run(TrainConfig(model="mlp", batch_size=32), arrays=tiny_arrays)
     control = TrainControl()
@@ -411,7 +411,7 @@ def test_serving_weights_does_not_change_the_run(tiny_arrays):
 
 
 def test_weight_histograms_survive_weights_gone_nan(tiny_arrays):
-    from workbench.core.engine import weight_histograms
+    from workbench.core.train.engine import weight_histograms
 
     run = prepare_run(TrainConfig(model="mlp", epochs=1), arrays=tiny_arrays)
     with torch.no_grad():
@@ -440,7 +440,7 @@ def test_the_automatic_log_interval_logs_every_step_of_a_short_run(tiny_arrays):
 
 
 def test_the_automatic_log_interval_thins_only_long_runs():
-    from workbench.core.engine import AUTO_LOG_POINTS, resolve_log_every
+    from workbench.core.train.engine import AUTO_LOG_POINTS, resolve_log_every
 
     assert AUTO_LOG_POINTS == 5000
     assert resolve_log_every(None, 235) == 1  # one MNIST epoch at batch 256

@@ -15,7 +15,7 @@ import torch
 
 from tests.conftest import make_arrays
 from workbench.core import events as E
-from workbench.core.checkpoints import (
+from workbench.core.checkpoints.io import (
     checkpoint_dict,
     load_checkpoint,
     restore_run,
@@ -23,14 +23,14 @@ from workbench.core.checkpoints import (
 )
 from workbench.core.config import TrainConfig
 from workbench.core.data import ImageArrays
-from workbench.core.engine import (
+from workbench.core.train.engine import (
     TrainControl,
     evaluate_predictions,
     fit,
     iter_fit,
     prepare_run,
 )
-from workbench.core.freezing import frozen_names, set_frozen
+from workbench.core.train.freezing import frozen_names, set_frozen
 
 N_TRAIN = 256
 BATCH = 32

@@ -7,10 +7,10 @@ import json
 import pytest
 import torch
 
-from workbench.cli import main
-from workbench.core import export as X
-from workbench.core import export_verify as V
-from workbench.core.checkpoints import info_of, load_checkpoint
+from workbench.cli.main import main
+from workbench.core.checkpoints.io import info_of, load_checkpoint
+from workbench.core.export import formats as X
+from workbench.core.export import verify as V
 
 MODELS = ("small-cnn", "cnn", "lazy-cnn", "mlp")
 

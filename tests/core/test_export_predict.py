@@ -20,9 +20,15 @@ from PIL import Image, ImageDraw
 
 from tests.idx_files import write_mnist_raw
 from tests.image_folders import make_folder
-from workbench.cli import main
-from workbench.core import export as X
-from workbench.core.checkpoints import config_of, eval_model, info_of, load_checkpoint
+from workbench.cli.main import main
+from workbench.core.checkpoints.io import (
+    config_of,
+    eval_model,
+    info_of,
+    load_checkpoint,
+)
+from workbench.core.data.preprocess import _resize
+from workbench.core.export import formats as X
 from workbench.core.predict import (
     PHOTO_DATASETS,
     load_image,
@@ -30,7 +36,6 @@ from workbench.core.predict import (
     predict,
     preprocess,
 )
-from workbench.core.preprocess import _resize
 
 # Trains and exports three runs, and starts a fresh interpreter per check.
 pytestmark = pytest.mark.slow

@@ -14,10 +14,10 @@ import torch
 from workbench.core import events as E
 from workbench.core.config import TrainConfig
 from workbench.core.data import ImageArrays
-from workbench.core.engine import TrainControl, fit, iter_fit, prepare_run
-from workbench.core.feature_cache import FeatureFeed
-from workbench.core.freezing import all_but_head
-from workbench.core.models import build_model
+from workbench.core.models.builtins import build_model
+from workbench.core.train.engine import TrainControl, fit, iter_fit, prepare_run
+from workbench.core.train.feature_cache import FeatureFeed
+from workbench.core.train.freezing import all_but_head
 
 
 def _rgb_arrays(n_train: int, n_test: int, side: int = 32) -> ImageArrays:

@@ -9,15 +9,15 @@ import torch
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.data import load_arrays
 from workbench.core.data.my_digits import MyDigits
-from workbench.core.engine import fit, prepare_run
 from workbench.core.finetune import (
     check_frozen,
     fine_tune_config,
     frozen_copy,
     prepare_fine_tune,
 )
-from workbench.core.freezing import all_but_head, frozen_names
-from workbench.core.models import snapshot_state
+from workbench.core.models.builtins import snapshot_state
+from workbench.core.train.engine import fit, prepare_run
+from workbench.core.train.freezing import all_but_head, frozen_names
 
 
 def mirrored_digits(per_class: int) -> list[tuple[np.ndarray, int]]:

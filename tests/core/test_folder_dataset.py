@@ -17,11 +17,11 @@ from workbench.core.data import DataError, build_loaders, folder_loading
 from workbench.core.data import folder as folder_module
 from workbench.core.data.describe import input_spec
 from workbench.core.data.folder import load_folder, scan_folder, split_pairs
-from workbench.core.data_record import DATA_FILE
-from workbench.core.engine import TrainControl
-from workbench.core.models import build_model
-from workbench.core.reproduce import original_config
+from workbench.core.models.builtins import build_model
+from workbench.core.runs.data_record import DATA_FILE
+from workbench.core.runs.reproduce import original_config
 from workbench.core.session import Session
+from workbench.core.train.engine import TrainControl
 
 
 @pytest.fixture(autouse=True)
@@ -334,7 +334,7 @@ def test_a_run_records_its_data_and_reproduce_names_a_change(tmp_path):
 
 
 def test_checkpoints_carry_the_class_names_and_input_shape(tmp_path):
-    from workbench.core.checkpoints import info_of, save_checkpoint
+    from workbench.core.checkpoints.io import info_of, save_checkpoint
 
     root = make_folder(tmp_path / "d", ["cat", "dog"], 6)
     session = Session(origin="test")

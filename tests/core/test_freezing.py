@@ -4,8 +4,9 @@ import pytest
 import torch
 
 from workbench.core.config import TrainConfig
-from workbench.core.engine import build_optimizer, fit, prepare_run
-from workbench.core.freezing import (
+from workbench.core.models.builtins import build_model
+from workbench.core.train.engine import build_optimizer, fit, prepare_run
+from workbench.core.train.freezing import (
     FreezeError,
     all_but_head,
     count_parameters,
@@ -17,7 +18,6 @@ from workbench.core.freezing import (
     set_frozen,
     train_mode,
 )
-from workbench.core.models import build_model
 
 
 def test_tree_mirrors_named_parameters_with_counts():
@@ -146,7 +146,7 @@ def test_frozen_parameters_are_bit_identical_after_training(tiny_arrays):
 
 
 def test_everything_frozen_is_a_clear_error(tiny_arrays):
-    from workbench.core.engine import TrainingError
+    from workbench.core.train.engine import TrainingError
 
     with pytest.raises(TrainingError, match="nothing to train"):
         prepare_run(TrainConfig(model="mlp", frozen=("*",)), arrays=tiny_arrays)

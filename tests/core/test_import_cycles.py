@@ -104,7 +104,10 @@ def test_a_cycle_through_a_function_level_import_is_found(tmp_path):
         ("from workbench.core.data import loaders", {"workbench.core.data.loaders"}),
         ("from workbench.core.data import FastLoader", {"workbench.core.data"}),
         ("from .registry import DataError", {"workbench.core.data.registry"}),
-        ("import workbench.core.engine as engine", {"workbench.core.engine"}),
+        (
+            "import workbench.core.train.engine as engine",
+            {"workbench.core.train.engine"},
+        ),
         ("import torch", set()),
     ],
 )

@@ -11,29 +11,26 @@ import textwrap
 
 import pytest
 
-from workbench.cli import main
+from workbench.cli.main import main
 from workbench.core import events as E
 from workbench.core.config import TrainConfig
-from workbench.core.engine import fit, iter_fit, prepare_run
-from workbench.core.reproduce import (
+from workbench.core.runs.compare import config_differences
+from workbench.core.runs.folder import RunFolder, delete_run, rename_run, tag_run
+from workbench.core.runs.listing import (
+    find_run,
+    list_runs,
+    read_events,
+    read_metrics,
+    summarize,
+)
+from workbench.core.runs.recorder import RunRecorder
+from workbench.core.runs.reproduce import (
     compare,
     compare_with_folder,
     original_config,
     reproducible,
 )
-from workbench.core.run_compare import config_differences
-from workbench.core.runs import (
-    RunFolder,
-    RunRecorder,
-    delete_run,
-    find_run,
-    list_runs,
-    read_events,
-    read_metrics,
-    rename_run,
-    summarize,
-    tag_run,
-)
+from workbench.core.train.engine import fit, iter_fit, prepare_run
 
 
 def _train(*flags: str) -> int:
@@ -73,8 +70,9 @@ _LOG_AND_REPORT = textwrap.dedent(
     import sys
     from workbench.core import events as E
     from workbench.core.config import TrainConfig
-    from workbench.core.engine import iter_fit, prepare_run
-    from workbench.core.runs import RunFolder, RunRecorder
+    from workbench.core.train.engine import iter_fit, prepare_run
+    from workbench.core.runs.folder import RunFolder
+    from workbench.core.runs.recorder import RunRecorder
 
     cfg = TrainConfig(model="small-cnn", epochs=200, batch_size=32, log_every=1)
     run = prepare_run(cfg)
@@ -318,7 +316,7 @@ def test_the_ledger_reads_back_the_events_the_run_yielded(runs_root, tiny_arrays
 def test_the_run_index_rereads_only_the_runs_that_changed(runs_root, monkeypatch):
     import shutil
 
-    from workbench.core import run_index
+    from workbench.core.runs import index as run_index
 
     cfg = TrainConfig(model="mlp", epochs=1)
     folders = [RunFolder.create(cfg.replace(seed=s), origin="test") for s in range(5)]

@@ -19,19 +19,13 @@ from pathlib import Path
 import pytest
 
 from tests.fuzz_ledgers import healthy_run, variants
-from workbench.cli import main
+from workbench.cli.main import main
 from workbench.core.config import ConfigError
-from workbench.core.ledger_tail import AppendedLines, ledger_events
-from workbench.core.reproduce import original_config, reproducible
-from workbench.core.run_file import DamagedRunFile, forget_after
-from workbench.core.runs import (
-    METRICS_FILE,
-    RunFolder,
-    interrupted_runs,
-    list_runs,
-    read_events,
-    read_metrics,
-)
+from workbench.core.runs.folder import METRICS_FILE, RunFolder, interrupted_runs
+from workbench.core.runs.listing import list_runs, read_events, read_metrics
+from workbench.core.runs.reproduce import original_config, reproducible
+from workbench.core.runs.run_file import DamagedRunFile, forget_after
+from workbench.core.runs.tail import AppendedLines, ledger_events
 
 # Variants of each kind (408 in all).
 KINDS = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from workbench.core.events import EpochMetrics, StepMetrics
-from workbench.core.ledger_tail import AppendedLines, ledger_events
+from workbench.core.runs.tail import AppendedLines, ledger_events
 
 STEP = StepMetrics(0, 1, 1, 10, 2.3, 0.1, 0.01, 100.0, 0.5, 0.01)
 EPOCH = EpochMetrics(0, 10, 2.0, 0.3, 1.9, 0.4, 100.0, 1.0, ((1, 0), (0, 1)))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.core.memory import _USER_SETTINGS
+from workbench.core.host.memory import _USER_SETTINGS
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -29,7 +29,7 @@ pytestmark = pytest.mark.skipif(
 _STEPS = textwrap.dedent(
     """
     import ctypes, resource, sys
-    from workbench.core.memory import keep_freed_memory
+    from workbench.core.host.memory import keep_freed_memory
 
     libc = ctypes.CDLL("libc.so.6")
     libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, (ctypes.c_size_t,)
@@ -89,7 +89,7 @@ _THREAD_BLOCK = textwrap.dedent(
     """
     import sys, threading
     import torch
-    from workbench.core.memory import keep_freed_memory
+    from workbench.core.host.memory import keep_freed_memory
 
     if sys.argv[1] == "keep":
         assert keep_freed_memory()
@@ -125,8 +125,8 @@ def test_every_command_keeps_freed_memory():
     # The window and torchrun's workers start through the same main().
     code = textwrap.dedent(
         """
-        from workbench.cli import main
-        from workbench.core.memory import freed_memory_kept
+        from workbench.cli.main import main
+        from workbench.core.host.memory import freed_memory_kept
         main(["devices"])
         print(freed_memory_kept())
         """
@@ -137,7 +137,7 @@ def test_every_command_keeps_freed_memory():
 def test_a_users_own_malloc_settings_are_kept():
     env = _clean_env() | {"MALLOC_TRIM_THRESHOLD_": "131072"}
     code = (
-        "from workbench.core.memory import keep_freed_memory; "
+        "from workbench.core.host.memory import keep_freed_memory; "
         "print(keep_freed_memory())"
     )
     assert _python(code, env=env) == "False"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from workbench.core.preprocess import mnist_style
+from workbench.core.data.preprocess import mnist_style
 
 
 def centre_of_mass(field: np.ndarray) -> tuple[float, float]:

@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch import nn
 
-from workbench.core.model_file import (
+from workbench.core.models.user_file import (
     ModelFileError,
     build_from_file,
     defined_names,

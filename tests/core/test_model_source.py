@@ -15,12 +15,12 @@ import pytest
 import torch
 from PIL import Image
 
-from workbench.cli import main
+from workbench.cli.main import main
 from workbench.core.config import ConfigError
 from workbench.core.data import load_arrays
-from workbench.core.model_source import SHA_KEY
-from workbench.core.reproduce import original_config
-from workbench.core.runs import list_runs
+from workbench.core.models.source import SHA_KEY
+from workbench.core.runs.listing import list_runs
+from workbench.core.runs.reproduce import original_config
 from workbench.core.session import Session
 
 NET = """

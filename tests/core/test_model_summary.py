@@ -8,10 +8,10 @@ import torchvision
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from workbench.cli import main
+from workbench.cli.main import main
 from workbench.core.config import MODELS
-from workbench.core.model_summary import summarize_model
-from workbench.core.models import build_model
+from workbench.core.models.builtins import build_model
+from workbench.core.models.summary import summarize_model
 
 
 def _measured_macs(model, shape):

@@ -5,14 +5,14 @@ import torch
 from torch.nn.parameter import is_lazy
 
 from workbench.core.config import MODELS, ConfigError
-from workbench.core.freezing import list_parameters
-from workbench.core.models import (
+from workbench.core.models.builtins import (
     LazyCNN,
     build_model,
     has_lazy_parameters,
     head_name,
     materialize,
 )
+from workbench.core.train.freezing import list_parameters
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -54,7 +54,7 @@ def test_unknown_model_names_the_choices():
 
 @pytest.mark.parametrize("name", ["small-cnn", "cnn", "lazy-cnn", "mlp"])
 def test_an_unseeded_build_draws_no_random_numbers(name):
-    from workbench.core.models import build_unseeded
+    from workbench.core.models.builtins import build_unseeded
 
     before = torch.get_rng_state().clone()
     model = build_unseeded(name, 10)

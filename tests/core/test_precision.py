@@ -6,10 +6,10 @@ import pytest
 import torch
 
 from workbench.core import events as E
-from workbench.core import precision
 from workbench.core.config import TrainConfig
-from workbench.core.engine import fit, prepare_run
-from workbench.core.script_writer import write_script
+from workbench.core.script.writer import write_script
+from workbench.core.train import precision
+from workbench.core.train.engine import fit, prepare_run
 
 CPU = torch.device("cpu")
 

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from workbench.core.data import DATASET_INFO
-from workbench.core.models import build_model
+from workbench.core.models.builtins import build_model
 from workbench.core.predict import (
     PredictError,
     mnist_style,
@@ -114,7 +114,7 @@ def test_predict_uses_eval_mode_and_restores_training_mode():
 
 
 def _trained_predictor_and_model():
-    from workbench.core.models import snapshot_state
+    from workbench.core.models.builtins import snapshot_state
     from workbench.core.predict import Predictor
 
     model = build_model("small-cnn", 10, seed=1)
@@ -181,7 +181,7 @@ def test_saliency_is_the_input_gradient_of_the_predicted_logit():
 
 
 def test_predictor_refuses_weights_of_another_model():
-    from workbench.core.checkpoints import CheckpointError
+    from workbench.core.checkpoints.io import CheckpointError
     from workbench.core.predict import Predictor
 
     predictor = Predictor("small-cnn", "mnist", tuple("0123456789"))

@@ -8,7 +8,7 @@ import torch
 from PIL import Image
 
 from workbench.core.data import DATASET_INFO, DatasetInfo
-from workbench.core.models import build_model, snapshot_state
+from workbench.core.models.builtins import build_model, snapshot_state
 from workbench.core.predict import (
     PredictError,
     Predictor,

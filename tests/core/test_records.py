@@ -10,7 +10,8 @@ import pytest
 
 from workbench.core import events as E
 from workbench.core.config import TrainConfig
-from workbench.core.runs import METRICS_FILE, RunFolder, read_metrics
+from workbench.core.runs.folder import METRICS_FILE, RunFolder
+from workbench.core.runs.listing import read_metrics
 from workbench.core.training_run import MetricHistory
 
 STEP = E.StepMetrics(

@@ -26,9 +26,9 @@ _STOP_AND_SAVE = textwrap.dedent(
     """
     import sys
     from workbench.core import events as E
-    from workbench.core.checkpoints import save_checkpoint
+    from workbench.core.checkpoints.io import save_checkpoint
     from workbench.core.config import load_config
-    from workbench.core.engine import TrainControl, iter_fit, prepare_run
+    from workbench.core.train.engine import TrainControl, iter_fit, prepare_run
 
     cfg = load_config(sys.argv[1])
     run = prepare_run(cfg)

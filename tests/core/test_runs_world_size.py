@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from workbench.core.config import TrainConfig
-from workbench.core.runs import RUN_FILE, RunFolder, summarize
+from workbench.core.runs.folder import RUN_FILE, RunFolder
+from workbench.core.runs.listing import summarize
 
 
 def test_run_json_records_the_world_size_and_old_runs_read_as_one(

@@ -24,7 +24,7 @@ import torchvision
 from tests.idx_files import write_mnist_raw
 from workbench import cli
 from workbench.core.config import TrainConfig, save_config
-from workbench.core.script_writer import ScriptError, script_problem, write_script
+from workbench.core.script.writer import ScriptError, script_problem, write_script
 
 _CPU = {"device": "cpu"}
 

@@ -8,13 +8,11 @@ import pytest
 import torch
 
 from workbench.core import events as E
-from workbench.core.checkpoints import CheckpointError, save_checkpoint
+from workbench.core.checkpoints.io import CheckpointError, save_checkpoint
 from workbench.core.config import ConfigError, TrainConfig
-from workbench.core.engine import TrainControl
-from workbench.core.freezing import frozen_names, set_frozen
 from workbench.core.model_offer import offer_weights
-from workbench.core.models import build_model
-from workbench.core.runs import read_events
+from workbench.core.models.builtins import build_model
+from workbench.core.runs.listing import read_events
 from workbench.core.session import (
     RESUME_SAFE,
     RunPrepared,
@@ -22,6 +20,8 @@ from workbench.core.session import (
     StartKind,
     plan_start,
 )
+from workbench.core.train.engine import TrainControl
+from workbench.core.train.freezing import frozen_names, set_frozen
 
 QUICK = TrainConfig(
     dataset="digits", model="mlp", batch_size=64, epochs=1, max_steps=6, log_every=1

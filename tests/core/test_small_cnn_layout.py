@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from workbench.core.checkpoints import (
+from workbench.core.checkpoints.io import (
     checkpoint_dict,
     eval_model,
     load_checkpoint,
@@ -18,9 +18,9 @@ from workbench.core.checkpoints import (
     write_checkpoint,
 )
 from workbench.core.config import TrainConfig
-from workbench.core.engine import fit, prepare_run
-from workbench.core.model_catalog import BUILTIN_MODELS, grouped_models, model_problem
-from workbench.core.models import build_model
+from workbench.core.models.builtins import build_model
+from workbench.core.models.catalog import BUILTIN_MODELS, grouped_models, model_problem
+from workbench.core.train.engine import fit, prepare_run
 
 
 def test_small_cnn_works_at_7x7_after_a_strided_first_conv():

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from workbench.core import threads
+from workbench.core.host import threads
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="per-thread nice values are Linux's"

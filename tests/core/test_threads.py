@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import torch
 
-from workbench.core import threads
+from workbench.core.host import threads
 
 needs_libgomp = pytest.mark.skipif(
     not sys.platform.startswith("linux") or not threads._loaded_gomp_paths(),

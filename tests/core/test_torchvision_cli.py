@@ -17,12 +17,12 @@ from PIL import Image
 
 from tests.conftest import make_arrays
 from tests.core.test_exact_resume import _scramble_rngs, step_losses, train_until
-from workbench.cli import main
-from workbench.core.checkpoints import load_checkpoint, restore_run, save_checkpoint
+from workbench.cli.main import main
+from workbench.core.checkpoints.io import load_checkpoint, restore_run, save_checkpoint
 from workbench.core.config import TrainConfig
 from workbench.core.data import load_arrays
-from workbench.core.engine import fit, prepare_run
-from workbench.core.weights_cache import MIRROR_ENV, cache_dir
+from workbench.core.models.pretrained import MIRROR_ENV, cache_dir
+from workbench.core.train.engine import fit, prepare_run
 
 COMMON = ["--model", "resnet18", "--seed", "1", "--batch-size", "16", "--quiet"]
 

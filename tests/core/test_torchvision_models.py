@@ -19,17 +19,17 @@ from workbench.core.config import (
     validate,
 )
 from workbench.core.data import DATASET_INFO, build_loaders, load_arrays
-from workbench.core.data.model_inputs import fit_to_model, model_channels
-from workbench.core.engine import fit, prepare_run
-from workbench.core.model_catalog import (
+from workbench.core.models.builtins import build_model
+from workbench.core.models.catalog import (
     BUILTIN_MODELS,
     family,
     grouped_models,
     torchvision_models,
     weights_choices,
 )
-from workbench.core.models import build_model
-from workbench.core.tv_models import build_torchvision
+from workbench.core.models.inputs import fit_to_model, model_channels
+from workbench.core.models.torchvision_models import build_torchvision
+from workbench.core.train.engine import fit, prepare_run
 
 CPU = torch.device("cpu")
 IMAGENET_MEAN = (0.485, 0.456, 0.406)

@@ -21,15 +21,15 @@ import torch
 import torchvision
 from torch import nn
 
-from workbench.core import weights_cache
 from workbench.core.data.registry import DownloadCancelled
-from workbench.core.models import build_model
-from workbench.core.tv_models import build_torchvision
-from workbench.core.weights_cache import (
+from workbench.core.models import pretrained as weights_cache
+from workbench.core.models.builtins import build_model
+from workbench.core.models.pretrained import (
     WeightsError,
     cache_dir,
     load_pretrained_state,
 )
+from workbench.core.models.torchvision_models import build_torchvision
 
 MEMBER = torchvision.models.ResNet18_Weights.IMAGENET1K_V1
 FILE_NAME = os.path.basename(MEMBER.url)  # resnet18-f37072fd.pth
@@ -327,7 +327,7 @@ def test_a_missing_file_on_the_server_is_a_clear_http_message(served):
 
 
 def test_a_pretrained_run_says_which_head_it_replaced(weights_file, capsys):
-    from workbench.cli import main
+    from workbench.cli.main import main
 
     _in_cache(weights_file)
     flags = ["--model", "resnet18", "--weights", "IMAGENET1K_V1", "--max-steps", "1"]

@@ -56,10 +56,11 @@ from PySide6.QtCore import QObject, Qt, QtMsgType, Slot, qInstallMessageHandler
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from workbench.core.checkpoints import CheckpointError, load_checkpoint
+from workbench.core.checkpoints.io import CheckpointError, load_checkpoint
 from workbench.core.config import TrainConfig
 from workbench.core.events import StepMetrics
-from workbench.core.runs import RunFolder, read_events, read_metrics
+from workbench.core.runs.folder import RunFolder
+from workbench.core.runs.listing import read_events, read_metrics
 from workbench.ui import dialogs
 
 # Long enough never to end by itself: every cycle is stopped by the user.

@@ -10,11 +10,11 @@ import pytest
 import torch
 
 from workbench.core import events as E
-from workbench.core.checkpoints import load_checkpoint
+from workbench.core.checkpoints.io import load_checkpoint
 from workbench.core.config import TrainConfig
-from workbench.core.engine import TrainControl, iter_fit, prepare_run
-from workbench.core.models import build_model
-from workbench.core.runs import RunFolder, interrupted_runs
+from workbench.core.models.builtins import build_model
+from workbench.core.runs.folder import RunFolder, interrupted_runs
+from workbench.core.train.engine import TrainControl, iter_fit, prepare_run
 from workbench.ui import dialogs
 from workbench.ui.main_window import MainWindow
 

@@ -160,7 +160,7 @@ def test_save_is_offered_only_with_a_run(qtbot, window):
 def test_gpu_checkpoint_opens_on_this_machine(qtbot, window, tmp_path, monkeypatch):
     import torch
 
-    from workbench.core.devices import list_devices
+    from workbench.core.train.devices import list_devices
 
     if any(d.kind == "cuda" and d.available for d in list_devices()):
         pytest.skip("this machine has CUDA: nothing to fall back from")
@@ -191,8 +191,8 @@ def test_continue_after_open_repeats_the_uninterrupted_run(
     qtbot, window, tmp_path, monkeypatch
 ):
     from workbench.core import events as E
-    from workbench.core.checkpoints import save_checkpoint
-    from workbench.core.engine import TrainControl, fit, iter_fit, prepare_run
+    from workbench.core.checkpoints.io import save_checkpoint
+    from workbench.core.train.engine import TrainControl, fit, iter_fit, prepare_run
 
     cfg = FAST.replace(model="small-cnn", max_steps=None, epochs=2)
     straight = [e.loss for e in fit(prepare_run(cfg)) if isinstance(e, E.StepMetrics)]

@@ -8,7 +8,7 @@ import os
 from PySide6.QtGui import QAction, QFontInfo, QGuiApplication, QTextCharFormat
 from PySide6.QtWidgets import QScrollArea
 
-from workbench.core import files
+from workbench.core import atomic_files as files
 from workbench.ui import code_view, dialogs
 
 from .helpers import FAST

@@ -16,8 +16,8 @@ from tests.fuzz_my_digits import healthy_collection
 from tests.ui.helpers import FAST
 from tests.ui.test_autosave_ui import _dead_pid
 from workbench.core.data.my_digits import INDEX_NAME
-from workbench.core.engine import fit, prepare_run
-from workbench.core.runs import RunFolder
+from workbench.core.runs.folder import RunFolder
+from workbench.core.train.engine import fit, prepare_run
 from workbench.ui import dialogs, window_state
 from workbench.ui.main_window import MainWindow
 from workbench.ui.panels.runs_table import COLUMNS

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from workbench.core import precision
-from workbench.core.devices import DeviceInfo, list_devices
+from workbench.core.train import precision
+from workbench.core.train.devices import DeviceInfo, list_devices
 from workbench.ui.panels.device import DevicePanel
 from workbench.ui.panels.loader import LoaderPanel
 from workbench.ui.panels.speed import SpeedPanel

@@ -332,7 +332,7 @@ def test_my_digits_is_a_dataset_in_the_data_panel(qtbot, window):
 
 @pytest.mark.skipif(torch.get_num_threads() < 2, reason="needs 2 intra-op threads")
 def test_weights_load_on_one_thread_while_a_run_trains(qtbot, monkeypatch):
-    from workbench.core.models import build_model, snapshot_state
+    from workbench.core.models.builtins import build_model, snapshot_state
     from workbench.core.predict import Predictor
     from workbench.ui.panels.draw import DrawPanel
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import torch
 
-from workbench.core import export
+from workbench.core.export import formats as export
 from workbench.ui import dialogs
 from workbench.ui.window_export import GREEN, RED
 

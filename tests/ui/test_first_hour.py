@@ -24,10 +24,10 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from tests.core.test_finetune import mirrored_digits
-from workbench.core.checkpoints import load_weights_file
+from workbench.core.checkpoints.io import load_weights_file
 from workbench.core.data.my_digits import MyDigits
 from workbench.core.events import StepMetrics
-from workbench.core.runs import list_runs
+from workbench.core.runs.listing import list_runs
 from workbench.ui import dialogs
 from workbench.ui.formatting import percent
 from workbench.ui.panels import training as training_module

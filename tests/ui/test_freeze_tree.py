@@ -6,8 +6,8 @@ import pytest
 from PySide6.QtCore import Qt
 
 from workbench.core.config import MODELS
-from workbench.core.freezing import count_parameters
-from workbench.core.models import build_model, head_name
+from workbench.core.models.builtins import build_model, head_name
+from workbench.core.train.freezing import count_parameters
 from workbench.ui.panels.freeze import TIMES, FreezePanel
 
 pytestmark = pytest.mark.gui

@@ -8,8 +8,8 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QContextMenuEvent
 from PySide6.QtWidgets import QApplication
 
-from workbench.core.freezing import all_but_head, first_blocks, names_up_to
-from workbench.core.models import build_model
+from workbench.core.models.builtins import build_model
+from workbench.core.train.freezing import all_but_head, first_blocks, names_up_to
 from workbench.ui.panels.freeze import FreezePanel
 
 pytestmark = pytest.mark.gui

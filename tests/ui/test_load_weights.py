@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from workbench.core.checkpoints import save_checkpoint
-from workbench.core.models import build_model
+from workbench.core.checkpoints.io import save_checkpoint
+from workbench.core.models.builtins import build_model
 from workbench.ui import dialogs
 
 from .helpers import FAST, run_to_end

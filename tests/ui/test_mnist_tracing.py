@@ -16,8 +16,8 @@ from PySide6.QtTest import QTest
 
 from workbench.core.config import TrainConfig
 from workbench.core.data import DATASET_INFO, load_arrays
-from workbench.core.engine import fit, prepare_run
-from workbench.core.models import snapshot_state
+from workbench.core.models.builtins import snapshot_state
+from workbench.core.train.engine import fit, prepare_run
 from workbench.ui.draw_widgets import CANVAS_SIDE
 from workbench.ui.panels.draw import DrawPanel
 

@@ -21,7 +21,7 @@ from PIL import Image
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog
 
-from workbench.core import weights_cache
+from workbench.core.models import pretrained as weights_cache
 from workbench.core.predict import load_image, preprocess
 from workbench.ui import dialogs, window_state
 from workbench.ui.panels.model import ModelPanel
@@ -412,9 +412,9 @@ def test_a_checkpoint_of_the_earlier_small_cnn_opens_under_the_built_ins(
     qtbot, window, tmp_path
 ):
     """A format-2 small-cnn checkpoint holds the layout now named small-cnn-v1."""
-    from workbench.core.checkpoints import checkpoint_dict, write_checkpoint
+    from workbench.core.checkpoints.io import checkpoint_dict, write_checkpoint
     from workbench.core.data import load_arrays
-    from workbench.core.engine import fit, prepare_run
+    from workbench.core.train.engine import fit, prepare_run
 
     cfg = FAST.replace(model="small-cnn-v1")
     run = prepare_run(cfg, arrays=load_arrays("digits"))

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from workbench.core.events import StepMetrics
-from workbench.core.runs import METRICS_FILE, RunFolder
+from workbench.core.runs.folder import METRICS_FILE, RunFolder
 from workbench.ui import dialogs, window_state
 from workbench.ui.job_follower import JobFollower
 from workbench.ui.main_window import MainWindow

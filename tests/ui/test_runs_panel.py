@@ -10,9 +10,11 @@ import pytest
 from PySide6.QtCore import Qt
 
 from workbench.core.config import TrainConfig
-from workbench.core.engine import iter_fit, prepare_run
 from workbench.core.events import EpochMetrics
-from workbench.core.runs import METRICS_FILE, RunFolder, RunRecorder, list_runs
+from workbench.core.runs.folder import METRICS_FILE, RunFolder
+from workbench.core.runs.listing import list_runs
+from workbench.core.runs.recorder import RunRecorder
+from workbench.core.train.engine import iter_fit, prepare_run
 from workbench.ui import dialogs
 from workbench.ui.overlay import RunOverlay, steps_per_epoch
 from workbench.ui.panels.runs import COLUMNS, RunsPanel, duration
@@ -491,8 +493,8 @@ def test_dates_sort_as_times_not_as_text(panel, runs):
 def test_reproduce_is_disabled_with_the_reason_for_runs_it_would_refuse(
     qtbot, panel, runs
 ):
-    from workbench.core.reproduce import reproducible
-    from workbench.core.runs import summarize
+    from workbench.core.runs.listing import summarize
+    from workbench.core.runs.reproduce import reproducible
 
     reproduce = panel.reproduce_button
     runs["A"].record_mask_change(2, ["fc.weight"])  # the freeze mask changed mid-run

@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QDoubleSpinBox, QScrollArea, QSlider
 
-from workbench.core.runs import list_runs, read_events
+from workbench.core.runs.listing import list_runs, read_events
 
 from .helpers import FAST, bias_corrected_average, run_to_end
 
@@ -120,7 +120,7 @@ def test_the_smoothing_control_resmooths_the_live_and_the_overlaid_curves(
 
 def test_every_runs_column_is_in_view_at_the_default_window_sizes(qtbot, window):
     from workbench.core.config import TrainConfig
-    from workbench.core.runs import RunFolder
+    from workbench.core.runs.folder import RunFolder
 
     cfg = TrainConfig(dataset="fashion-mnist", model="small-cnn")
     for i in range(12):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.cli import main
+from workbench.cli.main import main
 from workbench.core import events as E
-from workbench.core.checkpoints import save_checkpoint
-from workbench.core.engine import TrainControl
+from workbench.core.checkpoints.io import save_checkpoint
 from workbench.core.session import Session
+from workbench.core.train.engine import TrainControl
 
 from .helpers import BACK_TO_IDLE, FAST
 

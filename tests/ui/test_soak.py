@@ -13,7 +13,7 @@ import pytest
 from PySide6.QtCore import qWarning
 
 from workbench.core.config import TrainConfig
-from workbench.core.runs import RunFolder
+from workbench.core.runs.folder import RunFolder
 
 from .soak_driver import SoakDriver, folder_problems, qt_messages_caught
 

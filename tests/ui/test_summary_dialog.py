@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QAction
 
-from workbench.core.model_summary import summarize_model
+from workbench.core.models.summary import summarize_model
 
 
 def test_the_summary_shows_the_shown_models_table_at_the_batch_size(window):

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from workbench.core import threads
+from workbench.core.host import threads
 from workbench.ui import trainer_thread
 
 from .helpers import FAST, run_to_end

@@ -6,7 +6,7 @@ import pytest
 
 from tests.core.test_finetune import mirrored_digits
 from workbench.core.data.my_digits import MyDigits
-from workbench.core.runs import list_runs
+from workbench.core.runs.listing import list_runs
 
 from .helpers import FAST, run_to_end
 

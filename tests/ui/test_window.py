@@ -10,7 +10,6 @@ from PySide6.QtWidgets import QWidget
 
 from workbench.core import events as E
 from workbench.core.config import TrainConfig
-from workbench.core.engine import TrainingError
 from workbench.core.events import (
     CompileFinished,
     CompileStarted,
@@ -18,7 +17,8 @@ from workbench.core.events import (
     StepMetrics,
     TrainResult,
 )
-from workbench.core.models import build_model
+from workbench.core.models.builtins import build_model
+from workbench.core.train.engine import TrainingError
 from workbench.ui import dialogs
 from workbench.ui.main_window import MainWindow
 from workbench.ui.panels.training import TrainingPanel
@@ -248,7 +248,7 @@ def test_freeze_edit_while_paused_applies_on_resume(qtbot, window):
 
 
 def test_all_frozen_refuses_to_start(qtbot, window, error_dialogs):
-    from workbench.core.freezing import set_frozen
+    from workbench.core.train.freezing import set_frozen
 
     model = window.freeze_panel.model
     set_frozen(model, [n for n, _ in model.named_parameters()])

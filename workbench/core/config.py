@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.core.model_catalog import (
+from workbench.core.models.catalog import (
     BUILTIN_MODELS,
     FEATURE_CACHE_MODES,
     model_problem,
@@ -100,11 +100,11 @@ class TrainConfig:
     ``feature_cache``: keep the frozen backbone's outputs and train the head on
     them (``auto``: whenever that gives the same result; ``on``: the same, and
     the run's notices say why when it cannot, the full model training then;
-    ``off``: never). See ``workbench.core.feature_cache``.
+    ``off``: never). See ``workbench.core.train.feature_cache``.
 
     ``precision``: ``auto`` (the default) trains in bf16 on a CPU that computes
     it natively (AVX512-BF16 or AMX: faster, as accurate) and in fp32 elsewhere;
-    see ``workbench.core.precision``.
+    see ``workbench.core.train.precision``.
 
     ``sync_bn``: with several processes on CUDA GPUs, BatchNorm layers share
     their batch statistics over the processes (``torch.nn.SyncBatchNorm``), so
@@ -168,7 +168,7 @@ class TrainConfig:
             return self.image_size
         if self.dataset in RESIZABLE_DATASETS and pretrained(self.model, self.weights):
             # The size the weights were trained at (224 for most of torchvision's).
-            from workbench.core.tv_models import weights_preprocess
+            from workbench.core.models.torchvision_models import weights_preprocess
 
             preprocess = weights_preprocess(self.model, self.weights)
             if preprocess is not None:

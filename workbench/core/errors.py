@@ -6,14 +6,14 @@ Anything else escaping the core is a bug; callers show these as plain messages
 
 from __future__ import annotations
 
-from workbench.core.checkpoints import CheckpointError
+from workbench.core.checkpoints.io import CheckpointError
 from workbench.core.config import ConfigError
 from workbench.core.data import DataError
-from workbench.core.devices import DeviceError
-from workbench.core.engine import TrainingError
-from workbench.core.export import ExportError
-from workbench.core.freezing import FreezeError
+from workbench.core.export.formats import ExportError
 from workbench.core.predict import PredictError
+from workbench.core.train.devices import DeviceError
+from workbench.core.train.engine import TrainingError
+from workbench.core.train.freezing import FreezeError
 
 USER_ERRORS: tuple[type[Exception], ...] = (
     ConfigError,

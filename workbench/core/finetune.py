@@ -1,6 +1,6 @@
 """Teach a trained model the user's handwriting, and show what it cost.
 
-A fine-tune is an ordinary run (:func:`~workbench.core.engine.prepare_run`) on
+A fine-tune is an ordinary run (:func:`~workbench.core.train.engine.prepare_run`) on
 the ``my-digits`` dataset, starting from the weights of a trained model, with
 ``replay`` images of the base dataset mixed in and the freeze mask applied.
 Around it, two measurements make the trade visible: accuracy on the user's
@@ -25,10 +25,10 @@ from workbench.core.data import (
     load_base_arrays,
     load_run_arrays,
 )
-from workbench.core.data.model_inputs import fit_to_model
 from workbench.core.data.my_digits import MyDigits
-from workbench.core.engine import TrainingRun, prepare_run
-from workbench.core.preprocess import style_of
+from workbench.core.data.preprocess import style_of
+from workbench.core.models.inputs import fit_to_model
+from workbench.core.train.engine import TrainingRun, prepare_run
 
 # Defaults for a fine-tune: a handful of drawings needs few, gentle steps.
 REPLAY = 512
@@ -211,7 +211,7 @@ def prepare_fine_tune(
     base_arrays : ImageArrays, optional
         The base dataset if already in memory.
     """
-    from workbench.core.checkpoints import load_model_state
+    from workbench.core.checkpoints.io import load_model_state
 
     if base_arrays is None:
         base_arrays = load_base_arrays(cfg, progress=progress, cancel=cancel)

@@ -14,12 +14,12 @@ from typing import Any
 import torch
 from torch import nn
 
-from workbench.core.checkpoints import CheckpointError, config_of, load_weights_file
+from workbench.core.checkpoints.io import CheckpointError, config_of, load_weights_file
 from workbench.core.config import TrainConfig
 from workbench.core.data.describe import input_spec
-from workbench.core.data.model_inputs import model_channels
-from workbench.core.doctor import StateDiff, compare_state
-from workbench.core.models import build_model
+from workbench.core.models.builtins import build_model
+from workbench.core.models.inputs import model_channels
+from workbench.core.models.state_dict_match import StateDiff, compare_state
 
 # (architecture, classes, input shape): what decides a model's shapes.
 ModelKey = tuple[str, int, tuple[int, int, int]]

@@ -17,8 +17,7 @@ import torch
 from torch import nn
 
 from workbench.core.data import DATASET_INFO, DatasetInfo
-from workbench.core.model_catalog import is_torchvision
-from workbench.core.preprocess import (
+from workbench.core.data.preprocess import (
     INVERT_ABOVE,
     PredictError,
     digits_style,
@@ -27,7 +26,8 @@ from workbench.core.preprocess import (
     style_image,
     style_of,
 )
-from workbench.core.threads import single_threaded
+from workbench.core.host.threads import single_threaded
+from workbench.core.models.catalog import is_torchvision
 
 __all__ = [
     "PredictError",
@@ -168,7 +168,7 @@ def preprocess(
     """
     info = DATASET_INFO[dataset]
     if model is not None:
-        from workbench.core.data.model_inputs import fit_to_model
+        from workbench.core.models.inputs import fit_to_model
 
         info = fit_to_model(info, model, weights)
     return to_model_input(style_image(image, style_of(dataset)), info)
@@ -277,7 +277,7 @@ class Predictor:
     The copy never trains and never shares tensors with the model it was
     copied from, so reading an image cannot race a training thread or change
     the trained model's ``train()``/``eval()`` mode. Feed it fresh weights with
-    :meth:`load_weights` (a :func:`~workbench.core.models.snapshot_state`).
+    :meth:`load_weights` (a :func:`~workbench.core.models.builtins.snapshot_state`).
 
     Parameters
     ----------
@@ -307,7 +307,7 @@ class Predictor:
         info: DatasetInfo | None = None,
         weights: str = "none",
     ) -> None:
-        from workbench.core.models import build_unseeded
+        from workbench.core.models.builtins import build_unseeded
 
         self.model_name = model_name
         self.dataset = dataset
@@ -355,7 +355,7 @@ class Predictor:
         CheckpointError
             When the weights belong to another architecture.
         """
-        from workbench.core.checkpoints import load_model_state
+        from workbench.core.checkpoints.io import load_model_state
 
         load_model_state(self.model, state)
 

@@ -31,7 +31,7 @@ import torch
 from torch import nn
 
 from workbench.core import events as E
-from workbench.core.checkpoints import (
+from workbench.core.checkpoints.io import (
     CheckpointError,
     checkpoint_dict,
     config_of,
@@ -39,37 +39,34 @@ from workbench.core.checkpoints import (
     restore_run,
 )
 from workbench.core.config import ConfigError, TrainConfig
-from workbench.core.data import (
-    DownloadProgress,
-    ImageArrays,
-    load_run_arrays,
-)
+from workbench.core.data import DownloadProgress, ImageArrays, load_run_arrays
 from workbench.core.data.cache import ArraysCache
 from workbench.core.data.registry import FOLDER
-from workbench.core.data_record import record_data
-from workbench.core.ddp import check_batch
-from workbench.core.devices import DeviceError, resolve_device
-from workbench.core.distributed import is_main, world_size
-from workbench.core.doctor import load_exact, load_partial
-from workbench.core.engine import (
+from workbench.core.distributed.ddp import check_batch
+from workbench.core.distributed.env import is_main, world_size
+from workbench.core.distributed.reshard import resize_notice, saved_world_size
+from workbench.core.finetune import FineTune, fine_tune_config, prepare_fine_tune
+from workbench.core.model_offer import ModelKey, WeightsOffer, model_key
+from workbench.core.models.builtins import snapshot_state
+from workbench.core.models.source import SHA_KEY, model_file_change, model_sha
+from workbench.core.models.state_dict_match import load_exact, load_partial
+from workbench.core.runs.data_record import record_data
+from workbench.core.runs.folder import RunFolder, folder_of
+from workbench.core.runs.recorder import RunRecorder
+from workbench.core.runs.reproduce import (
+    Reproduction,
+    compare_with_folder,
+    original_config,
+)
+from workbench.core.train.devices import DeviceError, resolve_device
+from workbench.core.train.engine import (
     TrainControl,
     TrainingRun,
     evaluate_predictions,
     iter_fit,
     prepare_run,
 )
-from workbench.core.finetune import FineTune, fine_tune_config, prepare_fine_tune
-from workbench.core.freezing import all_but_head, frozen_names, set_frozen
-from workbench.core.model_offer import (
-    ModelKey,
-    WeightsOffer,
-    model_key,
-)
-from workbench.core.model_source import SHA_KEY, model_file_change, model_sha
-from workbench.core.models import snapshot_state
-from workbench.core.reproduce import Reproduction, compare_with_folder, original_config
-from workbench.core.resize import resize_notice, saved_world_size
-from workbench.core.runs import RunFolder, RunRecorder, folder_of
+from workbench.core.train.freezing import all_but_head, frozen_names, set_frozen
 
 ProgressFn = Callable[[DownloadProgress], None]
 CancelFn = Callable[[], bool]
@@ -295,7 +292,7 @@ class Session:
         Raises
         ------
         ConfigError
-            With :func:`~workbench.core.reproduce.reproducible`'s reason (the
+            With :func:`~workbench.core.runs.reproduce.reproducible`'s reason (the
             Runs tab disables Reproduce for the same runs).
         """
         cfg = original_config(folder)

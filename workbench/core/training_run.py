@@ -69,7 +69,7 @@ class TrainingRun:
     history: MetricHistory = field(default_factory=MetricHistory)
     notices: list[str] = field(default_factory=list)
     # DistributedDataParallel around ``model`` when several processes train
-    # (workbench.core.ddp); the model itself stays what checkpoints store.
+    # (workbench.core.distributed.ddp); the model itself stays what checkpoints store.
     ddp: nn.Module | None = None
     # Every rank's RNG state at the last epoch end or stop (several processes
     # only): a checkpoint keeps them, so each rank's dropout resumes exactly.

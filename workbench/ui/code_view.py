@@ -1,6 +1,6 @@
 """The Code tab: the current experiment as one plain PyTorch script.
 
-:func:`~workbench.core.script_writer.write_script` writes the text; this view
+:func:`~workbench.core.script.writer.write_script` writes the text; this view
 shows it highlighted, copies it and saves it. It regenerates lazily: a
 settings change only marks the script stale, and the text is written again
 once the tab is shown, after changes pause for :data:`DEBOUNCE_MS` (a spin
@@ -31,9 +31,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.core.atomic_files import write_atomically
 from workbench.core.config import ConfigError, TrainConfig
-from workbench.core.files import write_atomically
-from workbench.core.script_writer import ScriptError, write_script
+from workbench.core.script.writer import ScriptError, write_script
 from workbench.ui import dialogs
 from workbench.ui.python_highlighter import PythonHighlighter, is_dark
 from workbench.ui.tasks import TaskThread, describe_error, start_task

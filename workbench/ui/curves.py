@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core import events as E
-from workbench.core.engine import MetricHistory
+from workbench.core.train.engine import MetricHistory
 from workbench.ui.overlay import RunOverlay
 from workbench.ui.plots import LOSS_SMOOTHING, LivePlot, Smoother
 from workbench.ui.window_actions import START_KEYS, keys_text

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from workbench.core.ledger_tail import AppendedLines, ledger_events
-from workbench.core.runs import METRICS_FILE
+from workbench.core.runs.folder import METRICS_FILE
+from workbench.core.runs.tail import AppendedLines, ledger_events
 
 
 class JobFollower(QObject):

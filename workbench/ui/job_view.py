@@ -20,7 +20,7 @@ from PySide6.QtCore import QObject, QSettings, QSignalBlocker, Slot
 
 from workbench.core import events as E
 from workbench.core.config import ConfigError, TrainConfig
-from workbench.core.ddp import check_batch
+from workbench.core.distributed.ddp import check_batch
 from workbench.ui import dialogs, window_state
 from workbench.ui.formatting import percent, validation_summary
 from workbench.ui.panels.training import PROGRESS_INTERVAL_S

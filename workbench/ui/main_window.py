@@ -20,19 +20,19 @@ from torch import nn
 
 from workbench.core.config import DEFAULT_IMAGE_SIZE, ConfigError, TrainConfig
 from workbench.core.data import DataError
-from workbench.core.data.model_inputs import model_channels
-from workbench.core.doctor import load_exact
-from workbench.core.engine import TrainingRun
-from workbench.core.freezing import (
+from workbench.core.model_offer import ModelKey, build_keyed, model_key
+from workbench.core.models.builtins import head_name
+from workbench.core.models.inputs import model_channels
+from workbench.core.models.state_dict_match import load_exact
+from workbench.core.runs.folder import RunFolder
+from workbench.core.session import Plan, StartKind
+from workbench.core.train.engine import TrainingRun
+from workbench.core.train.freezing import (
     FreezeError,
     count_parameters,
     frozen_names,
     set_frozen,
 )
-from workbench.core.model_offer import ModelKey, build_keyed, model_key
-from workbench.core.models import head_name
-from workbench.core.runs import RunFolder
-from workbench.core.session import Plan, StartKind
 from workbench.ui import dialogs, window_layout, window_state
 from workbench.ui.code_view import CodeView
 from workbench.ui.curves import TrainingCurves

@@ -2,7 +2,7 @@
 
 Size, gray repeated to three channels for torchvision's models, the mean and
 std inputs are normalised with (the weights' own for pretrained weights) and
-the weights' recipe: :func:`~workbench.core.data.model_inputs.preprocessing_text`.
+the weights' recipe: :func:`~workbench.core.models.inputs.preprocessing_text`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import textwrap
 from PySide6.QtWidgets import QLabel, QWidget
 
 from workbench.core.data import DATASET_INFO
-from workbench.core.data.model_inputs import TORCHVISION_CHANNELS, preprocessing_text
-from workbench.core.model_catalog import pretrained
+from workbench.core.models.catalog import pretrained
+from workbench.core.models.inputs import TORCHVISION_CHANNELS, preprocessing_text
 
 WRAP_AT = 50  # characters: the settings column's narrowest width
 FOLDER_TEXT = (

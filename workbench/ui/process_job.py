@@ -27,8 +27,8 @@ from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from workbench.core import events as E
 from workbench.core.config import TrainConfig
-from workbench.core.ledger_tail import AppendedLines
-from workbench.core.process_tree import processes_with, signal_all
+from workbench.core.host.process_tree import processes_with, signal_all
+from workbench.core.runs.tail import AppendedLines
 from workbench.ui.job_follower import JobFollower
 
 log = logging.getLogger(__name__)

@@ -22,8 +22,8 @@ from PySide6.QtCore import QObject, Signal, Slot
 from workbench.core import events as E
 from workbench.core.config import TrainConfig
 from workbench.core.data.cache import ArraysCache
-from workbench.core.engine import TrainingRun
 from workbench.core.session import Finished, Opened, Plan, RunPrepared, Session
+from workbench.core.train.engine import TrainingRun
 from workbench.ui.process_job import JobEnded, ProcessJob
 from workbench.ui.tasks import TaskThread, describe_error, start_task
 from workbench.ui.trainer_thread import TrainerThread
@@ -252,7 +252,7 @@ class RunController(QObject):
         """
 
         def work(progress: Any, cancel: Any) -> Any:
-            from workbench.core.export import export_checkpoint
+            from workbench.core.export.formats import export_checkpoint
 
             try:
                 return export_checkpoint(checkpoint, out_dir, progress=progress)

@@ -17,8 +17,8 @@ from PySide6.QtCore import QObject, QTimer, Slot
 from workbench.core import events as E
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.data import DownloadProgress
-from workbench.core.engine import TrainingRun
 from workbench.core.session import Finished, RunPrepared
+from workbench.core.train.engine import TrainingRun
 from workbench.ui import dialogs
 from workbench.ui.formatting import duration, percent, validation_summary
 from workbench.ui.panels.training import PROGRESS_INTERVAL_S

@@ -12,7 +12,7 @@ from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QPlainTextEdit, QVBoxLayout
 
 from workbench.core.config import ConfigError
-from workbench.core.model_summary import summarize_model
+from workbench.core.models.summary import summarize_model
 
 # The window is typed Any: it imports this module (through its actions).
 MainWindow = Any

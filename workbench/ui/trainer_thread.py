@@ -24,13 +24,13 @@ from shiboken6 import isValid
 
 from workbench.core import events as E
 from workbench.core.data import DownloadCancelled
-from workbench.core.engine import TrainControl
-from workbench.core.session import Plan, Session
-from workbench.core.threads import (
+from workbench.core.host.threads import (
     lower_training_priority,
     prepare_main_thread,
     prepare_training_thread,
 )
+from workbench.core.session import Plan, Session
+from workbench.core.train.engine import TrainControl
 from workbench.ui.gui_gc import collect_in_gui_thread
 from workbench.ui.tasks import describe_error
 

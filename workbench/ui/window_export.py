@@ -17,8 +17,8 @@ from typing import Any
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtWidgets import QMessageBox
 
-from workbench.core.checkpoints import CheckpointError, save_checkpoint
-from workbench.core.export import FAILED_MARKER, ExportResult, FormatResult
+from workbench.core.checkpoints.io import CheckpointError, save_checkpoint
+from workbench.core.export.formats import FAILED_MARKER, ExportResult, FormatResult
 from workbench.ui import dialogs
 from workbench.ui.run_controller import RunController, RunState
 

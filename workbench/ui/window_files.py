@@ -16,10 +16,11 @@ import numpy as np
 from PySide6.QtCore import QObject, QSettings, QTimer, Slot
 from PySide6.QtGui import QAction
 
-from workbench.core.checkpoints import CheckpointError, save_checkpoint
+from workbench.core.checkpoints.io import CheckpointError, save_checkpoint
 from workbench.core.config import ConfigError, load_config, save_config
 from workbench.core.model_offer import WeightsOffer, offer_weights
-from workbench.core.runs import interrupted_runs, read_metrics
+from workbench.core.runs.folder import interrupted_runs
+from workbench.core.runs.listing import read_metrics
 from workbench.core.session import Opened, StartKind
 from workbench.ui import dialogs, window_state
 from workbench.ui.run_controller import RunController, RunState

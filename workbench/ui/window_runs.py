@@ -13,7 +13,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QSettings, Slot
 
 from workbench.core.config import ConfigError
-from workbench.core.runs import RunSummary
+from workbench.core.runs.listing import RunSummary
 from workbench.core.session import Finished
 from workbench.ui.run_controller import RunController, RunState
 

@@ -21,12 +21,12 @@ from workbench.core import events as E
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.data import DATASET_INFO, DataError, DatasetInfo
 from workbench.core.data.describe import input_spec
-from workbench.core.data.model_inputs import fit_to_model
-from workbench.core.engine import TrainingRun
 from workbench.core.finetune import FrozenCheck, Scores
-from workbench.core.model_catalog import is_torchvision
-from workbench.core.models import snapshot_state
+from workbench.core.models.builtins import snapshot_state
+from workbench.core.models.catalog import is_torchvision
+from workbench.core.models.inputs import fit_to_model
 from workbench.core.predict import PHOTO_DATASETS, ScoredImage
+from workbench.core.train.engine import TrainingRun
 from workbench.ui import dialogs
 from workbench.ui.formatting import percent
 from workbench.ui.run_controller import RunController, RunState

@@ -20,7 +20,6 @@ from workbench.core.data.loaders import (
     can_pin,
     standard_transform,
 )
-from workbench.core.data.model_inputs import fit_to_model
 from workbench.core.data.registry import (
     FOLDER,
     TORCHVISION_CLASSES,
@@ -31,6 +30,7 @@ from workbench.core.data.registry import (
     dataset_info,
 )
 from workbench.core.data.sources import load_run_arrays, load_torchvision_splits
+from workbench.core.models.inputs import fit_to_model
 
 if TYPE_CHECKING:
     from workbench.core.config import TrainConfig

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from workbench.core.atomic_files import write_atomically
 from workbench.core.data.folder_check import IMAGE_SUFFIXES, split_folders
 from workbench.core.data.folder_images import (
     Cancelled,
@@ -39,7 +40,6 @@ from workbench.core.data.registry import (
     ImageArrays,
     default_data_dir,
 )
-from workbench.core.files import write_atomically
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ from workbench.core.data.folder import (
 from workbench.core.data.folder_stream import FolderDataset, streamed_splits
 from workbench.core.data.loader_set import VAL_MIN_BATCH_SIZE, Loaders, fast_loaders
 from workbench.core.data.loaders import DataLoaderBatches, FastLoader, can_pin
-from workbench.core.data.model_inputs import fit_to_model
 from workbench.core.data.registry import CancelCallback, ProgressCallback
+from workbench.core.models.inputs import fit_to_model
 
 if TYPE_CHECKING:
     from workbench.core.config import TrainConfig

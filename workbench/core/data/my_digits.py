@@ -6,7 +6,7 @@ plus one entry in ``samples.json``. The 28x28 field is made again from the
 stroke image when a run wants another dataset's recipe (``digits`` instead of
 ``mnist``), so a drawing serves models trained on either.
 
-Every write goes through :func:`workbench.core.files.write_atomically`: a crash
+Every write goes through :func:`workbench.core.atomic_files.write_atomically`: a crash
 leaves the previous index, never a broken one.
 """
 
@@ -27,9 +27,9 @@ import numpy as np
 import platformdirs
 import torch
 
+from workbench.core.atomic_files import write_atomically
+from workbench.core.data.preprocess import STYLES, PredictError, style_image
 from workbench.core.data.registry import DataError, ImageArrays
-from workbench.core.files import write_atomically
-from workbench.core.preprocess import STYLES, PredictError, style_image
 
 log = logging.getLogger(__name__)
 

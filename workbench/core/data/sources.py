@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from torchvision import datasets
 from torchvision.datasets.utils import check_integrity
 
+from workbench.core.atomic_files import write_atomically
 from workbench.core.data import cifar
 from workbench.core.data.download import (
     download_dataset,
@@ -24,6 +25,7 @@ from workbench.core.data.download import (
     unpack_present_archives,
 )
 from workbench.core.data.my_digits import MyDigits
+from workbench.core.data.preprocess import style_of
 from workbench.core.data.registry import (
     DATASET_INFO,
     TORCHVISION_CLASSES,
@@ -35,8 +37,6 @@ from workbench.core.data.registry import (
     dataset_info,
     default_data_dir,
 )
-from workbench.core.files import write_atomically
-from workbench.core.preprocess import style_of
 
 if TYPE_CHECKING:
     from workbench.core.config import TrainConfig

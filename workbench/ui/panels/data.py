@@ -35,8 +35,8 @@ from workbench.core.data import (
 )
 from workbench.core.data.cache import ArraysCache, cache_key
 from workbench.core.data.my_digits import MyDigits
+from workbench.core.data.preprocess import style_of
 from workbench.core.data.registry import FOLDER
-from workbench.core.preprocess import style_of
 from workbench.ui import dialogs
 from workbench.ui.formatting import gray_pixmap
 from workbench.ui.panels.base import ConfigPanel, select_data

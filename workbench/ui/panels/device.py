@@ -9,7 +9,7 @@ from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QWidget
 
 from workbench.core.config import TrainConfig
-from workbench.core.devices import DeviceInfo, best_device, list_devices
+from workbench.core.train.devices import DeviceInfo, best_device, list_devices
 from workbench.ui.panels.base import ConfigPanel, select_data, set_item_enabled
 
 _KIND_TITLES = {"cpu": "CPU", "cuda": "CUDA", "mps": "MPS"}

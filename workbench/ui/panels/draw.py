@@ -36,7 +36,9 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.data import DataError, DatasetInfo
+from workbench.core.data.preprocess import style_of
 from workbench.core.finetune import FrozenCheck, Scores
+from workbench.core.host.threads import release_openmp_pool, single_threaded
 from workbench.core.predict import (
     PredictError,
     Predictor,
@@ -44,8 +46,6 @@ from workbench.core.predict import (
     ScoredImage,
     load_image,
 )
-from workbench.core.preprocess import style_of
-from workbench.core.threads import release_openmp_pool, single_threaded
 from workbench.ui import dialogs
 from workbench.ui.draw_widgets import DigitCanvas
 from workbench.ui.panels import draw_keys, draw_layout

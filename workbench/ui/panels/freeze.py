@@ -27,7 +27,8 @@ from PySide6.QtWidgets import (
 )
 from torch import nn
 
-from workbench.core.freezing import (
+from workbench.core.models.builtins import head_name
+from workbench.core.train.freezing import (
     ModuleNode,
     all_but_head,
     count_parameters,
@@ -37,7 +38,6 @@ from workbench.core.freezing import (
     parameter_tree,
     set_frozen,
 )
-from workbench.core.models import head_name
 
 NAME_ROLE = Qt.ItemDataRole.UserRole
 KIND_ROLE = Qt.ItemDataRole.UserRole + 1

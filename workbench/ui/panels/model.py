@@ -21,7 +21,8 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.config import TrainConfig
-from workbench.core.model_catalog import (
+from workbench.core.models.builtins import MODEL_TITLES
+from workbench.core.models.catalog import (
     DEFAULT_WEIGHTS,
     LEGACY_MODELS,
     NO_WEIGHTS,
@@ -33,8 +34,7 @@ from workbench.core.model_catalog import (
     weights_choices,
     weights_enum_class,
 )
-from workbench.core.model_file import ModelFileError, defined_names
-from workbench.core.models import MODEL_TITLES
+from workbench.core.models.user_file import ModelFileError, defined_names
 from workbench.ui import dialogs, window_state
 from workbench.ui.model_combo import Entry, ModelCombo, narrow
 from workbench.ui.panels.base import ConfigPanel, select_data

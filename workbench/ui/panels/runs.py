@@ -1,6 +1,6 @@
 """The "Runs" tab: every run folder, renamed, tagged, compared and deleted here.
 
-A sortable table of :func:`~workbench.core.runs.list_runs`; selecting runs
+A sortable table of :func:`~workbench.core.runs.listing.list_runs`; selecting runs
 (Ctrl/Shift for several) emits :attr:`RunsPanel.overlay_changed` so the window
 can draw them over its live plots, and fills a table of the config fields in
 which they differ (one run: its whole config). The panel only edits run folders;
@@ -31,16 +31,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.core.reproduce import reproducible
-from workbench.core.run_compare import config_differences
-from workbench.core.run_index import RunIndex
-from workbench.core.runs import (
-    RunSummary,
-    delete_run,
-    rename_run,
-    runs_dir,
-    tag_run,
-)
+from workbench.core.runs.compare import config_differences
+from workbench.core.runs.folder import delete_run, rename_run, runs_dir, tag_run
+from workbench.core.runs.index import RunIndex
+from workbench.core.runs.listing import RunSummary
+from workbench.core.runs.reproduce import reproducible
 from workbench.ui import dialogs
 from workbench.ui.formatting import duration
 from workbench.ui.panels.runs_table import COLUMNS, RunsTable, local_time

@@ -1,6 +1,6 @@
 """The Runs tab's table: one row per run, sortable by value, every column in view.
 
-:class:`RunsTable` shows :class:`~workbench.core.runs.RunSummary` lines. It
+:class:`RunsTable` shows :class:`~workbench.core.runs.listing.RunSummary` lines. It
 sorts dates, accuracies and durations by value (a hidden key), not by their
 text; it keeps the short columns as narrow as their contents and lets the run's
 name take the rest (elided in the middle, the full id in a tooltip), so every
@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.core.runs import RunSummary
+from workbench.core.runs.listing import RunSummary
 from workbench.ui.formatting import duration
 
 # Header text, and its tooltip (the full meaning of a short header).

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QWidget
 
 from workbench.core.config import COMPILE_MODES, TrainConfig
-from workbench.core.precision import resolve_precision
+from workbench.core.train.precision import resolve_precision
 from workbench.ui.panels.base import ConfigPanel, select_data, set_item_enabled
 
 _PRECISIONS = (

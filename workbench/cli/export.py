@@ -1,0 +1,67 @@
+"""The command line's ``export``: write each format, verify it, print the figures."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from workbench.cli.console import say
+
+if TYPE_CHECKING:  # the core (and torch) load only when the command runs
+    from workbench.core.export.formats import FormatResult
+
+EXPORT_FORMATS = ("torchscript", "exported", "onnx")
+
+
+def add_export_parser(sub: argparse._SubParsersAction) -> None:
+    """``export CHECKPOINT [--format ...] --out DIR``."""
+    export = sub.add_parser(
+        "export",
+        help="export a checkpoint's model (TorchScript, torch.export, ONNX) and "
+        "verify each file against it",
+    )
+    export.add_argument("checkpoint", metavar="CHECKPOINT")
+    export.add_argument(
+        "--format",
+        nargs="+",
+        choices=EXPORT_FORMATS,
+        default=list(EXPORT_FORMATS),
+        help="formats to write (default: all three)",
+    )
+    export.add_argument("--out", required=True, metavar="DIR", help="output folder")
+
+
+def format_line(r: FormatResult) -> str:
+    """One format's line: file, agreement, largest difference, verdict."""
+    v = r.verification
+    if v is None:
+        return f"{r.format:<12} {'-':<10} {r.message}"
+    return (
+        f"{r.format:<12} {r.file:<10} "
+        f"agreement {100 * v.agreement:.2f}% ({v.agreed}/{v.total})  "
+        f"max |diff| {v.max_diff:.1e}  {r.message}"
+    )
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """0 when every format exported and verified; 1 otherwise (files kept)."""
+    from workbench.core.export.formats import FAILED_MARKER, export_checkpoint
+
+    result = export_checkpoint(args.checkpoint, args.out, args.format)
+    for fmt in result.formats:
+        say(format_line(fmt))
+    good = sum(r.passed for r in result.formats)
+    total = len(result.formats)
+    if result.passed:
+        say(f"exported {result.model} to {result.out_dir}: {good}/{total} verified")
+        return 0
+    marker = (
+        f"; marked {result.out_dir / FAILED_MARKER}"
+        if result.verification_failed
+        else ""
+    )
+    say(
+        f"export of {result.model} to {result.out_dir} FAILED: {good}/{total} "
+        f"verified{marker}"
+    )
+    return 1

@@ -1,0 +1,156 @@
+"""Reading the ledger back: the runs list, finding a run, its metrics and events."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypedDict
+
+from workbench.core.atomic_files import read_jsonl
+from workbench.core.events import (
+    EpochMetrics,
+    LayerHealth,
+    StepMetrics,
+    WeightHistograms,
+    event_from_record,
+)
+from workbench.core.runs.folder import (
+    EVENTS_FILE,
+    METRICS_FILE,
+    RUN_FILE,
+    RunFolder,
+    runs_dir,
+)
+from workbench.core.runs.run_file import read_run_file
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """One line of the runs list."""
+
+    folder: RunFolder
+    id: str
+    name: str
+    tags: tuple[str, ...]
+    created: str
+    dataset: str
+    model: str
+    status: str
+    best_val_accuracy: float | None
+    seconds: float
+    global_step: int
+    config: dict[str, Any]
+    started_from: str | None = None  # not the seed's weights (a fine-tune)
+    changed: tuple[str, ...] = ()  # settings changed after it began
+    world_size: int = 1  # processes that trained it (older runs: 1)
+    problem: str | None = None  # why its run.json is damaged (then all defaults)
+
+    @property
+    def title(self) -> str:
+        """The name the user gave, else the id."""
+        return self.name or self.id
+
+
+def summarize(folder: RunFolder) -> RunSummary | None:
+    """The runs-list line of ``folder``; None without a ``run.json``.
+
+    A damaged ``run.json`` gives a line with status "damaged" and its
+    ``problem``: the run stays in the list, marked, and its file untouched.
+    """
+    data, problem = read_run_file(folder.path / RUN_FILE)
+    if data is None:
+        return None
+    info = {} if problem else data
+    cfg = info.get("config") or {}
+    return RunSummary(
+        folder=folder,
+        id=info.get("id") or folder.path.name,
+        name=info.get("name") or "",
+        tags=tuple(info.get("tags") or ()),
+        created=info.get("created") or "",
+        dataset=str(cfg.get("dataset", "?")),
+        model=str(cfg.get("model", "?")),
+        status="damaged" if problem else info.get("status") or "?",
+        best_val_accuracy=info.get("best_val_accuracy"),
+        seconds=float(info.get("seconds") or 0.0),
+        global_step=info.get("global_step") or 0,
+        config=cfg,
+        started_from=info.get("started_from") or None,
+        changed=tuple(info.get("changed_on_resume") or ()),
+        world_size=info.get("world_size") or 1,
+        problem=problem,
+    )
+
+
+def list_runs(root: Path | None = None) -> list[RunSummary]:
+    """Every run folder with a readable ``run.json``, newest first."""
+    root = root or runs_dir()
+    try:
+        paths = sorted((p for p in root.iterdir() if p.is_dir()), reverse=True)
+    except OSError:
+        return []
+    return [s for s in map(summarize, map(RunFolder, paths)) if s is not None]
+
+
+def find_run(key: str, root: Path | None = None) -> RunFolder:
+    """The run whose id (or a unique prefix of it, or name) is ``key``.
+
+    Raises
+    ------
+    KeyError
+        With a message listing what matched (none or several).
+    """
+    runs = list_runs(root)
+    exact = [r for r in runs if key in (r.id, r.name)]
+    matches = exact or [r for r in runs if r.id.startswith(key)]
+    if len(matches) == 1:
+        return matches[0].folder
+    if not matches:
+        raise KeyError(f"no run {key!r} in {root or runs_dir()}")
+    ids = ", ".join(r.id for r in matches[:5])
+    raise KeyError(f"{key!r} matches {len(matches)} runs ({ids}): give more of the id")
+
+
+class RunMetrics(TypedDict):
+    """A run's logged events by kind (the ``kind`` of their ledger lines)."""
+
+    step: list[StepMetrics]
+    epoch: list[EpochMetrics]
+    health: list[LayerHealth]
+    histograms: list[WeightHistograms]
+
+
+def read_metrics(folder: RunFolder) -> RunMetrics:
+    """A run's logged events, typed, by kind, in the order they were logged.
+
+    Each line is read by its event's ``from_record``, so ledgers written by
+    earlier versions load too. A torn last line (a crash), a line of a kind
+    this version does not know and a line it cannot read are skipped.
+    """
+    out = RunMetrics(step=[], epoch=[], health=[], histograms=[])
+    unreadable = 0
+    for record in read_jsonl(folder.path / METRICS_FILE):
+        try:
+            event = event_from_record(record)
+        except (KeyError, TypeError, ValueError):
+            unreadable += 1
+            continue
+        if isinstance(event, StepMetrics):
+            out["step"].append(event)
+        elif isinstance(event, EpochMetrics):
+            out["epoch"].append(event)
+        elif isinstance(event, LayerHealth):
+            out["health"].append(event)
+        elif isinstance(event, WeightHistograms):
+            out["histograms"].append(event)
+    if unreadable:
+        log.warning("skipped %d unreadable lines of %s", unreadable, folder.path)
+    return out
+
+
+def read_events(folder: RunFolder) -> list[dict[str, Any]]:
+    """What the user did during the run, oldest first."""
+    return read_jsonl(folder.path / EVENTS_FILE)

@@ -1,0 +1,201 @@
+"""The run's ledger written event by event, and its checkpoint autosaved."""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+from workbench.core.atomic_files import append_jsonl
+from workbench.core.checkpoints.io import CheckpointError
+from workbench.core.events import (
+    EpochMetrics,
+    LayerHealth,
+    StepMetrics,
+    TrainEvent,
+    TrainResult,
+    WeightHistograms,
+)
+from workbench.core.runs.folder import (
+    EVENTS_FILE,
+    METRICS_FILE,
+    TENSORBOARD_DIR,
+    RunFolder,
+    now_stamp,
+)
+from workbench.core.runs.run_file import forget_after
+from workbench.core.training_run import TrainingRun
+
+log = logging.getLogger(__name__)
+
+
+class RunRecorder:
+    """Writes a run's ledger and autosaves its checkpoint, event by event.
+
+    Call :meth:`on_event` with each engine event in the thread that iterates
+    the engine (the model is between two steps then), and :meth:`log_event`
+    from the GUI for what the user did. A failed write (full disk) never stops
+    the run: it is returned as a message for the user.
+
+    Parameters
+    ----------
+    folder : RunFolder
+        Where to write.
+    autosave_every : int
+        Save the checkpoint every this many completed epochs (0: never).
+    tensorboard : bool
+        Also write TensorBoard event files under ``tensorboard/`` (needs the
+        optional ``tensorboard`` package).
+    """
+
+    def __init__(
+        self, folder: RunFolder, autosave_every: int, *, tensorboard: bool = False
+    ) -> None:
+        self.folder = folder
+        self.every = autosave_every
+        self.last_error: str | None = None
+        self._tensorboard = tensorboard
+        self._writer: Any = None
+        self._seconds_before = float(folder.info().get("seconds") or 0.0)
+
+    # ------------------------------------------------------------------ engine side
+
+    def start(self, run: TrainingRun) -> str | None:
+        """Before the first event: seed the metrics with the run's history."""
+        path = self.folder.path / METRICS_FILE
+        try:
+            if not path.exists() or path.stat().st_size == 0:
+                # A checkpoint keeps only (step, loss) of the steps it logged:
+                # StepMetrics.from_record reads such a short line.
+                for step, loss in run.history.steps:
+                    append_jsonl(
+                        path,
+                        {"kind": StepMetrics.KIND, "global_step": step, "loss": loss},
+                    )
+                for epoch in run.history.epochs:
+                    append_jsonl(path, epoch.to_record())
+            else:
+                forget_after(path, run.global_step)
+        except OSError as exc:
+            return self._failed(f"cannot write {path}", exc)
+        return self._open_tensorboard()
+
+    def on_event(self, event: TrainEvent, run: TrainingRun) -> str | None:
+        """Record ``event``; save the checkpoint when due. A message if it failed."""
+        try:
+            return self._record(event, run)
+        except OSError as exc:
+            return self._failed(f"cannot write the run folder {self.folder.path}", exc)
+
+    def _record(self, event: TrainEvent, run: TrainingRun) -> str | None:
+        if isinstance(event, StepMetrics):
+            self._metric(event.to_record())
+            self._scalars(event.global_step, loss=event.loss, lr=event.lr)
+        elif isinstance(event, LayerHealth):
+            self._metric(event.to_record())
+            for name, grad, weight in zip(
+                event.layers, event.grad_norms, event.weight_norms, strict=True
+            ):
+                self._scalars(
+                    event.global_step,
+                    **{f"grad_norm/{name}": grad, f"weight_norm/{name}": weight},
+                )
+        elif isinstance(event, WeightHistograms):
+            self._metric(event.to_record())
+        elif isinstance(event, EpochMetrics):
+            self._metric(event.to_record())
+            self._scalars(
+                event.global_step,
+                val_accuracy=event.val_accuracy,
+                val_loss=event.val_loss,
+                train_accuracy=event.train_accuracy,
+            )
+            best = max(
+                (
+                    e.val_accuracy
+                    for e in run.history.epochs
+                    if not math.isnan(e.val_accuracy)
+                ),
+                default=None,
+            )
+            self.folder.update(
+                best_val_accuracy=best, epoch=run.epoch, global_step=run.global_step
+            )
+            completed = run.batch_in_epoch == 0  # the epoch ran to its end
+            if self.every and completed and run.epoch % self.every == 0:
+                return self._save(run)
+        elif isinstance(event, TrainResult):
+            message = self._save(run) if self.every else None
+            self.folder.update(
+                seconds=self._seconds_before + event.seconds,
+                final_val_accuracy=event.val_accuracy,
+                global_step=event.global_step,
+            )
+            self.log_event(
+                "stop" if event.stopped else "finish", step=event.global_step
+            )
+            self._close_tensorboard()
+            return self.mark("stopped" if event.stopped else "finished") or message
+        return None
+
+    # ------------------------------------------------------------------ GUI side
+
+    def log_event(self, kind: str, **data: Any) -> None:
+        """Append what the user did (pause, freeze change, ...) to ``events.jsonl``."""
+        try:
+            append_jsonl(
+                self.folder.path / EVENTS_FILE,
+                {"time": now_stamp(), "kind": kind, **data},
+            )
+        except OSError as exc:
+            self._failed("cannot write the run's events", exc)
+
+    def mark(self, status: str) -> str | None:
+        """Record how the run ended (also failed, window closed); message if not."""
+        self._close_tensorboard()
+        try:
+            self.folder.update(status=status)
+        except OSError as exc:
+            return self._failed(f"cannot update {self.folder.path}", exc)
+        return None
+
+    # ------------------------------------------------------------------ helpers
+
+    def _metric(self, record: dict[str, Any]) -> None:
+        append_jsonl(self.folder.path / METRICS_FILE, record)
+
+    def _save(self, run: TrainingRun) -> str | None:
+        try:
+            self.folder.save(run)
+        except (CheckpointError, OSError) as exc:
+            return self._failed(f"autosave to {self.folder.path} failed", exc)
+        return None
+
+    def _failed(self, what: str, exc: Exception) -> str:
+        self.last_error = f"{what}: {exc}"
+        log.warning("%s", self.last_error)
+        return self.last_error
+
+    def _open_tensorboard(self) -> str | None:
+        if not self._tensorboard or self._writer is not None:
+            return None
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+        except ImportError:
+            self._tensorboard = False
+            return (
+                "TensorBoard files are off: the optional tensorboard package is not "
+                "installed (pip install tensorboard)"
+            )
+        self._writer = SummaryWriter(str(self.folder.path / TENSORBOARD_DIR))
+        return None
+
+    def _scalars(self, step: int, **values: float) -> None:
+        if self._writer is not None:
+            for tag, value in values.items():
+                self._writer.add_scalar(tag, value, step)
+
+    def _close_tensorboard(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None

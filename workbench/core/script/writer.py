@@ -1,0 +1,488 @@
+"""The experiment as one plain PyTorch script: the Code tab and ``script``.
+
+:func:`write_script` turns a :class:`TrainConfig` into a readable Python file
+that imports torch (torchvision, numpy, and scikit-learn for the digits) but
+never ``workbench``. On the CPU the script repeats ``ptcore-workbench train``
+step for step: the same per-step losses, bit for bit (``tests/core/
+test_script_writer.py``). The code blocks live in :mod:`script_parts`.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+
+from workbench import __version__
+from workbench.core.config import ConfigError, TrainConfig
+from workbench.core.data.download import resolve_root
+from workbench.core.data.registry import (
+    TORCHVISION_CLASSES,
+    DatasetInfo,
+    dataset_info,
+)
+from workbench.core.models.builtins import _BUILDERS, build_on_meta
+from workbench.core.models.catalog import is_model_file
+from workbench.core.models.inputs import fit_to_model
+from workbench.core.script import parts
+from workbench.core.script.model import model_functions
+from workbench.core.script.parts import literal
+from workbench.core.train.freezing import FreezeError, match_patterns
+from workbench.core.train.precision import precision_for
+
+# The datasets a script can load by itself, exactly as the workbench does.
+SCRIPT_DATASETS = ("digits", "mnist", "fashion-mnist", "kmnist")
+
+
+class ScriptError(ConfigError):
+    """A setting the script writer cannot turn into plain code; says which.
+
+    ``reason`` is the why alone, for a front-end that words its own lead-in.
+    """
+
+    def __init__(self, reason: str, *, lead: str = "cannot write a script: ") -> None:
+        super().__init__(lead + reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class _Shapes:
+    info: DatasetInfo  # what the model sees: channels, size, classes
+    stats: DatasetInfo  # whose mean and std normalise the pixels
+    rgb: bool  # gray images repeated to a 3-channel model
+
+
+def script_problem(cfg: TrainConfig) -> str | None:
+    """Why ``cfg`` cannot be written as a script, or None when it can."""
+    if cfg.dataset not in SCRIPT_DATASETS:
+        return (
+            f"dataset {cfg.dataset}: scripts load {', '.join(SCRIPT_DATASETS)} "
+            "(the other datasets are read by the workbench's own code)"
+        )
+    if is_model_file(cfg.model):
+        return (
+            f"model {cfg.model}: a script copies built-in and torchvision models; "
+            "import your model file into the script by hand"
+        )
+    if cfg.augment:
+        return (
+            f"augment {', '.join(cfg.augment)}: the workbench's seeded batch "
+            "augmentation has no plain-PyTorch twin yet; switch augmentation off"
+        )
+    return None
+
+
+def write_script(
+    cfg: TrainConfig, *, source: str = "the workbench", from_checkpoint: bool = False
+) -> str:
+    """The run ``cfg`` describes, as the text of a standalone script.
+
+    ``source`` names where the config came from (a file, a checkpoint) for the
+    header; ``from_checkpoint`` adds what a checkpoint's config cannot say.
+    Raises :class:`ScriptError` naming a setting it cannot write.
+    """
+    problem = script_problem(cfg)
+    if problem is not None:
+        raise ScriptError(problem)
+    # The script trains in what the run trained in: "auto" resolved here (its
+    # CONFIG keeps the choice as it was made).
+    recorded, cfg = cfg, cfg.replace(precision=precision_for(cfg.precision, cfg.device))
+    shapes = _shapes(cfg)
+    frozen = _frozen_names(cfg, shapes.info)
+    blocks = [
+        _header(cfg, source, from_checkpoint),
+        _imports(cfg),
+        _settings(cfg, shapes, frozen, recorded),
+        parts.SEEDING,
+        _data_functions(cfg, shapes),
+        parts.EVALUATE,
+        model_functions(cfg, shapes.info, bool(frozen)),
+        parts.MAIN_ARGS,
+        _main(cfg, shapes, bool(frozen)),
+        '\nif __name__ == "__main__":\n    main()\n',
+    ]
+    head, imports, settings, *code = (block.strip("\n") for block in blocks)
+    # Spaced as ruff format spaces a module: two blank lines around definitions.
+    return f"{head}\n\n{imports}\n\n{settings}\n\n\n" + "\n\n\n".join(code) + "\n"
+
+
+def _shapes(cfg: TrainConfig) -> _Shapes:
+    data = dataset_info(cfg.dataset)
+    info = fit_to_model(data, cfg.model, cfg.weights)
+    stats = fit_to_model(dataset_info(cfg.style_dataset), cfg.model, cfg.weights)
+    return _Shapes(info, stats, rgb=data.channels == 1 and info.channels == 3)
+
+
+def _frozen_names(cfg: TrainConfig, info: DatasetInfo) -> list[str]:
+    """The parameter names ``cfg.frozen`` matches, in model order."""
+    if not cfg.frozen:
+        return []
+    model = build_on_meta(cfg.model, info.num_classes, info.image_shape, cfg.weights)
+    try:
+        names = match_patterns(model, cfg.frozen)
+    except FreezeError as exc:
+        raise ScriptError(str(exc)) from exc
+    return [n for n, _ in model.named_parameters() if n in names]
+
+
+def _not_exact(cfg: TrainConfig, from_checkpoint: bool) -> list[str]:
+    """What the script cannot promise to repeat bit for bit."""
+    notes = []
+    if from_checkpoint:
+        notes.append(
+            "written from a checkpoint: the run starts from the seed with the "
+            "freeze mask the checkpoint was saved with. A run whose mask changed "
+            "while it trained, or that began from other weights (a fine-tune, "
+            "loaded weights), is not repeated step for step."
+        )
+    if cfg.compile:
+        notes.append(
+            "torch.compile generates its own kernels on each machine and torch "
+            "version: losses are held to 1e-5 (relative) of the workbench's, not "
+            "bit for bit, and the workbench leaves the steps that compile out of "
+            "its loss log."
+        )
+    if cfg.device != "cpu":
+        notes.append(
+            f'device "{cfg.device}": on a GPU, kernels are not bit-for-bit '
+            "repeatable by default; on the CPU the losses match exactly."
+        )
+    return notes
+
+
+def _header(cfg: TrainConfig, source: str, from_checkpoint: bool) -> str:
+    lines = [
+        f'"""Train {cfg.model} on {cfg.dataset}: a workbench run in plain PyTorch.',
+        "",
+        f"Written by ptcore-workbench {__version__} from {source}. It needs torch,",
+        "torchvision and numpy"
+        + (" (and scikit-learn for the digits)." if cfg.dataset == "digits" else "."),
+        "",
+        "    python run.py [--data-dir DIR] [--metrics-json metrics.json] [--out FILE]",
+        "",
+        "Run on the CPU, it repeats `ptcore-workbench train` with this config step",
+        "for step: the same loss at every step, bit for bit, and the same accuracy.",
+    ]
+    notes = _not_exact(cfg, from_checkpoint)
+    if notes:
+        lines += ["", "Not repeated exactly:"]
+        for note in notes:
+            lines += textwrap.wrap(
+                note, 76, initial_indent="- ", subsequent_indent="  "
+            )
+    return "\n".join(lines) + '\n"""\n'
+
+
+def _imports(cfg: TrainConfig) -> str:
+    loader = cfg.loader == "dataloader"
+    torchvision_model = cfg.model not in _BUILDERS
+    lines = ["from __future__ import annotations", "", "import argparse"]
+    if cfg.precision == "fp32":
+        lines.append("import contextlib")
+    lines += ["import json", "import math", "import random", "import time"]
+    lines.append("from collections.abc import Iterable, Iterator")
+    lines.append("from typing import Any")
+    lines += [
+        "",
+        "import numpy as np",
+        "import torch",
+        "import torch.nn.functional as F",
+    ]
+    if loader and cfg.dataset == "digits":
+        lines.append("from PIL import Image")
+    lines.append("from torch import nn")
+    if loader:
+        lines.append("from torch.utils.data import DataLoader, Dataset, Sampler")
+    vision = []
+    if cfg.dataset in TORCHVISION_CLASSES:
+        vision.append("datasets")
+    if torchvision_model:
+        vision.append("models")
+    if loader:
+        vision.append("transforms")
+    if vision:
+        lines.append(f"from torchvision import {', '.join(vision)}")
+    return "\n".join(lines) + "\n"
+
+
+def _device_expression(spec: str) -> str:
+    if spec != "auto":
+        return f"torch.device({literal(spec)})"
+    return (
+        'torch.device(\n    "cuda"\n    if torch.cuda.is_available()\n'
+        '    else "mps"\n    if torch.backends.mps.is_available()\n    else "cpu"\n)'
+    )
+
+
+def _settings(
+    cfg: TrainConfig, shapes: _Shapes, frozen: list[str], recorded: TrainConfig
+) -> str:
+    info = shapes.info
+    data_dir = ""
+    if cfg.dataset in TORCHVISION_CLASSES:
+        data_dir = str(
+            resolve_root(cfg.data_dir, TORCHVISION_CLASSES[cfg.dataset].__name__)
+        )
+    elif cfg.data_dir:
+        data_dir = cfg.data_dir
+    config = "".join(
+        f"    {literal(key)}: {literal(value)},\n"
+        for key, value in recorded.to_dict().items()
+    )
+    values = [
+        "# The workbench config this script was written from (in --metrics-json).",
+        "CONFIG = {\n" + config + "}",
+        "",
+        f"SEED = {cfg.seed}",
+        f"DEVICE = {_device_expression(cfg.device)}",
+        f"PRECISION = {literal(cfg.precision)}",
+        f"DATA_DIR = {literal(data_dir)}",
+        f"DOWNLOAD = {literal(cfg.download)}",
+        f"NUM_CLASSES = {info.num_classes}",
+        f"INPUT_SHAPE = {tuple(info.image_shape)!r}  # channels, height, width",
+        f"MEAN = {literal(tuple(shapes.stats.mean))}",
+        f"STD = {literal(tuple(shapes.stats.std))}",
+        f"BATCH_SIZE = {cfg.batch_size}",
+        "# Validation batches are large: no gradients, so memory allows it.",
+        f"VAL_BATCH_SIZE = {max(cfg.batch_size, 1024)}",
+        f"EPOCHS = {cfg.resolved_epochs}",
+        f"MAX_STEPS = {cfg.max_steps!r}  # None: every step of every epoch",
+        f"LR = {literal(cfg.lr)}",
+        f"WEIGHT_DECAY = {literal(cfg.weight_decay)}",
+        f"LOG_EVERY = {cfg.log_every!r}  # None: every step of up to 5,000",
+        _frozen_line(frozen),
+    ]
+    if cfg.loader == "dataloader":
+        values.append(f"WORKERS = {cfg.workers}")
+        values.append("# Pinned host memory only speeds up copies to a CUDA device.")
+        values.append(f'PIN_MEMORY = {cfg.pin_memory!r} and DEVICE.type == "cuda"')
+    if cfg.compile:
+        values.append(f"COMPILE_MODE = {literal(cfg.compile_mode)}")
+    return "\n".join(values) + "\n"
+
+
+def _frozen_line(frozen: list[str]) -> str:
+    line = f"FROZEN = {literal(frozen)}"
+    if len(line) <= 88:
+        return line
+    return "FROZEN = [\n" + "".join(f"    {literal(n)},\n" for n in frozen) + "]"
+
+
+def _data_functions(cfg: TrainConfig, shapes: _Shapes) -> str:
+    if cfg.dataset == "digits":
+        load = parts.DIGITS_DATA
+    else:
+        load = parts.TORCHVISION_DATA.format(
+            cls=TORCHVISION_CLASSES[cfg.dataset].__name__
+        )
+    blocks = [load] if (cfg.loader == "fast" or cfg.dataset == "digits") else []
+    if cfg.loader == "fast":
+        blocks.append(
+            parts.FAST_BATCHES.format(rgb=parts.FAST_RGB if shapes.rgb else "")
+        )
+    else:
+        blocks.append(parts.LOADER_DATASETS)
+        if cfg.dataset == "digits":
+            blocks.append(parts.ARRAY_DATASET)
+    return "\n\n\n".join(b.strip("\n") for b in blocks) + "\n"
+
+
+def _data_setup(cfg: TrainConfig, shapes: _Shapes) -> str:
+    """The part of main() that makes ``train_batches`` and ``val_batches``."""
+    if cfg.loader == "fast":
+        return """
+    train_images, train_labels, val_images, val_labels = load_data(args.data_dir)
+    train_images, val_images = train_images.unsqueeze(1), val_images.unsqueeze(1)
+    steps_per_epoch = math.ceil(len(train_labels) / BATCH_SIZE)
+
+    def train_batches(epoch: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        order = epoch_order(len(train_labels), epoch)
+        return batches(train_images, train_labels, order, BATCH_SIZE, device)
+
+    def val_batches() -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        order = torch.arange(len(val_labels))
+        return batches(val_images, val_labels, order, VAL_BATCH_SIZE, device)
+"""
+    # A torchvision model takes three channels: gray is repeated.
+    steps = ["transforms.Grayscale(num_output_channels=3)"] if shapes.rgb else []
+    steps += ["transforms.ToTensor()", "transforms.Normalize(MEAN, STD)"]
+    inner = "".join(f"            {step},\n" for step in steps)
+    transform = (
+        f"    transform = transforms.Compose(\n        [\n{inner}        ]\n    )\n"
+    )
+    if cfg.dataset == "digits":
+        sets = (
+            "    train_images, train_labels, val_images, val_labels = "
+            "load_data(args.data_dir)\n"
+            "    train_set = ImageArrays(train_images, train_labels, transform)\n"
+            "    val_set = ImageArrays(val_images, val_labels, transform)\n"
+        )
+    else:
+        cls = TORCHVISION_CLASSES[cfg.dataset].__name__
+        sets = (
+            f"    train_set = datasets.{cls}(\n"
+            "        args.data_dir, True, transform=transform, download=DOWNLOAD\n"
+            "    )\n"
+            f"    val_set = datasets.{cls}(\n"
+            "        args.data_dir, False, transform=transform, download=DOWNLOAD\n"
+            "    )\n"
+        )
+    return (
+        transform
+        + sets
+        + """    train_loader = make_loader(train_set, BATCH_SIZE, shuffle=True)
+    val_loader = make_loader(val_set, VAL_BATCH_SIZE, shuffle=False)
+    steps_per_epoch = len(train_loader)
+
+    def on_device(loader: DataLoader) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        for x, y in loader:
+            x = x.to(device, non_blocking=PIN_MEMORY)
+            yield x, y.to(device, non_blocking=PIN_MEMORY)
+
+    def train_batches(epoch: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        train_loader.sampler.set_epoch(epoch)
+        return on_device(train_loader)
+
+    def val_batches() -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        return on_device(val_loader)
+"""
+    )
+
+
+def _optimizer_lines(cfg: TrainConfig) -> str:
+    if cfg.optimizer == "sgd":
+        make = "torch.optim.SGD(params, lr=LR, momentum=0.9, weight_decay=WEIGHT_DECAY)"
+    else:
+        name = "AdamW" if cfg.optimizer == "adamw" else "Adam"
+        make = f"torch.optim.{name}(params, lr=LR, weight_decay=WEIGHT_DECAY)"
+    lines = [
+        "    # Only the trainable parameters go to the optimizer.",
+        "    params = [p for p in model.parameters() if p.requires_grad]",
+        f"    optimizer = {make}",
+    ]
+    if cfg.schedule == "onecycle":
+        lines += [
+            "    # One cycle over the whole run: warm up to LR, then anneal.",
+            "    scheduler = torch.optim.lr_scheduler.OneCycleLR(",
+            "        optimizer,",
+            "        max_lr=LR,",
+            "        total_steps=max(total_steps, 1),",
+            "        # Adam's beta1 is not a momentum to cycle; SGD's momentum is.",
+            f"        cycle_momentum={cfg.optimizer == 'sgd'!r},",
+            "    )",
+        ]
+    if cfg.compile:
+        lines += [
+            "    # In place: the state_dict keeps its keys (no _orig_mod. prefix).",
+            "    model.compile(mode=COMPILE_MODE)",
+        ]
+    if cfg.precision == "fp16":
+        lines.append(
+            "    scaler = torch.amp.GradScaler(DEVICE.type)  # fp16 gradients underflow"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _step_lines(cfg: TrainConfig) -> str:
+    if cfg.precision == "fp16":
+        update = (
+            "            scaler.scale(loss).backward()\n"
+            "            scaler.step(optimizer)\n"
+            "            scaler.update()\n"
+        )
+    else:
+        update = "            loss.backward()\n            optimizer.step()\n"
+    if cfg.schedule == "onecycle":
+        update += "            scheduler.step()\n"
+    return (
+        "            optimizer.zero_grad(set_to_none=True)\n"
+        "            with precision_context():\n"
+        "                logits = model(x)\n"
+        "                loss = F.cross_entropy(logits.float(), y)\n" + update
+    )
+
+
+def _main(cfg: TrainConfig, shapes: _Shapes, frozen: bool) -> str:
+    train_call = "train_mode(model)" if frozen else "model.train()"
+    return (
+        "def main() -> None:\n"
+        "    args = parse_args()\n"
+        "    seed_everything(SEED)\n"
+        "    device = DEVICE\n"
+        + _data_setup(cfg, shapes)
+        + """
+    total_steps = EPOCHS * steps_per_epoch
+    if MAX_STEPS is not None:
+        total_steps = min(total_steps, MAX_STEPS)
+    log_every = LOG_EVERY or max(1, math.ceil(total_steps / 5000))
+
+    # channels_last: oneDNN's convolutions run faster on it on the CPU.
+    model = build_model().to(device, memory_format=torch.channels_last)
+    freeze(model)
+"""
+        + _optimizer_lines(cfg)
+        + f"""
+    metrics: dict[str, Any] = {{"config": CONFIG, "epochs": [], "steps": []}}
+    metrics["final"] = None  # filled in when the run ends
+    step = 0
+    train_seconds = 0.0
+    started = time.perf_counter()
+    for epoch in range(EPOCHS):
+        {train_call}
+        loss_sum = torch.zeros((), device=device)
+        correct = torch.zeros((), device=device, dtype=torch.long)
+        seen = 0
+        epoch_started = time.perf_counter()
+        for x, y in train_batches(epoch):
+            # The standard loop: zero_grad, forward, loss, backward, step.
+"""
+        + _step_lines(cfg)
+        + """            step += 1
+            loss_sum += loss.detach() * y.numel()
+            correct += (logits.detach().argmax(1) == y).sum()
+            seen += y.numel()
+            if step % log_every == 0 or step == total_steps:
+                metrics["steps"].append({"step": step, "loss": loss.item()})
+            if step == total_steps:
+                break
+        seconds = time.perf_counter() - epoch_started
+        train_seconds += seconds
+        scores = evaluate(model, val_batches(), NUM_CLASSES)
+        metrics["epochs"].append(
+            {
+                "epoch": epoch + 1,
+                "global_step": step,
+                "train_loss": (loss_sum / max(seen, 1)).item(),
+                "train_accuracy": correct.item() / max(seen, 1),
+                "val_loss": scores["val_loss"],
+                "val_accuracy": scores["val_accuracy"],
+                "images_per_s": seen / seconds,
+                "seconds": seconds,
+                "confusion": scores["confusion"],
+            }
+        )
+        print(
+            f"epoch {epoch + 1}/{EPOCHS}: step {step}/{total_steps}, "
+            f"val accuracy {100 * scores['val_accuracy']:.2f}%"
+        )
+        write_metrics(args.metrics_json, metrics)
+        if step == total_steps:
+            break
+
+    last = metrics["epochs"][-1]
+    metrics["final"] = {
+        "val_accuracy": last["val_accuracy"],
+        "val_loss": last["val_loss"],
+        "images_per_s": sum(e["images_per_s"] * e["seconds"] for e in metrics["epochs"])
+        / train_seconds,
+        "seconds": time.perf_counter() - started,
+        "compile_seconds": 0.0,
+        "step_seconds": train_seconds / max(step, 1),
+        "global_step": step,
+        "stopped": False,
+    }
+    write_metrics(args.metrics_json, metrics)
+    # The weights only (a state_dict): load them with model.load_state_dict().
+    torch.save(model.state_dict(), args.out)
+    print(f"saved the weights to {args.out}")
+"""
+    )
