@@ -54,17 +54,6 @@ _BAD_UI = "tests/ui/test_damaged_files_ui.py"
 MUTATIONS: list[Mutation] = [
     # --------------------------------------------------------- exact resume
     Mutation(
-        "rng-restore",
-        "a resumed run continues with the random numbers it stopped with (dropout)",
-        "restore_run",
-        '        set_rng_states(payload["rng"])\n',
-        "        pass\n",
-        (
-            f"{_RESUME}::test_dropout_model_resumes_with_the_random_numbers_it_"
-            "stopped_with",
-        ),
-    ),
-    Mutation(
         "next-epoch-order",
         "each epoch trains in the order its checkpoint stores",
         "iter_fit",
@@ -81,22 +70,6 @@ MUTATIONS: list[Mutation] = [
         (f"{_RESUME}::test_a_mask_edited_mid_run_is_stored_and_restores",),
     ),
     # ------------------------------------------------------- durable saves
-    Mutation(
-        "no-fsync",
-        "a checkpoint's bytes reach the disk before it replaces the old file",
-        "write_atomically",
-        "            os.fsync(handle.fileno())\n",
-        "            pass\n",
-        (f"{_CKPT}::test_save_syncs_the_file_then_renames_then_syncs_the_folder",),
-    ),
-    Mutation(
-        "no-folder-sync",
-        "the rename of a saved checkpoint survives a power loss",
-        "write_atomically",
-        "    sync_folder(path.parent)\n    return path\n",
-        "    return path\n",
-        (f"{_CKPT}::test_save_syncs_the_file_then_renames_then_syncs_the_folder",),
-    ),
     # ----------------------------------------------------------- evaluation
     Mutation(
         "validate-in-train-mode",
@@ -107,16 +80,6 @@ MUTATIONS: list[Mutation] = [
         ("tests/core/test_exact_resume.py::test_validation_runs_in_eval_mode",),
     ),
     # ------------------------------------- promises the suite already pinned
-    Mutation(
-        "checkpoint-load-unpickles-code",
-        "checkpoints load with torch.load(weights_only=True): a file that would run code is refused and nothing in it runs",
-        "_read_untrusted",
-        '        return torch.load(path, map_location="cpu", weights_only=True)\n',
-        '        return torch.load(path, map_location="cpu", weights_only=False)\n',
-        (
-            "tests/core/test_checkpoints.py::test_a_file_that_would_run_code_is_refused_and_nothing_runs",
-        ),
-    ),
     Mutation(
         "resume-ignores-stored-data-order",
         "a resumed run draws the interrupted epoch in the sample order stored in the checkpoint (exact resume)",
@@ -1597,14 +1560,6 @@ MUTATIONS: list[Mutation] = [
         ),
     ),
     # --------------------------------------- issue 14: torchvision models, weights
-    Mutation(
-        "weights-loaded-without-weights-only",
-        "A weights file is read with weights_only: a pickle holding code never runs",
-        "load_pretrained_state",
-        'state = torch.load(path, map_location="cpu", weights_only=True)',
-        'state = torch.load(path, map_location="cpu", weights_only=False)',
-        (f"{_WEIGHTS}::test_a_file_holding_code_is_refused_without_running_it",),
-    ),
     Mutation(
         "weights-hash-unchecked",
         "A download whose SHA-256 does not start with the file name's prefix is refused",
