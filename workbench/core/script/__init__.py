@@ -1,0 +1,12 @@
+"""The experiment as one plain PyTorch script (the Code tab and ``script``).
+
+writer   write_script: a config as one runnable file
+parts    the code blocks a script is made of
+model    the model half: definition, initialisation, freezing
+"""
+
+__all__ = [
+    "model",
+    "parts",
+    "writer",
+]
