@@ -10,6 +10,7 @@ test still passes, which means a promise is no longer pinned by the suite.
     .venv/bin/python bench/mutation_check.py              # every breakage
     .venv/bin/python bench/mutation_check.py --only rng-restore --only no-fsync
     .venv/bin/python bench/mutation_check.py --list
+    .venv/bin/python bench/mutation_check.py --jobs 2     # two scratch copies at once
 
 Prints one line per breakage and exits 0 only when every one is caught. The
 tests named for the breakages are first run on the unbroken copy: a breakage
@@ -28,7 +29,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from queue import Queue
 
 from mutation_anchors import AnchorError, Definition, apply, index
 from mutations import MUTATIONS, Mutation
@@ -114,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list and exit")
     parser.add_argument("--timeout", type=float, default=900.0, metavar="S")
     parser.add_argument("--keep", action="store_true", help="keep the scratch copy")
+    parser.add_argument(
+        "--jobs", type=int, default=1, metavar="N", help="breakages checked at once"
+    )
     args = parser.parse_args(argv)
 
     names = [m.name for m in MUTATIONS]
@@ -129,12 +135,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{m.name:34} {m.where}: {m.promise}")
         return 0
 
-    scratch = Path(tempfile.mkdtemp(prefix="mutation-check-")) / "tree"
-    shutil.copytree(ROOT, scratch, ignore=_COPY_IGNORE)
+    base = Path(tempfile.mkdtemp(prefix="mutation-check-"))
+    # One scratch copy per job: a breakage is applied to a tree no other job reads.
+    scratches = [base / f"tree-{i}" for i in range(max(1, args.jobs))]
+    for scratch in scratches:
+        shutil.copytree(ROOT, scratch, ignore=_COPY_IGNORE)
     try:
         tests = sorted({t for m in chosen for t in m.tests})
         started = time.perf_counter()
-        code, output = run_tests(scratch, tests, args.timeout * 2)
+        code, output = run_tests(scratches[0], tests, args.timeout * 2)
         if code != 0:
             print(output[-3000:])
             print(f"the named tests fail on the unbroken tree (exit {code})")
@@ -143,17 +152,27 @@ def main(argv: list[str] | None = None) -> int:
             f"{len(tests)} named tests pass on the unbroken tree "
             f"({time.perf_counter() - started:.0f} s)\n"
         )
-        results = []
-        definitions = index(scratch)
-        for m in chosen:
-            started = time.perf_counter()
-            verdict, detail = check(m, scratch, definitions, args.timeout)
+        definitions = index(scratches[0])
+        free: Queue[Path] = Queue()
+        for scratch in scratches:
+            free.put(scratch)
+
+        def one(m: Mutation) -> str:
+            scratch = free.get()
+            try:
+                started = time.perf_counter()
+                verdict, detail = check(m, scratch, definitions, args.timeout)
+            finally:
+                free.put(scratch)
             seconds = time.perf_counter() - started
-            results.append(verdict)
             print(f"{verdict:8} {m.name:34} {detail} ({seconds:.0f} s)", flush=True)
+            return verdict
+
+        with ThreadPoolExecutor(max_workers=len(scratches)) as pool:
+            results = list(pool.map(one, chosen))
     finally:
         if not args.keep:
-            shutil.rmtree(scratch.parent, ignore_errors=True)
+            shutil.rmtree(base, ignore_errors=True)
     caught = results.count("caught")
     print(f"\n{caught} of {len(results)} breakages caught")
     return 0 if caught == len(results) else 1
