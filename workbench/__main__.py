@@ -7,6 +7,6 @@ from workbench.cli import interrupts
 # Before the imports below (torch takes seconds): a rank keeps an early Ctrl+C.
 interrupts.install_if_rank()
 
-from workbench.cli.main import main  # noqa: E402
+from workbench.cli.commands import main  # noqa: E402
 
 sys.exit(main())

@@ -10,7 +10,7 @@ import torch
 from PIL import Image
 
 from tests.idx_files import write_mnist_raw
-from workbench.cli.main import main
+from workbench.cli.commands import main
 from workbench.core.checkpoints.io import load_checkpoint
 from workbench.core.data import load_arrays
 

@@ -17,7 +17,7 @@ from PIL import Image
 
 from tests.conftest import make_arrays
 from tests.core.test_exact_resume import _scramble_rngs, step_losses, train_until
-from workbench.cli.main import main
+from workbench.cli.commands import main
 from workbench.core.checkpoints.io import load_checkpoint, restore_run, save_checkpoint
 from workbench.core.config import TrainConfig
 from workbench.core.data import load_arrays

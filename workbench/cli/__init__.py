@@ -12,6 +12,6 @@ models        models: the built-in and torchvision architectures
 distributed   the --processes / torchrun launch of a multi-process run
 """
 
-from workbench.cli.main import main
+from workbench.cli.commands import main
 
 __all__ = ["main"]
