@@ -20,7 +20,7 @@ import pytest
 from PIL import Image
 
 from tests.fuzz_checkpoints import variants
-from workbench.cli.commands import _load_initial_weights, main
+from workbench.cli.main import _load_initial_weights, main
 from workbench.core.checkpoints.io import config_of, load_weights_file, save_checkpoint
 from workbench.core.config import TrainConfig
 from workbench.core.data.cache import ArraysCache

@@ -12,7 +12,7 @@ from PIL import Image
 from tests.idx_files import write_mnist_raw
 from workbench.cli.commands import main
 from workbench.core.checkpoints.io import load_checkpoint
-from workbench.core.data import load_arrays
+from workbench.core.data.sources import load_arrays
 
 
 def _train(tmp_path, *flags):
@@ -146,6 +146,7 @@ def test_an_unknown_model_is_one_line_naming_the_kinds_of_model(capsys):
     assert "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_predict_prints_class_and_top_probabilities(tmp_path, capsys):
     ckpt = tmp_path / "digits.pt"
     assert _train(tmp_path, "--model", "small-cnn", "--save", str(ckpt)) == 0
@@ -168,11 +169,8 @@ def test_predict_prints_class_and_top_probabilities(tmp_path, capsys):
     assert all(line.count("%") == 3 for line in lines)
 
 
-def test_predict_reports_unreadable_images(tmp_path, capsys):
-    ckpt = tmp_path / "m.pt"
-    assert (
-        _train(tmp_path, "--model", "mlp", "--max-steps", "2", "--save", str(ckpt)) == 0
-    )
+def test_predict_reports_unreadable_images(tmp_path, capsys, trained_mlp_checkpoint):
+    ckpt = trained_mlp_checkpoint
     (tmp_path / "blank.png").write_bytes(b"")
     Image.fromarray(np.zeros((28, 28), np.uint8)).save(tmp_path / "black.png")
     code = main(
@@ -190,6 +188,7 @@ def test_predict_reports_unreadable_images(tmp_path, capsys):
     assert "no ink" in err
 
 
+@pytest.mark.slow
 def test_console_entry_point_runs_headless_without_traceback(tmp_path):
     bad = tmp_path / "bad.pt"
     bad.write_text("not a checkpoint")
@@ -258,9 +257,10 @@ def test_train_on_my_digits_from_trained_weights(tmp_path, capsys):
     assert epochs[-1]["val_accuracy"] >= epochs[0]["val_accuracy"] + 0.3, out
 
 
-def test_inspect_prints_contents_and_the_fit_against_a_model(tmp_path, capsys):
-    ckpt = tmp_path / "run.pt"
-    assert _train(tmp_path, "--model", "mlp", "--epochs", "1", "--save", str(ckpt)) == 0
+def test_inspect_prints_contents_and_the_fit_against_a_model(
+    capsys, trained_mlp_checkpoint
+):
+    ckpt = trained_mlp_checkpoint  # mlp, digits, one epoch
     capsys.readouterr()
     assert main(["inspect", str(ckpt), "--against-model", "mlp", "--classes", "2"]) == 0
     out = capsys.readouterr().out
@@ -302,17 +302,17 @@ def test_init_partial_loads_what_fits_and_says_so(tmp_path, capsys):
             assert torch.equal(state[name], tensor), name
 
 
-def test_init_from_another_architecture_says_which_it_was_saved_from(tmp_path, capsys):
-    ckpt = tmp_path / "mlp.pt"
-    assert (
-        _train(tmp_path, "--model", "mlp", "--max-steps", "1", "--save", str(ckpt)) == 0
-    )
+def test_init_from_another_architecture_says_which_it_was_saved_from(
+    tmp_path, capsys, trained_mlp_checkpoint
+):
+    ckpt = trained_mlp_checkpoint
     capsys.readouterr()
     code = _train(tmp_path, "--init-from", str(ckpt), "--model", "small-cnn")
     assert code == 2
     assert "it was saved from mlp: drop --model" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_killed_command_line_run_leaves_a_resumable_folder(tmp_path, runs_root):
     import os
     import signal

@@ -16,7 +16,7 @@ import pytest
 import torch
 from torch import nn
 
-from workbench.cli.commands import build_parser, config_from_args
+from workbench.cli.main import build_parser, config_from_args
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.distributed.sync_bn import (
     BATCHNORM_NOTICE,

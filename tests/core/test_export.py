@@ -7,7 +7,7 @@ import json
 import pytest
 import torch
 
-from workbench.cli.commands import main
+from workbench.cli.main import main
 from workbench.core.checkpoints.io import info_of, load_checkpoint
 from workbench.core.export import formats as X
 from workbench.core.export import verify as V

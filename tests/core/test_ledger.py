@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from workbench.cli.commands import main
+from workbench.cli.main import main
 from workbench.core import events as E
 from workbench.core.config import TrainConfig
 from workbench.core.runs.compare import config_differences

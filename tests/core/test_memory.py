@@ -125,7 +125,7 @@ def test_every_command_keeps_freed_memory():
     # The window and torchrun's workers start through the same main().
     code = textwrap.dedent(
         """
-        from workbench.cli.commands import main
+        from workbench.cli.main import main
         from workbench.core.host.memory import freed_memory_kept
         main(["devices"])
         print(freed_memory_kept())

@@ -15,7 +15,7 @@ import pytest
 import torch
 from PIL import Image
 
-from workbench.cli.commands import main
+from workbench.cli.main import main
 from workbench.core.config import ConfigError
 from workbench.core.data import load_arrays
 from workbench.core.models.source import SHA_KEY

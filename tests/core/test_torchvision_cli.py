@@ -20,7 +20,7 @@ from tests.core.test_exact_resume import _scramble_rngs, step_losses, train_unti
 from workbench.cli.commands import main
 from workbench.core.checkpoints.io import load_checkpoint, restore_run, save_checkpoint
 from workbench.core.config import TrainConfig
-from workbench.core.data import load_arrays
+from workbench.core.data.sources import load_arrays
 from workbench.core.models.pretrained import MIRROR_ENV, cache_dir
 from workbench.core.train.engine import fit, prepare_run
 
@@ -45,6 +45,7 @@ def resnet_checkpoint(tmp_path_factory):
     return ckpt
 
 
+@pytest.mark.slow
 def test_train_saves_a_resnet18_checkpoint_of_three_channel_digits(resnet_checkpoint):
     payload = load_checkpoint(resnet_checkpoint)
     assert payload["global_step"] == 3
@@ -56,6 +57,7 @@ def test_train_saves_a_resnet18_checkpoint_of_three_channel_digits(resnet_checkp
     assert tuple(state["fc.weight"].shape) == (10, 512)
 
 
+@pytest.mark.slow
 def test_predict_and_inspect_read_the_resnet18_checkpoint(
     resnet_checkpoint, tmp_path, capsys
 ):
@@ -79,6 +81,7 @@ def test_predict_and_inspect_read_the_resnet18_checkpoint(
     assert "10x512" in out
 
 
+@pytest.mark.slow
 def test_resume_continues_a_resnet18_run(resnet_checkpoint, tmp_path, capsys):
     out_ckpt = tmp_path / "resumed.pt"
     args = ["train", "--quiet", "--resume", str(resnet_checkpoint), "--max-steps", "5"]
@@ -91,6 +94,7 @@ def test_resume_continues_a_resnet18_run(resnet_checkpoint, tmp_path, capsys):
     assert payload["config"]["model"] == "resnet18"
 
 
+@pytest.mark.slow
 def test_init_from_a_resnet18_checkpoint(resnet_checkpoint, tmp_path, capsys):
     saved = tmp_path / "out.pt"
     args = ["train", *COMMON, "--init-from", str(resnet_checkpoint)]
@@ -101,6 +105,7 @@ def test_init_from_a_resnet18_checkpoint(resnet_checkpoint, tmp_path, capsys):
     assert load_checkpoint(saved)["global_step"] == 1
 
 
+@pytest.mark.slow
 def test_resnet18_resumes_exactly(tmp_path):
     """As test_exact_resume's dropout model: the losses of both halves are the
     uninterrupted run's, and so are the final weights."""
@@ -152,6 +157,7 @@ def test_pretrained_weights_offline_are_one_line_naming_file_and_folder(capsys):
     assert f"in {cache_dir()} and try again" in err
 
 
+@pytest.mark.slow
 def test_the_start_line_says_whether_the_feature_cache_is_on(capsys):
     frozen = ["--freeze", "conv1.*", "bn1.*", "layer*"]  # all but fc
     assert main(["train", *COMMON, "--max-steps", "2", *frozen]) == 0

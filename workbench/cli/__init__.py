@@ -1,17 +1,34 @@
 """The command line: ``ptcore-workbench COMMAND``, headless over the same ``Session``.
 
-main          the parser, ``main(argv)`` and the window when no command is given
-train         ...
+commands      the parser, ``main(argv)``: the window when no command is given, else
+              the command it names
+train         train: headless training, --init-from, --metrics-json, the last line
+train_flags   train's flags, one per config field
+predict       predict: images classified with a checkpoint
+inspect       inspect: what a checkpoint holds, and how it fits a model
+check_data    check-data: a folder of labelled images checked before training
+devices       devices: CPU/CUDA/MPS and why one is unavailable
+runs          runs list / show / reproduce: the run ledger
+export        export: a checkpoint as TorchScript / ONNX / a verified folder
+script        script: a config or checkpoint as one plain PyTorch script
+models        models and summary: the architectures, and one sized layer by layer
+distributed   train --nproc: the torchrun launch, and each rank's run
 progress      the download and step progress bars of a terminal
 console       what a command says, and percentages
 interrupts    the first Ctrl+C stops a run after its batch, the second aborts
-runs          runs list / show / reproduce / rename / tag / delete
-export        export: a checkpoint as TorchScript / ONNX / a verified folder
-script        script: a config or checkpoint as one plain PyTorch script
-models        models: the built-in and torchvision architectures
-distributed   the --processes / torchrun launch of a multi-process run
 """
 
-from workbench.cli.commands import main
+from __future__ import annotations
+
+from collections.abc import Sequence
 
 __all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``ptcore-workbench`` with ``argv`` (see :mod:`workbench.cli.commands`)."""
+    # Imported on call, not with the package: ``python -m workbench`` imports
+    # cli.interrupts first, to keep a rank's early Ctrl+C while torch loads.
+    from workbench.cli.commands import main as run
+
+    return run(argv)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 import sys
 
+from tqdm import tqdm
+
 
 def say(text: str) -> None:
     """Print a line without breaking a progress bar that is on screen."""
-    from tqdm import tqdm  # tqdm is only imported by commands that print
-
     tqdm.write(text, file=sys.stdout)
 
 

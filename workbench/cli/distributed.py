@@ -20,6 +20,11 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import torch.distributed as dist
+from torch.distributed.elastic.multiprocessing.api import SignalException
+from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
+from torch.distributed.run import get_args_parser, run
+
 from workbench.core import config as C
 from workbench.core.distributed import env as distributed
 
@@ -66,10 +71,7 @@ def relaunch(args: argparse.Namespace, cfg: C.TrainConfig) -> int:
     after the same batch and rank 0 saves. Exit codes: 0 finished, 130
     stopped, 2 a user error (rank 0 said it), 1 a rank failed (said here).
     """
-    from torch.distributed.elastic.multiprocessing.api import SignalException
-    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
-    from torch.distributed.run import get_args_parser, run
-
+    # DDP loads torchvision (1.5 s): only once the command runs, not for --help.
     from workbench.core.distributed.ddp import check_batch
 
     nproc = args.nproc
@@ -160,6 +162,7 @@ def run_rank(train: Callable[[argparse.Namespace], int], args: Any) -> int:
     error ends them with exit code 2 while rank 0 says it. Any other error is
     written to torchrun's error file, so the agent can name it.
     """
+    # Every user error class, torchvision's modules with them (1.5 s): past --help.
     from workbench.core.errors import USER_ERRORS
 
     main = distributed.is_main()
@@ -229,8 +232,6 @@ def record_failure(exc: BaseException) -> None:
 
 def peer_lost(exc: BaseException) -> bool:
     """True for a collective that failed because another rank went away."""
-    import torch.distributed as dist
-
     text = str(exc).lower()
     return isinstance(exc, dist.DistError) or any(
         words in text for words in ("connection closed", "connection reset", "gloo")

@@ -45,6 +45,7 @@ def format_line(r: FormatResult) -> str:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """0 when every format exported and verified; 1 otherwise (files kept)."""
+    # These load torchvision (1.5 s): only once the command runs, not for --help.
     from workbench.core.export.formats import FAILED_MARKER, export_checkpoint
 
     result = export_checkpoint(args.checkpoint, args.out, args.format)

@@ -21,6 +21,8 @@ import threading
 from types import FrameType
 from typing import Any
 
+from workbench.cli.console import say
+
 _received = False
 
 
@@ -42,7 +44,6 @@ def received() -> bool:
 
 def stop_on_first_interrupt(control: Any) -> None:
     """First Ctrl+C stops cleanly after the current batch; a second one kills."""
-    from workbench.cli.console import say
 
     def handler(signum: int, frame: FrameType | None) -> None:
         say("stopping after this batch (Ctrl+C again to abort)")

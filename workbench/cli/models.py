@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 
 from workbench.cli.console import say
+from workbench.core.models.catalog import grouped_models
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
     """Print the model's layer table and totals for one input size."""
+    # These load torchvision (1.5 s): only once the command runs, not for --help.
     from workbench.core.models.inputs import model_channels
     from workbench.core.models.summary import summarize_named
 
@@ -24,8 +26,6 @@ def cmd_summary(args: argparse.Namespace) -> int:
 
 def cmd_models(_: argparse.Namespace) -> int:
     """List the models by family, and how to name one of your own."""
-    from workbench.core.models.catalog import grouped_models
-
     for family, names in grouped_models():
         say(f"{family}: {', '.join(names)}")
     say("Your own: --model path/to/file.py:Name (runs the code in that file)")

@@ -5,6 +5,10 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from tqdm import tqdm
+
+from workbench.core import events as E
+
 
 class DownloadBars:
     """One tqdm bar per downloaded file (a session's ``progress`` callback)."""
@@ -15,8 +19,6 @@ class DownloadBars:
         self.file_name = ""  # a disabled tqdm keeps no desc of its own
 
     def __call__(self, p: Any) -> None:
-        from tqdm import tqdm
-
         if self.bar is None or self.file_name != p.file_name:
             self.close()
             self.file_name = p.file_name
@@ -44,8 +46,6 @@ class StepBar:
         self.bar: Any = None
 
     def open(self, run: Any) -> None:
-        from tqdm import tqdm
-
         self.bar = tqdm(
             total=run.total_steps,
             initial=run.global_step,
@@ -55,8 +55,6 @@ class StepBar:
         )
 
     def show(self, event: Any) -> None:
-        from workbench.core import events as E
-
         bar = self.bar
         if isinstance(event, E.CompileStarted):
             bar.set_description("compiling")

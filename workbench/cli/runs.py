@@ -7,8 +7,11 @@ from typing import Any
 
 from workbench.cli.console import percent, say
 from workbench.core import config as C
+from workbench.core import events as E
 from workbench.core.runs import folder as R
 from workbench.core.runs import listing
+from workbench.core.session import Session
+from workbench.core.train.engine import TrainControl
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -89,10 +92,6 @@ def _run_report(folder: Any) -> list[str]:
 
 
 def _reproduce(folder: Any) -> int:
-    from workbench.core import events as E
-    from workbench.core.session import Session
-    from workbench.core.train.engine import TrainControl
-
     session = Session(origin="command line")
     cfg = session.reproduce(folder)
     say(f"training {folder.id} again: {cfg.model} on {cfg.dataset}, seed {cfg.seed}")

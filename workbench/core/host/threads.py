@@ -38,7 +38,7 @@ OpenMP pool right before the start, with ``omp_pause_resource_all`` (OpenMP 5.0;
 libgomp frees the *calling* thread's pool and joins its helpers, so it has to
 run in that thread, and a later parallel op there simply builds a new pool).
 Nothing is needed at process start and no environment variable is set, so
-``workbench/cli/commands.py`` needs no change: the command line trains on its main
+``workbench/cli/main.py`` needs no change: the command line trains on its main
 thread, which is the fast case already.
 
 Usage::

@@ -1,0 +1,235 @@
+"""``train``: headless training with a progress bar, or on several processes.
+
+The same :class:`~workbench.core.session.Session` as the window, with no Qt
+imported, so it works over SSH and in CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from workbench.cli import distributed as cli_distributed
+from workbench.cli.console import percent, say
+from workbench.cli.interrupts import stop_on_first_interrupt
+from workbench.cli.progress import DownloadBars, StepBar
+from workbench.core import config as C
+from workbench.core import events as E
+from workbench.core.atomic_files import write_atomically
+
+
+def config_from_args(args: argparse.Namespace, base: C.TrainConfig) -> C.TrainConfig:
+    """``base`` with every flag the user gave applied (validated)."""
+    names = set(C.TrainConfig.__dataclass_fields__)
+    changes: dict[str, Any] = {}
+    for name in names:
+        value = getattr(args, "freeze" if name == "frozen" else name, None)
+        if value is not None:
+            changes[name] = tuple(value) if isinstance(value, list) else value
+    return base.replace(**changes)
+
+
+def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    text = json.dumps(data, indent=2, allow_nan=True) + "\n"
+    write_atomically(path, lambda handle: handle.write(text.encode("utf-8")))
+
+
+def metrics_document(
+    cfg: C.TrainConfig, history: Any, final: Any | None
+) -> dict[str, Any]:
+    """The ``--metrics-json`` document (see README, "Metrics JSON")."""
+    # Epochs count from 1 for people; the engine's events count from 0.
+    epochs = [{**e.to_dict(), "epoch": e.epoch + 1} for e in history.epochs]
+    doc: dict[str, Any] = {
+        "config": cfg.to_dict(),
+        "epochs": epochs,
+        "steps": [{"step": s, "loss": loss} for s, loss in history.steps],
+        "final": None,
+    }
+    if final is not None:
+        doc["final"] = {
+            "val_accuracy": final.val_accuracy,
+            "val_loss": final.val_loss,
+            "images_per_s": final.images_per_s,
+            "seconds": final.seconds,
+            "compile_seconds": final.compile_seconds,
+            "step_seconds": final.step_seconds,
+            "global_step": final.global_step,
+            "stopped": final.stopped,
+        }
+    return doc
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    """Train headless, or re-launch on ``--nproc`` processes through torchrun."""
+    if args.nproc > 1:
+        base = C.load_config(args.config) if args.config else C.TrainConfig()
+        return cli_distributed.relaunch(args, config_from_args(args, base))
+    return cli_distributed.run_rank(_train, args)
+
+
+def _train(args: argparse.Namespace) -> int:
+    """Train headless with a progress bar; save and report as asked."""
+    # These load torchvision (1.5 s): only once the command runs, not for --help.
+    from workbench.core.checkpoints.io import (
+        config_of,
+        load_weights_file,
+        save_checkpoint,
+    )
+    from workbench.core.session import RunPrepared, Session, StartKind
+    from workbench.core.train.engine import TrainControl
+
+    if args.resume and args.init_from:
+        raise C.ConfigError(
+            "--resume continues a run, --init-from starts a new one from its "
+            "weights: give one of them"
+        )
+    session = Session(origin="command line")
+    session.tensorboard = args.tensorboard
+    downloads = DownloadBars(args.quiet)
+    base = C.load_config(args.config) if args.config else None
+    if args.resume:
+        opened = session.open(args.resume, progress=downloads, evaluate=False)
+        session.adopt(opened)
+        for note in opened.notes:
+            say(f"note: {note}")
+        base = base or opened.run.config
+    base = base or C.TrainConfig()
+    if args.init_from:
+        # Read once: its architecture is the default, its weights the start.
+        state, payload = load_weights_file(args.init_from)
+        if payload is not None and not args.model:
+            base = base.replace(model=config_of(payload).model)
+        cfg = config_from_args(args, base)
+        say(_load_initial_weights(session, cfg, args, state, payload))
+    else:
+        cfg = config_from_args(args, base)
+    plan = session.plan_resume(cfg, args.resume) if args.resume else session.plan(cfg)
+    if args.resume:
+        run = opened.run
+        if plan.kind is StartKind.NEW:
+            raise C.ConfigError(
+                f"cannot resume {args.resume}: {plan.why_new} (give --init-from to "
+                "start a new run from its weights)"
+            )
+        changed = f", with {', '.join(plan.changed)} changed" if plan.changed else ""
+        say(
+            f"resuming {args.resume} at step {run.global_step} "
+            f"(epoch {run.epoch + 1}){changed}"
+        )
+    for note in session.begin(plan):
+        say(f"warning: {note}")
+    if session.folder is not None:
+        every = cfg.autosave_every
+        when = {0: "never", 1: "every epoch"}.get(every, f"every {every} epochs")
+        where = session.folder.path
+        say(f"run folder: {where} (checkpoint saved {when}, and at the end)")
+
+    control = TrainControl()
+    stop_on_first_interrupt(control)
+    save_path = Path(args.save) if args.save else None
+    metrics_path = Path(args.metrics_json) if args.metrics_json else None
+    progress = StepBar(args.quiet)
+    result = None
+    try:
+        for event in session.train(plan, control, progress=downloads):
+            if isinstance(event, RunPrepared):
+                downloads.close()
+                run = event.run
+                progress.open(run)
+                continue
+            text = describe_event(event, run)
+            if text:
+                say(text)
+            progress.show(event)
+            if isinstance(event, E.EpochMetrics):
+                if save_path:
+                    save_checkpoint(save_path, run)
+                if metrics_path:
+                    document = metrics_document(cfg, run.history, None)
+                    _write_json_atomic(metrics_path, document)
+            elif isinstance(event, E.TrainResult):
+                result = event
+    finally:
+        progress.close()
+        downloads.close()
+    session.finish(result)
+    if result is None:  # stopped before the first step
+        say("stopped before training began")
+        return 130
+    if save_path:
+        save_checkpoint(save_path, run)
+    if metrics_path:
+        _write_json_atomic(metrics_path, metrics_document(cfg, run.history, result))
+    say(summary_line(result, run, save_path))
+    return 130 if result.stopped else 0
+
+
+def describe_event(event: Any, run: Any) -> str | None:
+    """The line the console prints for an engine event, if any."""
+    if isinstance(event, E.RunStarted):
+        images = run.loaders.train.num_samples
+        return (
+            f"training {event.model} on {run.config.dataset} ({images:,} images) on "
+            f"{event.device}, {event.precision}, {event.trainable_parameters:,}/"
+            f"{event.parameters:,} parameters trainable"
+            + (f", {event.feature_cache}" if event.feature_cache else "")
+        )
+    if isinstance(event, E.Notice):
+        return f"note: {event.message}"
+    if isinstance(event, E.CompileFinished):
+        return f"torch.compile took {event.seconds:.1f} s"
+    if isinstance(event, E.EpochMetrics):
+        return (
+            f"epoch {event.epoch + 1}: train loss {event.train_loss:.4f} "
+            f"acc {percent(event.train_accuracy)} | val loss {event.val_loss:.4f} "
+            f"acc {percent(event.val_accuracy)} | "
+            f"{event.images_per_s:,.0f} img/s | {event.seconds:.1f} s"
+        )
+    return None
+
+
+def summary_line(result: Any, run: Any, save_path: Path | None) -> str:
+    """The one-line summary that ends a headless run."""
+    state = "stopped" if result.stopped else "done"
+    parts = [
+        f"{state}: step {result.global_step}/{run.total_steps}",
+        f"val accuracy {percent(result.val_accuracy)}",
+        f"{result.images_per_s:,.0f} img/s",
+        f"{result.seconds:.1f} s",
+    ]
+    if run.config.compile:
+        parts.append(f"compile {result.compile_seconds:.1f} s")
+    if save_path:
+        parts.append(f"saved {save_path}")
+    return ", ".join(parts)
+
+
+def _load_initial_weights(
+    session: Any,
+    cfg: C.TrainConfig,
+    args: Any,
+    state: dict[str, Any],
+    payload: dict[str, Any] | None,
+) -> str:
+    """Make ``--init-from`` the next run's weights; the line saying what happened."""
+    # These load torchvision (1.5 s): only once the command runs, not for --help.
+    from workbench.core.checkpoints.io import CheckpointError
+    from workbench.core.model_offer import offer_weights
+
+    offer = offer_weights(args.init_from, cfg, state, payload)
+    diff = offer.diff
+    if not diff.exact and not (diff.partial and args.init_partial):
+        hint = " (add --init-partial to load what fits)" if diff.partial else ""
+        if offer.other_architecture:
+            hint = f" (it was saved from {offer.other_architecture}: drop --model)"
+        raise CheckpointError(
+            f"{args.init_from} does not fit this {args.model or 'model'}: "
+            f"{diff.summary()}{hint}; " + "; ".join(diff.lines(limit=5))
+        )
+    _model, weights = session.accept_weights(offer, cfg.frozen)
+    if diff.exact:
+        return f"starting from the weights in {args.init_from}"
+    return f"starting from {args.init_from}, partly: {weights.summary}"
