@@ -47,10 +47,11 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from workbench.core.config import TrainConfig
-from workbench.core.data import DATASET_INFO, DataError, load_arrays
+from workbench.core.data.registry import DATASET_INFO, DataError
+from workbench.core.data.sources import load_arrays
 from workbench.core.models.builtins import snapshot_state
 from workbench.core.train.engine import fit, prepare_run
-from workbench.ui import window_state
+from workbench.ui.window import state as window_state
 
 STROKE = [(70, 60), (110, 55), (150, 55), (200, 60), (180, 110), (150, 160)]
 STROKE += [(130, 200), (120, 230)]

@@ -52,10 +52,10 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from workbench.core.config import TrainConfig
-from workbench.core.data import load_arrays
+from workbench.core.data.sources import load_arrays
 from workbench.core.events import Evaluation
 from workbench.core.runs.folder import RUNS_ENV
-from workbench.ui import window_state
+from workbench.ui.window import state as window_state
 
 CONDITIONS = ("curves", "evaluation", "evaluation+cell", "health")
 PAGES = {

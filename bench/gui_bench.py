@@ -64,12 +64,13 @@ from PySide6.QtCore import QEventLoop, Qt, QTimer
 from PySide6.QtWidgets import QApplication
 
 from workbench.core.config import BUILTIN_MODELS, TrainConfig
-from workbench.core.data import DataError, ImageArrays, load_arrays
+from workbench.core.data.registry import DataError, ImageArrays
+from workbench.core.data.sources import load_arrays
 from workbench.core.events import TrainResult
 from workbench.core.host.memory import keep_freed_memory
 from workbench.core.runs.folder import RUNS_ENV
 from workbench.core.train.engine import iter_fit, prepare_run
-from workbench.ui import window_state
+from workbench.ui.window import state as window_state
 
 MODELS = tuple(BUILTIN_MODELS)  # small-cnn, cnn, lazy-cnn, mlp
 MILLION = 1_000_000

@@ -5,10 +5,11 @@ steps, so a live curve shows them all. The promise: within 3% of ``log_every=10`
 Each logged step syncs the device for the loss and (in the window) crosses to the
 GUI thread; the ledger writes it to ``metrics.jsonl``. The layers' health (every
 layer's norms, the costly part) is sampled every 10 steps whatever the interval,
-and the live plots share one paint budget (``workbench/ui/plots.py``), so neither
-follows the log rate. This prints training images per second of the whole run
-(wall time from the first step to the end, logging and validation included: what
-the user waits for) with the automatic interval and with ``log_every=10``:
+and the live plots share one paint budget
+(``workbench/ui/plots/live_plot.py``), so neither follows the log rate. This
+prints training images per second of the whole run (wall time from the first
+step to the end, logging and validation included: what the user waits for)
+with the automatic interval and with ``log_every=10``:
 
 - ``headless``: the engine in a for loop writing the run ledger, as
   ``ptcore-workbench train`` does;
@@ -44,12 +45,13 @@ from gui_bench import WindowProbe, cpu_pressure, load_data
 from PySide6.QtWidgets import QApplication
 
 from workbench.core.config import TrainConfig
-from workbench.core.data import ImageArrays
+from workbench.core.data.registry import ImageArrays
 from workbench.core.events import StepMetrics, TrainResult
 from workbench.core.runs.folder import RunFolder
 from workbench.core.runs.recorder import RunRecorder
 from workbench.core.train.engine import iter_fit, prepare_run
-from workbench.ui import plots, window_state
+from workbench.ui.plots import live_plot
+from workbench.ui.window import state as window_state
 
 CONDITIONS = {"auto": None, "every 10": 10}
 
@@ -129,7 +131,7 @@ def main() -> None:
                     note = f"{cpu_ms:5.2f} CPU ms/img"
                     extra.setdefault((where, name), []).append(cpu_ms)
                 else:
-                    frames = plots.refresher().frames
+                    frames = live_plot.refresher().frames
                     probe.run(cfg)
                     result = probe.results[-1]
                     speed = wall_speed(result, trained_images(result, cfg, arrays))
@@ -137,7 +139,7 @@ def main() -> None:
                     share = probe.gui_cpu_share[-1]
                     note = (
                         f"GUI thread {share:.3f} core, "
-                        f"{plots.refresher().frames - frames} plot frames"
+                        f"{live_plot.refresher().frames - frames} plot frames"
                     )
                     extra.setdefault((where, name), []).append(share)
                 figures.setdefault((where, name), []).append(speed)

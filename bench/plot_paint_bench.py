@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np
 from PySide6.QtWidgets import QApplication
 
-from workbench.ui.plots import GRID_ALPHA, LivePlot
+from workbench.ui.plots.live_plot import GRID_ALPHA, LivePlot
 
 
 def make_plot(app: QApplication, grid: str) -> LivePlot:

@@ -75,8 +75,8 @@ def main() -> int:
         os.environ[variable] = str(scratch / name)
 
     app = QApplication([])
-    from workbench.ui import window_state
     from workbench.ui.main_window import MainWindow
+    from workbench.ui.window import state as window_state
 
     window_state.use_settings_file(scratch / "settings.ini")
     print(f"CPU pressure before: {cpu_pressure()}")

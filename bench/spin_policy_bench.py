@@ -34,7 +34,7 @@ CHILD = """
 import sys
 from workbench.core import events as E
 from workbench.core.config import TrainConfig
-from workbench.core.data import load_arrays
+from workbench.core.data.sources import load_arrays
 from workbench.core.train.engine import fit, prepare_run
 data_dir, steps = sys.argv[1], int(sys.argv[2])
 if data_dir:

@@ -29,7 +29,7 @@ from pathlib import Path
 from PySide6.QtCore import QPoint, QTimer
 from PySide6.QtWidgets import QApplication
 
-from workbench.ui import window_state
+from workbench.ui.window import state as window_state
 
 STEP_MS = 400  # between actions: X events reach Qt, Qt repaints
 

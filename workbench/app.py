@@ -13,20 +13,20 @@ import threading
 import traceback
 from collections.abc import Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
+from PySide6.QtWidgets import QApplication, QWidget
+
+from workbench import __version__
+from workbench.ui import dialogs
+from workbench.ui.main_window import MainWindow
 
 log = logging.getLogger("workbench")
 
 
 def install_exception_hooks() -> None:
     """Uncaught exceptions go to the log and to an error dialog; none is fatal."""
-    from PySide6.QtCore import QObject, Signal, Slot
-    from PySide6.QtWidgets import QApplication
-
-    from workbench.ui import dialogs
 
     class _Relay(QObject):
         # Lives in the GUI thread: emitting from another thread queues the call.
@@ -67,11 +67,6 @@ def install_exception_hooks() -> None:
 
 def run_window(argv: Sequence[str] | None = None) -> int:
     """Open the workbench window and run until it closes; returns the exit code."""
-    from PySide6.QtWidgets import QApplication
-
-    from workbench import __version__
-    from workbench.ui.main_window import MainWindow
-
     args = list(sys.argv if argv is None else [sys.argv[0], *argv])
     app = QApplication.instance() or QApplication(args)
     app.setOrganizationName("ptcore")
@@ -94,8 +89,6 @@ def _close_on_sigint(window: QWidget) -> Any:
 
     Returns the previous SIGINT handler (None off the main thread: unchanged).
     """
-    from PySide6.QtCore import QTimer
-
     if threading.current_thread() is not threading.main_thread():
         return None
     previous = signal.signal(signal.SIGINT, lambda *_: window.close())

@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from workbench.ui import dialogs, window_state
+from workbench.ui import dialogs
 from workbench.ui.tasks import TaskThread
 from workbench.ui.trainer_thread import TrainerThread
+from workbench.ui.window import state as window_state
 
 from .helpers import FAST
 

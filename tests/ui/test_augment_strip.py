@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from workbench.core.config import AUGMENTATIONS
-from workbench.ui.augment_strip import GAP, AugmentStrip
+from workbench.ui.widgets.augment_strip import GAP, AugmentStrip
 
 pytestmark = pytest.mark.gui
 

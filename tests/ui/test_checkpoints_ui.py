@@ -7,8 +7,9 @@ import torch
 from PySide6.QtCore import Qt
 
 from workbench.core.events import StepMetrics
-from workbench.ui import dialogs, trainer_thread, window_state
+from workbench.ui import dialogs, trainer_thread
 from workbench.ui.main_window import MainWindow
+from workbench.ui.window import state as window_state
 
 from .helpers import BACK_TO_IDLE, FAST, event_signal, run_to_end
 from .test_autosave_ui import assert_checkpoint_holds

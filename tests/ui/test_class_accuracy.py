@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QRectF
 
-from workbench.ui.class_accuracy import ClassAccuracyChart
+from workbench.ui.plots.class_accuracy import ClassAccuracyChart
 
 pytestmark = pytest.mark.gui
 

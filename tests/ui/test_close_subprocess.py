@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.gui
+pytestmark = [pytest.mark.gui, pytest.mark.slow]
 
 SCRIPT = textwrap.dedent(
     """
     import sys, time
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
-    from workbench.ui import window_state
+    from workbench.ui.window import state as window_state
     window_state.use_settings_file(sys.argv[1])
     app = QApplication([])
     from workbench.core.config import TrainConfig

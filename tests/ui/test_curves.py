@@ -11,9 +11,9 @@ from PySide6.QtWidgets import QDoubleSpinBox, QSlider, QSplitter
 
 from workbench.core import events as E
 from workbench.core.config import TrainConfig
-from workbench.ui import plots
-from workbench.ui.curves import SMOOTHING, SMOOTHING_KEY, TrainingCurves
-from workbench.ui.window_actions import START_KEYS, keys_text
+from workbench.ui.plots import live_plot
+from workbench.ui.plots.curves import SMOOTHING, SMOOTHING_KEY, TrainingCurves
+from workbench.ui.window.actions import START_KEYS, keys_text
 
 from .helpers import bias_corrected_average, run_to_end
 
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.gui
 
 @pytest.fixture(autouse=True)
 def fresh_refresher(monkeypatch):
-    monkeypatch.setattr(plots, "_refresher", None)
+    monkeypatch.setattr(live_plot, "_refresher", None)
 
 
 def make_curves(qtbot, settings: QSettings | None = None) -> TrainingCurves:
@@ -58,7 +58,7 @@ def rgb(image: QImage) -> np.ndarray:
     return rows[:, : image.width(), 2::-1].astype(int)  # BGRA in memory
 
 
-def drawn(plot: plots.LivePlot, name: str) -> tuple[np.ndarray, np.ndarray]:
+def drawn(plot: live_plot.LivePlot, name: str) -> tuple[np.ndarray, np.ndarray]:
     """What pyqtgraph was handed for series ``name`` (not only the buffer)."""
     plot.refresh()
     (item,) = [i for i in plot.getPlotItem().listDataItems() if i.name() == name]
@@ -200,7 +200,7 @@ def test_a_finished_run_shows_its_last_points_at_once(qtbot, window, monkeypatch
     plots show when ``run_finished`` has been handled is what the window drew
     for the end of the run itself.
     """
-    monkeypatch.setattr(plots.Refresher, "schedule", lambda self, plot: None)
+    monkeypatch.setattr(live_plot.Refresher, "schedule", lambda self, plot: None)
     window.apply_config(TrainConfig(dataset="digits", epochs=2, max_steps=8))
     run_to_end(qtbot, window, timeout=90_000)
     curves = window.curves

@@ -18,10 +18,11 @@ from tests.ui.test_autosave_ui import _dead_pid
 from workbench.core.data.my_digits import INDEX_NAME
 from workbench.core.runs.folder import RunFolder
 from workbench.core.train.engine import fit, prepare_run
-from workbench.ui import dialogs, window_state
+from workbench.ui import dialogs
 from workbench.ui.main_window import MainWindow
 from workbench.ui.panels.runs_table import COLUMNS
 from workbench.ui.run_controller import RunState
+from workbench.ui.window import state as window_state
 
 STATUS = COLUMNS.index("Status")
 

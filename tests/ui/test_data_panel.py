@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from workbench.core.config import DATASETS
-from workbench.core.data import DataError, DownloadCancelled, DownloadProgress
+from workbench.core.data.registry import DataError, DownloadCancelled, DownloadProgress
 from workbench.ui.panels.data import DataPanel, sample_strip
 
 pytestmark = pytest.mark.gui

@@ -239,6 +239,7 @@ def test_reading_during_a_run_uses_weights_copied_between_steps(qtbot, window):
         window.stop()
 
 
+@pytest.mark.slow
 def test_teach_loop_add_relabel_delete_and_fine_tune(qtbot, window, error_dialogs):
     panel = show_draw_tab(qtbot, window)
     panel.fine_tune_button.click()  # no trained model yet
@@ -363,7 +364,7 @@ def test_only_a_photo_models_read_gives_an_openmp_pool_back(
 ):
     from PIL import Image
 
-    from workbench.core.data import DATASET_INFO
+    from workbench.core.data.registry import DATASET_INFO
     from workbench.ui.panels import draw as draw_module
 
     released: list[bool] = []

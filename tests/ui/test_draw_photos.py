@@ -20,8 +20,8 @@ from tests.image_folders import make_folder, shape_image
 from workbench.core.config import TrainConfig
 from workbench.core.events import Evaluation
 from workbench.core.predict import photo_input
-from workbench.ui.cell_images import THUMB_SIDE
 from workbench.ui.panels.evaluation import EvaluationPanel
+from workbench.ui.widgets.cell_images import THUMB_SIDE
 
 from .helpers import run_to_end
 

@@ -19,7 +19,7 @@ from PySide6.QtGui import (
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QToolTip
 
-from workbench.ui.draw_widgets import (
+from workbench.ui.widgets.draw_widgets import (
     CANVAS_SIDE,
     DigitCanvas,
     InputPreview,
@@ -358,7 +358,7 @@ def test_pen_up_repaints_no_more_than_the_last_segment(
 def test_input_preview_paints_from_ready_images_the_same_pixels(
     qtbot: Any, colour: bool
 ) -> None:
-    from workbench.ui.input_preview import _heat_qimage, array_qimage
+    from workbench.ui.widgets.input_preview import _heat_qimage, array_qimage
 
     preview = InputPreview()
     qtbot.addWidget(preview)

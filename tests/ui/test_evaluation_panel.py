@@ -9,9 +9,9 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QLabel, QListWidget, QPushButton, QSlider, QWidget
 
 from workbench.core.events import Evaluation
-from workbench.ui.class_accuracy import ClassAccuracyChart
-from workbench.ui.confusion_matrix import ConfusionMatrix, cell_color
 from workbench.ui.panels.evaluation import EvaluationPanel
+from workbench.ui.plots.class_accuracy import ClassAccuracyChart
+from workbench.ui.plots.confusion_matrix import ConfusionMatrix, cell_color
 
 pytestmark = pytest.mark.gui
 

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from workbench.core.data import load_arrays
+from workbench.core.data.sources import load_arrays
 from workbench.core.events import Evaluation
-from workbench.ui.curves import SMOOTHING
-from workbench.ui.draw_widgets import DigitCanvas
+from workbench.ui.plots.curves import SMOOTHING
+from workbench.ui.widgets.draw_widgets import DigitCanvas
 
 from .helpers import (
     BACK_TO_IDLE,

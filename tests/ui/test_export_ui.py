@@ -9,7 +9,7 @@ import torch
 
 from workbench.core.export import formats as export
 from workbench.ui import dialogs
-from workbench.ui.window_export import GREEN, RED
+from workbench.ui.window.export import GREEN, RED
 
 from .helpers import BACK_TO_IDLE, FAST, run_to_end
 

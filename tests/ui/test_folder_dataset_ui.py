@@ -6,9 +6,9 @@ import pytest
 from PySide6.QtWidgets import QFileDialog
 
 from workbench.core.config import TrainConfig
-from workbench.ui import window_state
 from workbench.ui.panels.data import DataPanel
 from workbench.ui.panels.image_folder import BLOCKED, IMAGE_FOLDER_KEY
+from workbench.ui.window import state as window_state
 
 from .test_data_check_view import image_folder
 

@@ -160,7 +160,7 @@ def test_a_step_moves_the_progress_bar_with_the_next_repaint_not_at_once(qtbot):
 
 
 def test_the_gallery_draws_each_image_once_and_never_another_runs(qtbot, monkeypatch):
-    from workbench.ui import cell_images
+    from workbench.ui.widgets import cell_images
 
     from .test_evaluation_panel import make_evaluation, make_images
 

@@ -9,8 +9,8 @@ from PySide6.QtCore import QCoreApplication, QEvent, QPoint, QRect, QRectF
 from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QScrollArea, QWidget
 
 from workbench.core.events import StepMetrics
-from workbench.ui.draw_widgets import WrappingLabel
 from workbench.ui.main_window import MainWindow
+from workbench.ui.widgets.draw_widgets import WrappingLabel
 
 from .helpers import BACK_TO_IDLE, FAST, event_signal
 

@@ -15,13 +15,14 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 
 from workbench.core.config import TrainConfig
-from workbench.core.data import DATASET_INFO, load_arrays
+from workbench.core.data.registry import DATASET_INFO
+from workbench.core.data.sources import load_arrays
 from workbench.core.models.builtins import snapshot_state
 from workbench.core.train.engine import fit, prepare_run
-from workbench.ui.draw_widgets import CANVAS_SIDE
 from workbench.ui.panels.draw import DrawPanel
+from workbench.ui.widgets.draw_widgets import CANVAS_SIDE
 
-pytestmark = pytest.mark.gui
+pytestmark = [pytest.mark.gui, pytest.mark.slow]
 
 SCALE = CANVAS_SIDE // 28  # canvas pixels per MNIST pixel
 INK = 128  # trace the pixels at least half inked

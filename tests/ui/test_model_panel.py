@@ -23,8 +23,9 @@ from PySide6.QtWidgets import QFileDialog
 
 from workbench.core.models import pretrained as weights_cache
 from workbench.core.predict import load_image, preprocess
-from workbench.ui import dialogs, window_state
+from workbench.ui import dialogs
 from workbench.ui.panels.model import ModelPanel
+from workbench.ui.window import state as window_state
 
 from .helpers import BACK_TO_IDLE, FAST, run_to_end
 
@@ -305,6 +306,7 @@ def test_a_resnet18_run_reads_image_files_not_the_canvas(
     assert torch.equal(reading.input[0, 0], reading.input[0, 2])
 
 
+@pytest.mark.slow
 def test_the_model_panel_says_whether_the_feature_cache_is_on(qtbot, window):
     backbone = ("conv1.*", "bn1.*", "layer*")  # all but the head, fc
     window.apply_config(
@@ -413,7 +415,7 @@ def test_a_checkpoint_of_the_earlier_small_cnn_opens_under_the_built_ins(
 ):
     """A format-2 small-cnn checkpoint holds the layout now named small-cnn-v1."""
     from workbench.core.checkpoints.io import checkpoint_dict, write_checkpoint
-    from workbench.core.data import load_arrays
+    from workbench.core.data.sources import load_arrays
     from workbench.core.train.engine import fit, prepare_run
 
     cfg = FAST.replace(model="small-cnn-v1")

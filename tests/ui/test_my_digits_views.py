@@ -9,8 +9,8 @@ from PySide6.QtCore import QSize
 from PySide6.QtGui import QImage
 
 from tests.core.test_finetune import mirrored_digits
-from workbench.core.data import ImageArrays
 from workbench.core.data.my_digits import MyDigits
+from workbench.core.data.registry import ImageArrays
 from workbench.ui.panels.data import sample_strip
 
 pytestmark = pytest.mark.gui

@@ -14,8 +14,8 @@ from PySide6.QtCore import QPoint, QPointF, QRectF
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication
 
-from workbench.ui import plots
-from workbench.ui.plots import (
+from workbench.ui.plots import live_plot
+from workbench.ui.plots.live_plot import (
     COST_FACTOR,
     MAX_INTERVAL_MS,
     MIN_INTERVAL_MS,
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.gui
 @pytest.fixture(autouse=True)
 def fresh_refresher(monkeypatch):
     """Each test starts with its own shared refresher, at the shortest interval."""
-    monkeypatch.setattr(plots, "_refresher", None)
+    monkeypatch.setattr(live_plot, "_refresher", None)
 
 
 @pytest.fixture
@@ -77,15 +77,15 @@ def _interval_after_tick(plot: LivePlot, paint_cost_s: float) -> int:
     """Tick with one new point after paints that cost ``paint_cost_s``."""
     plot.painted_s = paint_cost_s
     plot.append("loss", plot.point_count("loss"), 0.5)
-    plots.refresher().tick()
-    return plots.refresher().interval()
+    live_plot.refresher().tick()
+    return live_plot.refresher().interval()
 
 
 def test_refresh_backs_off_when_drawing_is_expensive(plot, monkeypatch):
     """A paint of 10 ms: at most one refresh a second (1% busy), capped."""
     # A clock that stands still: the update itself costs 0, so only the paint
     # cost counts and the intervals are exact.
-    monkeypatch.setattr(plots, "time", SimpleNamespace(perf_counter=lambda: 1.0))
+    monkeypatch.setattr(live_plot, "time", SimpleNamespace(perf_counter=lambda: 1.0))
     # However cheap a frame, at most 4 a second (each takes from a CPU trainer).
     assert _interval_after_tick(plot, 0.0) == MIN_INTERVAL_MS == 250
     assert plot.refresh_cost_s == 0.0
@@ -98,8 +98,8 @@ def test_refresh_backs_off_when_drawing_is_expensive(plot, monkeypatch):
     assert _interval_after_tick(plot, 0.0) == MIN_INTERVAL_MS
     # Nothing new: no refresh, the interval stays.
     plot.painted_s = 0.5
-    plots.refresher().tick()
-    assert plots.refresher().interval() == MIN_INTERVAL_MS
+    live_plot.refresher().tick()
+    assert live_plot.refresher().interval() == MIN_INTERVAL_MS
 
 
 def test_the_paint_budget_is_shared_by_every_plot(qtbot, plot, monkeypatch):
@@ -108,7 +108,7 @@ def test_the_paint_budget_is_shared_by_every_plot(qtbot, plot, monkeypatch):
     The frame draws one plot per tick (STAGGER_MS apart), so the GUI thread is
     never blocked by the three paints at once.
     """
-    monkeypatch.setattr(plots, "time", SimpleNamespace(perf_counter=lambda: 1.0))
+    monkeypatch.setattr(live_plot, "time", SimpleNamespace(perf_counter=lambda: 1.0))
     others = []
     for title in ("accuracy", "images/s"):
         other = LivePlot(title, "step", title)
@@ -124,7 +124,7 @@ def test_the_paint_budget_is_shared_by_every_plot(qtbot, plot, monkeypatch):
                 item, "setData", lambda *a, p=p, **k: calls.append(p), raising=False
             )
         p.painted_s = 0.005
-    refresher = plots.refresher()
+    refresher = live_plot.refresher()
     assert not refresher.is_armed()  # idle: nothing wakes the GUI thread
     # Ten logged steps arrive within one interval, each feeding every plot.
     for step in range(10):
@@ -160,7 +160,7 @@ def test_points_arriving_during_a_frame_wait_for_the_next(qtbot, plot):
     other.add_series("s", "k")
     other.show()
     qtbot.addWidget(other)
-    refresher = plots.refresher()
+    refresher = live_plot.refresher()
     plot.append("loss", 0, 1.0)
     other.append("s", 0, 1.0)
     refresher.tick()
@@ -189,9 +189,9 @@ def test_the_shared_timer_draws_the_points_when_it_fires(qtbot, plot):
 def test_hidden_plots_are_drawn_when_shown(qtbot, plot):
     plot.hide()
     plot.append("loss", 0, 1.0)
-    plots.refresher().tick()
+    live_plot.refresher().tick()
     assert plot.dirty  # kept for later, not drawn hidden
-    assert plots.refresher().frames == 0
+    assert live_plot.refresher().frames == 0
     plot.show()
     assert not plot.dirty
     assert plot.getPlotItem().listDataItems()[0].getData()[0].tolist() == [0]
@@ -208,8 +208,8 @@ def test_closed_and_deleted_plots_are_skipped(qtbot):
     closing.stop_updates()  # the window is closing: forgotten
     closing.append("s", 1, 1.0)  # and not scheduled again
     shiboken6.delete(gone)  # its window was destroyed with a point pending
-    plots.refresher().tick()  # must not touch either
-    assert plots.refresher().frames == 0
+    live_plot.refresher().tick()  # must not touch either
+    assert live_plot.refresher().frames == 0
     assert closing.dirty
     closing.close()
     shiboken6.delete(closing)
@@ -232,8 +232,8 @@ def test_a_slow_paint_slows_the_refresh(plot, monkeypatch):
     assert slow_paints
     assert plot.painted_s >= 0.012
     plot.append("loss", 1, 2.0)
-    plots.refresher().tick()
-    assert COST_FACTOR * 12 <= plots.refresher().interval() <= MAX_INTERVAL_MS
+    live_plot.refresher().tick()
+    assert COST_FACTOR * 12 <= live_plot.refresher().interval() <= MAX_INTERVAL_MS
 
 
 def test_a_refresh_that_moves_the_range_paints_once(qtbot, plot, monkeypatch):
@@ -275,7 +275,9 @@ def test_every_paint_of_a_refresh_counts(plot, monkeypatch):
     the last paint alone left out).
     """
     clock = [0.0]
-    monkeypatch.setattr(plots, "time", SimpleNamespace(perf_counter=lambda: clock[0]))
+    monkeypatch.setattr(
+        live_plot, "time", SimpleNamespace(perf_counter=lambda: clock[0])
+    )
     original = pg.PlotWidget.paintEvent
 
     def paint_6_ms(self, event):
@@ -284,15 +286,15 @@ def test_every_paint_of_a_refresh_counts(plot, monkeypatch):
 
     monkeypatch.setattr(pg.PlotWidget, "paintEvent", paint_6_ms)
     plot.append("loss", 0, 1.0)
-    plots.refresher().tick()
+    live_plot.refresher().tick()
     plot.viewport().repaint()
     plot.viewport().repaint()
     assert plot.painted_s == pytest.approx(0.012)
     plot.append("loss", 1, 2.0)
-    plots.refresher().tick()
+    live_plot.refresher().tick()
     assert plot.paint_cost_s == pytest.approx(0.012)
     assert plot.painted_s == 0.0  # the next refresh's paints start from nothing
-    assert plots.refresher().interval() == COST_FACTOR * 12
+    assert live_plot.refresher().interval() == COST_FACTOR * 12
 
 
 def test_smoother_is_the_bias_corrected_average():
@@ -361,7 +363,7 @@ def test_mouse_over_the_plot_shows_values(qtbot, plot):
 
 
 def test_non_finite_points_never_reach_the_curves(qtbot):
-    from workbench.ui.plots import LivePlot
+    from workbench.ui.plots.live_plot import LivePlot
 
     plot = LivePlot("t", "x", "y")
     qtbot.addWidget(plot)

@@ -17,11 +17,12 @@ import pytest
 
 from workbench.core.events import StepMetrics
 from workbench.core.runs.folder import METRICS_FILE, RunFolder
-from workbench.ui import dialogs, window_state
+from workbench.ui import dialogs
 from workbench.ui.job_follower import JobFollower
 from workbench.ui.main_window import MainWindow
 from workbench.ui.panels.runs import COLUMNS
 from workbench.ui.process_job import JobEnded, ProcessJob
+from workbench.ui.window import state as window_state
 
 from .helpers import FAST
 
@@ -75,6 +76,7 @@ def test_the_follower_waits_for_a_half_written_line(qtbot, tmp_path):
     assert seen == [step]
 
 
+@pytest.mark.slow
 def test_a_two_process_job_is_followed_live_and_finishes(qtbot, window, job_env):
     live = []  # what the views showed while the job still ran
     pausable = []
@@ -145,6 +147,7 @@ def test_processes_are_remembered_and_bounded_by_the_device(qtbot, tmp_path):
     second.close()
 
 
+@pytest.mark.slow
 def test_stop_ends_every_process_and_the_run_is_stopped_with_a_checkpoint(
     qtbot, window, job_env
 ):
@@ -165,6 +168,7 @@ def test_stop_ends_every_process_and_the_run_is_stopped_with_a_checkpoint(
     assert (result.folder / "checkpoint.pt").is_file()
 
 
+@pytest.mark.slow
 def test_closing_asks_first_and_stops_the_job(qtbot, window, job_env, monkeypatch):
     controller = window.controller
     with qtbot.waitSignal(controller.job_event, timeout=30_000, **TRAINING):
@@ -189,6 +193,7 @@ def test_closing_asks_first_and_stops_the_job(qtbot, window, job_env, monkeypatc
     assert RunFolder(job.folder).info()["status"] == "stopped"
 
 
+@pytest.mark.slow
 def test_a_failed_job_shows_its_last_error_line_without_a_dialog(
     qtbot, window, job_env, monkeypatch
 ):
@@ -213,6 +218,7 @@ def test_a_failed_job_shows_its_last_error_line_without_a_dialog(
     assert window.training_panel.start_button.isEnabled()
 
 
+@pytest.mark.slow
 def test_stop_signals_the_launcher_alone(qtbot, window, job_env, monkeypatch):
     sent = []
     monkeypatch.setattr(os, "kill", lambda pid, sig: sent.append((pid, sig)))

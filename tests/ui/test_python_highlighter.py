@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtGui import QColor, QPalette, QTextCharFormat, QTextDocument
 
 from workbench.ui.code_view import CodeView
-from workbench.ui.python_highlighter import PythonHighlighter
+from workbench.ui.widgets.python_highlighter import PythonHighlighter
 
 from .helpers import FAST
 

@@ -16,9 +16,9 @@ from workbench.core.runs.listing import list_runs
 from workbench.core.runs.recorder import RunRecorder
 from workbench.core.train.engine import iter_fit, prepare_run
 from workbench.ui import dialogs
-from workbench.ui.overlay import RunOverlay, steps_per_epoch
 from workbench.ui.panels.runs import COLUMNS, RunsPanel, duration
-from workbench.ui.plots import LivePlot
+from workbench.ui.plots.live_plot import LivePlot
+from workbench.ui.plots.overlay import RunOverlay, steps_per_epoch
 
 pytestmark = pytest.mark.gui
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.cli.main import main
+from workbench.cli.commands import main
 from workbench.core import events as E
 from workbench.core.checkpoints.io import save_checkpoint
 from workbench.core.session import Session

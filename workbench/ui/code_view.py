@@ -7,9 +7,9 @@ once the tab is shown, after changes pause for :data:`DEBOUNCE_MS` (a spin
 box being typed into is not rewritten at every keystroke).
 
 Writing runs in a background task: for a config with frozen layers the writer
-builds the architecture (on the meta device) to match the patterns, about
-40-75 ms for a resnet50 on a 2-core machine (a frozen small-cnn: 6 ms; no
-frozen layers: under 3 ms); a model file or a larger network may take longer.
+builds the architecture (on the meta device) to match the patterns, up to
+about 75 ms for a resnet50 on a 2-core machine; a model file or a larger
+network may take longer.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from workbench.core.atomic_files import write_atomically
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.script.writer import ScriptError, write_script
 from workbench.ui import dialogs
-from workbench.ui.python_highlighter import PythonHighlighter, is_dark
 from workbench.ui.tasks import TaskThread, describe_error, start_task
+from workbench.ui.widgets.python_highlighter import PythonHighlighter, is_dark
 
 log = logging.getLogger(__name__)
 

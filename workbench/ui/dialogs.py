@@ -14,7 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QWidget
 
-from workbench.ui import window_state
+from workbench.ui.window import state as window_state
 
 
 def _kind(name_filter: str) -> str:

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QMainWindow, QWidget
 from torch import nn
 
 from workbench.core.config import DEFAULT_IMAGE_SIZE, ConfigError, TrainConfig
-from workbench.core.data import DataError
+from workbench.core.data.registry import DataError
 from workbench.core.model_offer import ModelKey, build_keyed, model_key
 from workbench.core.models.builtins import head_name
 from workbench.core.models.inputs import model_channels
@@ -33,10 +33,8 @@ from workbench.core.train.freezing import (
     frozen_names,
     set_frozen,
 )
-from workbench.ui import dialogs, window_layout, window_state
+from workbench.ui import dialogs
 from workbench.ui.code_view import CodeView
-from workbench.ui.curves import TrainingCurves
-from workbench.ui.job_view import JobView
 from workbench.ui.panels.data import DataPanel
 from workbench.ui.panels.device import DevicePanel
 from workbench.ui.panels.draw import DrawPanel
@@ -48,15 +46,19 @@ from workbench.ui.panels.model import ModelPanel
 from workbench.ui.panels.runs import RunsPanel
 from workbench.ui.panels.speed import SpeedPanel
 from workbench.ui.panels.training import TrainingPanel
+from workbench.ui.plots.curves import TrainingCurves
 from workbench.ui.run_controller import RunController, RunState
-from workbench.ui.run_view import RunView
 from workbench.ui.tasks import describe_error
 from workbench.ui.trainer_thread import TrainerThread
-from workbench.ui.window_actions import build_actions
-from workbench.ui.window_export import ExportActions
-from workbench.ui.window_files import FileActions
-from workbench.ui.window_runs import RunsTab
-from workbench.ui.window_teach import DrawTab
+from workbench.ui.window import layout as window_layout
+from workbench.ui.window import state as window_state
+from workbench.ui.window.actions import build_actions
+from workbench.ui.window.export import ExportActions
+from workbench.ui.window.files import FileActions
+from workbench.ui.window.job_view import JobView
+from workbench.ui.window.run_view import RunView
+from workbench.ui.window.runs import RunsTab
+from workbench.ui.window.teach import DrawTab
 
 log = logging.getLogger(__name__)
 

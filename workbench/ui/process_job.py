@@ -134,7 +134,7 @@ class ProcessJob(QObject):
             self._signal(signal.SIGINT)
 
     def processes(self) -> list[int]:
-        """The job's live processes: the launcher and every rank (Linux)."""
+        """The job's live processes: the launcher and every rank."""
         return processes_with(self.marker)
 
     def shutdown(self, wait_s: float = STOP_WAIT_S) -> None:

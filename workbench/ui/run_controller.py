@@ -22,6 +22,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from workbench.core import events as E
 from workbench.core.config import TrainConfig
 from workbench.core.data.cache import ArraysCache
+from workbench.core.export.formats import export_checkpoint
 from workbench.core.session import Finished, Opened, Plan, RunPrepared, Session
 from workbench.core.train.engine import TrainingRun
 from workbench.ui.process_job import JobEnded, ProcessJob
@@ -252,8 +253,6 @@ class RunController(QObject):
         """
 
         def work(progress: Any, cancel: Any) -> Any:
-            from workbench.core.export.formats import export_checkpoint
-
             try:
                 return export_checkpoint(checkpoint, out_dir, progress=progress)
             finally:

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from PySide6.QtCore import QObject, QThread, Signal
 from shiboken6 import isValid
 
-from workbench.core.data import DataError, DownloadCancelled, DownloadProgress
+from workbench.core.data.registry import DataError, DownloadCancelled, DownloadProgress
 from workbench.core.errors import USER_ERRORS
 from workbench.ui.gui_gc import collect_in_gui_thread
 

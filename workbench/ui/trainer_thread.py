@@ -23,7 +23,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QThread, Signa
 from shiboken6 import isValid
 
 from workbench.core import events as E
-from workbench.core.data import DownloadCancelled
+from workbench.core.data.registry import DownloadCancelled
 from workbench.core.host.threads import (
     lower_training_priority,
     prepare_main_thread,
@@ -41,19 +41,17 @@ log = logging.getLogger(__name__)
 # a second, and each signal wakes the GUI thread, which then holds the GIL the
 # training thread needs. Any other event, a pause and the end send them at once.
 # The window shows steps at most 4 times a second (texts, plots), so 5 signals a
-# second lose nothing; at 20 the GUI thread took 0.3% more of a core
-# (``bench/gui_bench.py``, small-cnn: 2.5% against 2.2%).
+# second lose nothing; more would only cost the GUI thread (``bench/gui_bench.py``).
 BATCH_S = 0.2
 _BATCHED = (E.StepMetrics, E.LayerHealth)
 # The window sets its views up for a new run (plots cleared and repainted, the
 # freeze tree and the model's texts rebuilt): 30-60 ms of the GUI thread on a
-# 2-core machine. Done while the first steps train, it took their CPU (on 2
+# 2-core machine. Done while the first steps train, it takes their CPU (on 2
 # cores the GUI thread runs on one of the trainer's two OpenMP threads, which
-# the other then waits for): a 120-step mlp run trained at 0.92x and 0.85x of
-# the command line's speed without the wait, 0.95x and 0.91x with it (two runs
-# of 40 rounds, alternating). So the trainer waits, once, between
-# the run's start and its first step, until the GUI thread has handled the start
-# and painted; never longer than this, so a busy window only delays the start.
+# the other then waits for) and slows a short run. So the trainer waits, once,
+# between the run's start and its first step, until the GUI thread has handled
+# the start and painted; never longer than this, so a busy window only delays
+# the start.
 CATCH_UP_MAX_S = 0.5
 # Trips through the GUI thread's event queue before it counts as caught up: the
 # paints the start's handlers asked for, what painting posted, and a spare. Each

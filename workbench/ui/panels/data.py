@@ -24,19 +24,19 @@ from workbench.core.config import (
     RESIZABLE_DATASETS,
     TrainConfig,
 )
-from workbench.core.data import (
+from workbench.core.data.cache import ArraysCache, cache_key
+from workbench.core.data.my_digits import MyDigits
+from workbench.core.data.preprocess import style_of
+from workbench.core.data.registry import (
     DATASET_INFO,
+    FOLDER,
     DataError,
     DataMissing,
     DownloadProgress,
     ImageArrays,
     default_data_dir,
-    load_arrays,
 )
-from workbench.core.data.cache import ArraysCache, cache_key
-from workbench.core.data.my_digits import MyDigits
-from workbench.core.data.preprocess import style_of
-from workbench.core.data.registry import FOLDER
+from workbench.core.data.sources import load_arrays
 from workbench.ui import dialogs
 from workbench.ui.formatting import gray_pixmap
 from workbench.ui.panels.base import ConfigPanel, select_data
@@ -53,8 +53,8 @@ from workbench.ui.panels.samples import (
     folder_examples,
     sample_strip,
 )
-from workbench.ui.preprocessing_label import PreprocessingLabel
 from workbench.ui.tasks import TaskThread, describe_error, start_task
+from workbench.ui.widgets.preprocessing_label import PreprocessingLabel
 
 log = logging.getLogger(__name__)
 

@@ -35,8 +35,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.core.data import DataError, DatasetInfo
 from workbench.core.data.preprocess import style_of
+from workbench.core.data.registry import DataError, DatasetInfo
 from workbench.core.finetune import FrozenCheck, Scores
 from workbench.core.host.threads import release_openmp_pool, single_threaded
 from workbench.core.predict import (
@@ -47,11 +47,11 @@ from workbench.core.predict import (
     load_image,
 )
 from workbench.ui import dialogs
-from workbench.ui.draw_widgets import DigitCanvas
 from workbench.ui.panels import draw_keys, draw_layout
 from workbench.ui.panels.draw_layout import NO_READING, prediction_style
 from workbench.ui.panels.fine_tune_card import FAILED_TEXT, report_text, started_text
-from workbench.ui.photo_view import (
+from workbench.ui.widgets.draw_widgets import DigitCanvas
+from workbench.ui.widgets.photo_view import (
     IMAGE_FILTER,
     FileDrops,
     read_for_display,
@@ -230,7 +230,7 @@ class DrawPanel(QWidget):
         if self._training_active:
             # The trainer has the cores: copy on this thread alone, which
             # builds no OpenMP pool here to slow the trainer's (releasing one
-            # afterwards cost 6 ms of the GUI thread, every half second).
+            # afterwards would cost the GUI thread ~6 ms every half second).
             with single_threaded():
                 self._predictor.load_weights(state)
         else:

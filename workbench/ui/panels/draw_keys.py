@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.ui.photo_view import OPEN_IMAGE_KEYS
+from workbench.ui.widgets.photo_view import OPEN_IMAGE_KEYS
 
 DIGIT_KEYS = tuple(Qt.Key(Qt.Key.Key_0 + d) for d in range(10))
 ENTER_KEYS = (

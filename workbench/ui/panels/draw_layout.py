@@ -2,7 +2,7 @@
 
 The panel's logic (reading, keys, my digits) lives in :mod:`.draw`; these
 functions only create the widgets it names and place them, as
-:mod:`workbench.ui.window_layout` does for the window. ``panel`` is typed Any:
+:mod:`workbench.ui.window.layout` does for the window. ``panel`` is typed Any:
 its module imports this one.
 """
 
@@ -23,9 +23,13 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.finetune import EPOCHS, REPLAY
-from workbench.ui.draw_widgets import InputPreview, ProbabilityBars, WrappingLabel
 from workbench.ui.panels.my_digits_box import MyDigitsBox
-from workbench.ui.photo_view import OPEN_IMAGE_KEYS, PhotoView
+from workbench.ui.widgets.draw_widgets import (
+    InputPreview,
+    ProbabilityBars,
+    WrappingLabel,
+)
+from workbench.ui.widgets.photo_view import OPEN_IMAGE_KEYS, PhotoView
 
 NO_READING = "\u2013"  # en dash: nothing read yet
 # The answer in large type; a long class name in smaller type, so it fits.

@@ -8,9 +8,9 @@ first. Only the latest epochs keep their per-image data (see
 a checkpoint with :meth:`EvaluationPanel.set_history`, keep just the matrix.
 
 This module keeps the epochs and decides what is shown; the widgets that show it
-are :class:`~workbench.ui.confusion_matrix.ConfusionMatrix`,
-:class:`~workbench.ui.class_accuracy.ClassAccuracyChart` and
-:class:`~workbench.ui.cell_images.CellImages`.
+are :class:`~workbench.ui.plots.confusion_matrix.ConfusionMatrix`,
+:class:`~workbench.ui.plots.class_accuracy.ClassAccuracyChart` and
+:class:`~workbench.ui.widgets.cell_images.CellImages`.
 """
 
 from __future__ import annotations
@@ -33,11 +33,11 @@ from PySide6.QtWidgets import (
 
 from workbench.core.events import Evaluation
 from workbench.core.predict import ScoredImage
-from workbench.ui.cell_images import CellImages
-from workbench.ui.class_accuracy import ClassAccuracyChart
-from workbench.ui.confusion_matrix import ConfusionMatrix
 from workbench.ui.formatting import class_names, plural
-from workbench.ui.lazy_view import hidden_in_shown_window
+from workbench.ui.plots.class_accuracy import ClassAccuracyChart
+from workbench.ui.plots.confusion_matrix import ConfusionMatrix
+from workbench.ui.widgets.cell_images import CellImages
+from workbench.ui.widgets.lazy_view import hidden_in_shown_window
 
 
 def _accuracy(matrix: np.ndarray) -> float:

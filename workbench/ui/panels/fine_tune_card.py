@@ -1,6 +1,6 @@
 """The texts of the Draw tab's fine-tune card: before, failed, before and after.
 
-Rich text for a :class:`~workbench.ui.draw_widgets.WrappingLabel`; the panel
+Rich text for a :class:`~workbench.ui.widgets.draw_widgets.WrappingLabel`; the panel
 decides when each is shown.
 """
 

@@ -29,8 +29,8 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.events import LayerHealth, WeightHistograms
-from workbench.ui.lazy_view import hidden_in_shown_window
-from workbench.ui.plots import LivePlot, no_scale_factor
+from workbench.ui.plots.live_plot import LivePlot, no_scale_factor
+from workbench.ui.widgets.lazy_view import hidden_in_shown_window
 
 
 def _colour(index: int, count: int) -> tuple[int, int, int]:

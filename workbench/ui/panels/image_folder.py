@@ -29,8 +29,9 @@ from PySide6.QtWidgets import (
 
 from workbench.core.config import IMAGE_SIZE_RANGE
 from workbench.core.data.folder_check import DataReport
-from workbench.ui import dialogs, window_state
+from workbench.ui import dialogs
 from workbench.ui.data_check_view import DataCheckDialog, FolderChecker, summary_line
+from workbench.ui.window import state as window_state
 
 BLOCKED = (
     "The run did not start: the data check found errors (listed below). Fix them, "

@@ -9,8 +9,8 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QSpinBox, QWidget
 
 from workbench.core.config import TrainConfig
 from workbench.core.data.folder import MEMORY_BUDGET_ENV, memory_budget
-from workbench.ui.draw_widgets import WrappingLabel
 from workbench.ui.panels.base import ConfigPanel, select_data
+from workbench.ui.widgets.draw_widgets import WrappingLabel
 
 PIN_ON = (
     "Pin host memory so batches are copied to the GPU asynchronously "

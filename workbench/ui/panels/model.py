@@ -35,9 +35,10 @@ from workbench.core.models.catalog import (
     weights_enum_class,
 )
 from workbench.core.models.user_file import ModelFileError, defined_names
-from workbench.ui import dialogs, window_state
-from workbench.ui.model_combo import Entry, ModelCombo, narrow
+from workbench.ui import dialogs
 from workbench.ui.panels.base import ConfigPanel, select_data
+from workbench.ui.widgets.model_combo import Entry, ModelCombo, narrow
+from workbench.ui.window import state as window_state
 
 LAZY_NOTE = (
     "Lazy model: its layers learn their input sizes from data, so one dry-run "

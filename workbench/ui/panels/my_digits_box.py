@@ -24,11 +24,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.core.data import DataError
 from workbench.core.data.my_digits import MyDigits
+from workbench.core.data.registry import DataError
 from workbench.ui import dialogs
-from workbench.ui.draw_widgets import WrappingLabel
 from workbench.ui.formatting import gray_pixmap, plural
+from workbench.ui.widgets.draw_widgets import WrappingLabel
 
 THUMB_SCALE = 2
 

@@ -10,11 +10,11 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QGridLayout, QVBoxLayout, QWidget
 
 from workbench.core.config import AUGMENTATIONS
-from workbench.core.data import ImageArrays
 from workbench.core.data.augment import title
 from workbench.core.data.folder_check import IMAGE_SUFFIXES, split_folders
 from workbench.core.data.folder_images import UnreadableImage, as_channels, read_square
-from workbench.ui.augment_strip import AugmentStrip
+from workbench.core.data.registry import ImageArrays
+from workbench.ui.widgets.augment_strip import AugmentStrip
 
 STRIP_COLUMNS = 10
 STRIP_ROWS = 2

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QSettings, QSize, Qt
 from PySide6.QtWidgets import (
     QLabel,
     QScrollArea,
     QSplitter,
+    QStatusBar,
     QStyle,
     QTabWidget,
     QVBoxLayout,
@@ -155,12 +156,44 @@ def _scrollbar_width(area: QScrollArea) -> int:
     return area.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, area)
 
 
-def build_layout(window: Any, stored: QSettings | None = None) -> WindowLayout:
+class CurvesPage(Protocol):
+    """:class:`~workbench.ui.plots.curves.TrainingCurves` as the layout places it."""
+
+    plot_splitter: QSplitter
+
+    def build_page(self, settings: QSettings | None = None) -> QWidget: ...
+
+
+class LayoutWindow(Protocol):
+    """What :func:`build_layout` uses of the window: its panels, as widgets.
+
+    Here rather than in :mod:`workbench.ui.window.parts`, which imports the
+    panels: they import this module (through ``window.state``).
+    """
+
+    training_panel: QWidget
+    data_panel: QWidget
+    device_panel: QWidget
+    loader_panel: QWidget
+    speed_panel: QWidget
+    model_panel: QWidget
+    freeze_panel: QWidget
+    draw_panel: QWidget
+    evaluation_panel: QWidget
+    health_panel: QWidget
+    runs_panel: QWidget
+    code_view: QWidget
+    curves: CurvesPage
+
+    def setCentralWidget(self, widget: QWidget) -> None: ...
+    def statusBar(self) -> QStatusBar: ...
+
+
+def build_layout(window: LayoutWindow, stored: QSettings | None = None) -> WindowLayout:
     """Put the window's panels and plots into columns and tabs; set the centre.
 
-    ``window`` is the ``MainWindow`` (typed loosely: importing it here would
-    make a cycle), with its panels and ``curves`` already built; ``stored``
-    (the window's QSettings) keeps the curves' smoothing.
+    ``window`` is the ``MainWindow``, with its panels and ``curves`` already
+    built; ``stored`` (the window's QSettings) keeps the curves' smoothing.
     """
     settings_column = QWidget()
     column = QVBoxLayout(settings_column)

@@ -8,14 +8,13 @@ original's when it ends.
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import QObject, QSettings, Slot
 
 from workbench.core.config import ConfigError
 from workbench.core.runs.listing import RunSummary
 from workbench.core.session import Finished
 from workbench.ui.run_controller import RunController, RunState
+from workbench.ui.window.parts import RunsWindow
 
 TENSORBOARD_KEY = "runs/tensorboard"
 
@@ -23,12 +22,12 @@ TENSORBOARD_KEY = "runs/tensorboard"
 class RunsTab(QObject):
     """The Runs tab: overlay, open, reproduce, and the TensorBoard preference.
 
-    ``window`` is the :class:`~workbench.ui.main_window.MainWindow` (typed Any:
-    it imports this module).
+    ``window`` is the :class:`~workbench.ui.main_window.MainWindow`, seen
+    through :class:`~workbench.ui.window.parts.RunsWindow`.
     """
 
     def __init__(
-        self, window: Any, controller: RunController, settings: QSettings
+        self, window: RunsWindow, controller: RunController, settings: QSettings
     ) -> None:
         super().__init__(window)
         self.window = window

@@ -6,22 +6,24 @@ shows, at the chosen input shape and batch size.
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtGui import QFontDatabase
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QPlainTextEdit, QVBoxLayout
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QPlainTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
 
 from workbench.core.config import ConfigError
 from workbench.core.models.summary import summarize_model
-
-# The window is typed Any: it imports this module (through its actions).
-MainWindow = Any
+from workbench.ui.window.parts import SummaryWindow
 
 
 class SummaryDialog(QDialog):
     """A read-only, copyable table in a fixed-width font."""
 
-    def __init__(self, title: str, lines: list[str], parent: MainWindow) -> None:
+    def __init__(self, title: str, lines: list[str], parent: QWidget) -> None:
         super().__init__(parent, objectName="modelSummaryDialog")
         self.setWindowTitle(title)
         self.text = QPlainTextEdit(objectName="modelSummaryText")
@@ -37,7 +39,7 @@ class SummaryDialog(QDialog):
         self.resize(720, 520)
 
 
-def show_model_summary(window: MainWindow) -> SummaryDialog | None:
+def show_model_summary(window: SummaryWindow) -> SummaryDialog | None:
     """Summarise the shown model at the panels' input shape and batch size."""
     model = window.freeze_panel.model
     if model is None:

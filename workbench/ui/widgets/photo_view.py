@@ -3,7 +3,7 @@
 :class:`PhotoView` shows an image file whole (scaled to fit, its aspect kept)
 or a stored validation image, and while it holds none, where to drop one. What
 the model receives of it (resized, cropped, normalised) is the
-:class:`~workbench.ui.input_preview.InputPreview`'s to show.
+:class:`~workbench.ui.widgets.input_preview.InputPreview`'s to show.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from workbench.ui.input_preview import array_qimage
+from workbench.ui.widgets.input_preview import array_qimage
 
 # A 40-megapixel photo is decoded at most this large for display.
 MAX_SHOWN_SIDE = 1024

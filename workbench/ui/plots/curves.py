@@ -25,9 +25,9 @@ from PySide6.QtWidgets import (
 
 from workbench.core import events as E
 from workbench.core.train.engine import MetricHistory
-from workbench.ui.overlay import RunOverlay
-from workbench.ui.plots import LOSS_SMOOTHING, LivePlot, Smoother
-from workbench.ui.window_actions import START_KEYS, keys_text
+from workbench.ui.plots.live_plot import LOSS_SMOOTHING, LivePlot, Smoother
+from workbench.ui.plots.overlay import RunOverlay
+from workbench.ui.window.actions import START_KEYS, keys_text
 
 # Exponential smoothing of the loss curve per logged point (TensorBoard-style).
 SMOOTHING = LOSS_SMOOTHING

@@ -21,20 +21,22 @@ from PySide6.QtCore import QObject, QSettings, QSignalBlocker, Slot
 from workbench.core import events as E
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.distributed.ddp import check_batch
-from workbench.ui import dialogs, window_state
+from workbench.ui import dialogs
 from workbench.ui.formatting import percent, validation_summary
 from workbench.ui.panels.training import PROGRESS_INTERVAL_S
 from workbench.ui.process_job import JobEnded
 from workbench.ui.run_controller import RunController
+from workbench.ui.window import state as window_state
+from workbench.ui.window.parts import JobViewWindow
 
 log = logging.getLogger(__name__)
 
 
 class JobView(QObject):
-    """Runs on several processes, in ``window`` (a MainWindow, typed Any)."""
+    """Runs on several processes, in ``window`` (the MainWindow: a JobViewWindow)."""
 
     def __init__(
-        self, window: Any, controller: RunController, settings: QSettings
+        self, window: JobViewWindow, controller: RunController, settings: QSettings
     ) -> None:
         super().__init__(window)
         self.window = window

@@ -20,7 +20,7 @@ from PySide6.QtCore import Qt
 from workbench.core.events import EpochMetrics
 from workbench.core.runs.folder import METRICS_FILE
 from workbench.core.runs.listing import RunSummary, read_metrics
-from workbench.ui.plots import LOSS_SMOOTHING, LivePlot, ema
+from workbench.ui.plots.live_plot import LOSS_SMOOTHING, LivePlot, ema
 
 # Distinct from the live colours (blues for loss, orange/green for accuracy).
 PALETTE: tuple[tuple[int, int, int], ...] = (

@@ -23,11 +23,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu
 
-from workbench.ui.summary_dialog import show_model_summary
-
-# The window is typed Any: it imports this module, and a type-only import back
-# would still be an import cycle.
-MainWindow = Any
+from workbench.ui.window.parts import ActionsWindow
+from workbench.ui.window.summary_dialog import show_model_summary
 
 START_KEYS = (QKeySequence("Ctrl+Return"), QKeySequence("F5"))
 PAUSE_KEYS = (QKeySequence("F6"), QKeySequence(Qt.Key.Key_Pause))
@@ -71,7 +68,7 @@ class WindowActions:
 
 
 def _action(
-    window: MainWindow,
+    window: ActionsWindow,
     text: str,
     name: str,
     slot: Callable[..., Any],
@@ -90,7 +87,7 @@ def _action(
     return action
 
 
-def build_actions(window: MainWindow) -> WindowActions:
+def build_actions(window: ActionsWindow) -> WindowActions:
     """Create the File, Run and View menus of ``window`` and wire the buttons."""
     files = window.files
     actions = WindowActions(

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QObject, QSettings, QTimer, Slot
@@ -22,8 +21,10 @@ from workbench.core.model_offer import WeightsOffer, offer_weights
 from workbench.core.runs.folder import interrupted_runs
 from workbench.core.runs.listing import read_metrics
 from workbench.core.session import Opened, StartKind
-from workbench.ui import dialogs, window_state
+from workbench.ui import dialogs
 from workbench.ui.run_controller import RunController, RunState
+from workbench.ui.window import state as window_state
+from workbench.ui.window.parts import FilesWindow
 
 CHECKPOINT_FILTER = "Checkpoints (*.pt *.pth);;All files (*)"
 WEIGHTS_FILTER = "Checkpoints and state_dicts (*.pt *.pth *.ckpt);;All files (*)"
@@ -63,12 +64,12 @@ def recent_entries(paths: list[str]) -> list[tuple[str, str]]:
 class FileActions(QObject):
     """Open, save, load weights, configs, recent files and the resume offer.
 
-    ``window`` is the :class:`~workbench.ui.main_window.MainWindow` (typed Any:
-    it imports this module).
+    ``window`` is the :class:`~workbench.ui.main_window.MainWindow`, seen
+    through :class:`~workbench.ui.window.parts.FilesWindow`.
     """
 
     def __init__(
-        self, window: Any, controller: RunController, settings: QSettings
+        self, window: FilesWindow, controller: RunController, settings: QSettings
     ) -> None:
         super().__init__(window)
         self.window = window

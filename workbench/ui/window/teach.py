@@ -13,14 +13,13 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from typing import Any
 
 from PySide6.QtCore import QObject, Slot
 
 from workbench.core import events as E
 from workbench.core.config import ConfigError, TrainConfig
-from workbench.core.data import DATASET_INFO, DataError, DatasetInfo
 from workbench.core.data.describe import input_spec
+from workbench.core.data.registry import DATASET_INFO, DataError, DatasetInfo
 from workbench.core.finetune import FrozenCheck, Scores
 from workbench.core.models.builtins import snapshot_state
 from workbench.core.models.catalog import is_torchvision
@@ -30,6 +29,7 @@ from workbench.core.train.engine import TrainingRun
 from workbench.ui import dialogs
 from workbench.ui.formatting import percent
 from workbench.ui.run_controller import RunController, RunState
+from workbench.ui.window.parts import TeachWindow
 
 # While a run trains, the Draw tab's reader gets fresh weights this often.
 LIVE_WEIGHTS_INTERVAL_S = 0.5
@@ -42,11 +42,11 @@ UNMEASURED_MEAN, UNMEASURED_STD = 0.5, 0.25
 class DrawTab(QObject):
     """The Draw tab's reader and the fine-tune on my digits.
 
-    ``window`` is the :class:`~workbench.ui.main_window.MainWindow` (typed Any:
-    it imports this module).
+    ``window`` is the :class:`~workbench.ui.main_window.MainWindow`, seen
+    through :class:`~workbench.ui.window.parts.TeachWindow`.
     """
 
-    def __init__(self, window: Any, controller: RunController) -> None:
+    def __init__(self, window: TeachWindow, controller: RunController) -> None:
         super().__init__(window)
         self.window = window
         self.controller = controller

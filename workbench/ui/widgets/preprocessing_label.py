@@ -12,7 +12,7 @@ import textwrap
 
 from PySide6.QtWidgets import QLabel, QWidget
 
-from workbench.core.data import DATASET_INFO
+from workbench.core.data.registry import DATASET_INFO
 from workbench.core.models.catalog import pretrained
 from workbench.core.models.inputs import TORCHVISION_CHANNELS, preprocessing_text
 

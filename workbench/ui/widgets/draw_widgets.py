@@ -1,9 +1,10 @@
 """The widgets of the "Draw a digit" tab, in one import.
 
-Each lives in a module of its own: the canvas in :mod:`workbench.ui.digit_canvas`,
-the bars in :mod:`workbench.ui.probability_bars`, the model-input preview in
-:mod:`workbench.ui.input_preview`. They only draw and show numpy arrays; turning
-the canvas into a model input and predicting is someone else's job
+Each lives in a module of its own: the canvas in
+:mod:`workbench.ui.widgets.digit_canvas`, the bars in
+:mod:`workbench.ui.plots.probability_bars`, the model-input preview in
+:mod:`workbench.ui.widgets.input_preview`. They only draw and show numpy arrays;
+turning the canvas into a model input and predicting is someone else's job
 (``core/predict.py``). :class:`WrappingLabel` is the tab's wrapped text.
 """
 
@@ -12,9 +13,9 @@ from __future__ import annotations
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QLabel
 
-from workbench.ui.digit_canvas import CANVAS_SIDE, DigitCanvas
-from workbench.ui.input_preview import InputPreview
-from workbench.ui.probability_bars import ProbabilityBars
+from workbench.ui.plots.probability_bars import ProbabilityBars
+from workbench.ui.widgets.digit_canvas import CANVAS_SIDE, DigitCanvas
+from workbench.ui.widgets.input_preview import InputPreview
 
 __all__ = [
     "CANVAS_SIDE",

@@ -3,12 +3,12 @@
 pyqtgraph draws a plot's grid as part of each axis: the lines go into the
 axis's recorded picture, and a cached axis (``LivePlot`` caches them, or every
 frame replays the pictures) renders that picture, as large as the whole view,
-into a new pixmap whenever its range changes. That was most of the epoch-end
-stall left in the Training curves tab. :class:`ViewGrid` paints the same lines
-(the axes' own tick values, with pyqtgraph's fading per tick level) at every
-paint, one ``drawLines`` call per level: no picture, no pixmap. A repaint in
-which both ranges changed: 10.5 ms against 20.7 ms; one in which nothing but
-the curve changed: 1.3 ms against 0.9 ms (p50, ``bench/plot_paint_bench.py``).
+into a new pixmap whenever its range changes: most of a plot's stall at an
+epoch end. :class:`ViewGrid` paints the same lines (the axes' own tick values,
+with pyqtgraph's fading per tick level) at every paint, one ``drawLines`` call
+per level: no picture, no pixmap. A repaint in which both ranges changed takes
+about half as long, one in which only the curve changed a little longer
+(``bench/plot_paint_bench.py``).
 """
 
 from __future__ import annotations

@@ -2,11 +2,11 @@
 
 pyqtgraph's auto range fits the data exactly, so a live curve changes the view
 at every frame, and each change makes both axes rebuild their ticks, labels and
-grid: most of a frame's paint (~7 of ~10 ms a plot on a 2-core machine), in the
-GUI thread. Here the range stays while the data fits it, grows with room to
-spare when the data leaves it, and fits the data again when the data has
-shrunk to a small part of it (a new run). The axes' cached pixmaps then serve
-most frames. Zooming, panning and the auto-range button work as in pyqtgraph.
+grid: most of a frame's paint, in the GUI thread. Here the range stays while
+the data fits it, grows with room to spare when the data leaves it, and fits
+the data again when the data has shrunk to a small part of it (a new run). The
+axes' cached pixmaps then serve most frames. Zooming, panning and the
+auto-range button work as in pyqtgraph.
 """
 
 from __future__ import annotations

@@ -32,8 +32,8 @@ from PySide6.QtGui import QPaintEvent, QShowEvent
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 from shiboken6 import isValid
 
-from workbench.ui.stepped_view import SteppedViewBox
-from workbench.ui.view_grid import ViewGrid
+from workbench.ui.plots.stepped_view import SteppedViewBox
+from workbench.ui.plots.view_grid import ViewGrid
 
 pg.setConfigOptions(antialias=False, background="w", foreground="k")
 
@@ -44,12 +44,10 @@ MIN_INTERVAL_MS = 250
 MAX_INTERVAL_MS = 2000
 # Refresh at most this often relative to its cost: 100x cost = at most 1% of the
 # GUI thread for every plot together. The paints hold the GIL in pyqtgraph's
-# Python code, which slows a training thread about twice that share (measured),
-# and on 2 cores the GUI thread's time comes out of one of the trainer's two
-# OpenMP threads, which the other then waits for. Counting every paint a
-# refresh causes (the budget saw about a third before), the plots take 0.7% of
-# a core and the GUI thread 2.5% in all, against 3.6% before
-# (``bench/gui_bench.py``, small-cnn, the bench's own timer off).
+# Python code, which slows a training thread about twice that share, and on 2
+# cores the GUI thread's time comes out of one of the trainer's two OpenMP
+# threads, which the other then waits for. The cost counts every paint a refresh
+# causes, not only the first (``bench/gui_bench.py`` prints the GUI thread's share).
 COST_FACTOR = 100
 # A frame draws its plots one at a time, this far apart: the GUI thread is
 # blocked by one plot's paint at a time (10-40 ms on a busy 2-core machine), not
@@ -200,8 +198,7 @@ class LivePlot(pg.PlotWidget):
         )
         curve.setDownsampling(auto=True, method="peak")
         # One min/max pair per pixel column draws the same envelope as pyqtgraph's
-        # default five, at a fraction of the painting cost (measured: 52 -> 28 ms
-        # a frame for two 1M-point curves).
+        # default five, at about half the painting cost (two 1M-point curves).
         curve.opts["autoDownsampleFactor"] = 1.0
         curve.setClipToView(True)
         # The engine rejects non-finite losses, so every value is finite.

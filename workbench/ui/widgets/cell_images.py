@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 
 from workbench.core.events import Evaluation
 from workbench.core.predict import ScoredImage
-from workbench.ui.input_preview import array_qimage
+from workbench.ui.widgets.input_preview import array_qimage
 
 THUMB_SIDE = 56
 # Thumbnails kept for the next epoch's gallery (about 13 kB each; a gallery

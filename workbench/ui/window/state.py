@@ -15,7 +15,7 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QMainWindow, QSplitter
 
 from workbench.core.config import ConfigError, TrainConfig
-from workbench.ui.window_layout import ColumnSplitter
+from workbench.ui.window.layout import ColumnSplitter
 
 log = logging.getLogger(__name__)
 

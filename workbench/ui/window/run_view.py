@@ -16,25 +16,26 @@ from PySide6.QtCore import QObject, QTimer, Slot
 
 from workbench.core import events as E
 from workbench.core.config import ConfigError, TrainConfig
-from workbench.core.data import DownloadProgress
+from workbench.core.data.registry import DownloadProgress
 from workbench.core.session import Finished, RunPrepared
 from workbench.core.train.engine import TrainingRun
 from workbench.ui import dialogs
 from workbench.ui.formatting import duration, percent, validation_summary
 from workbench.ui.panels.training import PROGRESS_INTERVAL_S
 from workbench.ui.run_controller import RunController, RunState
+from workbench.ui.window.parts import RunViewWindow
 
 log = logging.getLogger(__name__)
 
 
 class RunView(QObject):
-    """Shows the run's events in ``window`` (a MainWindow, typed Any: it imports this).
+    """Shows the run's events in ``window`` (the MainWindow: a RunViewWindow).
 
     ``run_config``: the config of the run that trains now (what step times
     are measured for).
     """
 
-    def __init__(self, window: Any, controller: RunController) -> None:
+    def __init__(self, window: RunViewWindow, controller: RunController) -> None:
         super().__init__(window)
         self.window = window
         self.controller = controller

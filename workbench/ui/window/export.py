@@ -12,7 +12,6 @@ from __future__ import annotations
 import html
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtWidgets import QMessageBox
@@ -21,6 +20,7 @@ from workbench.core.checkpoints.io import CheckpointError, save_checkpoint
 from workbench.core.export.formats import FAILED_MARKER, ExportResult, FormatResult
 from workbench.ui import dialogs
 from workbench.ui.run_controller import RunController, RunState
+from workbench.ui.window.parts import ExportWindow
 
 GREEN, RED = "#1b7f3b", "#c0392b"
 TITLES = {"torchscript": "TorchScript", "exported": "torch.export", "onnx": "ONNX"}
@@ -70,11 +70,11 @@ def result_html(result: ExportResult) -> str:
 class ExportActions(QObject):
     """Export the current run; the last outcome stays on ``last_result``.
 
-    ``window`` is the :class:`~workbench.ui.main_window.MainWindow` (typed Any:
-    it imports this module).
+    ``window`` is the :class:`~workbench.ui.main_window.MainWindow`, seen
+    through :class:`~workbench.ui.window.parts.ExportWindow`.
     """
 
-    def __init__(self, window: Any, controller: RunController) -> None:
+    def __init__(self, window: ExportWindow, controller: RunController) -> None:
         super().__init__(window)
         self.window = window
         self.controller = controller

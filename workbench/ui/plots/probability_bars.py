@@ -4,9 +4,8 @@
 the most likely class in another colour with its value on top. It is painted
 with a plain ``QPainter``: the axis, grid and class names are drawn once into a
 pixmap (again on a resize or new classes), so a new reading repaints ten
-rectangles and a number. A pyqtgraph plot took about 3.4 ms per reading (set
-and paint, ``bench/canvas_bench.py``), a third of the time from pen up to
-answer.
+rectangles and a number. A pyqtgraph plot would take a third of the time from
+pen up to answer (``bench/canvas_bench.py``).
 """
 
 from __future__ import annotations

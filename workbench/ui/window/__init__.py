@@ -1,0 +1,31 @@
+"""The window's parts: what ``MainWindow`` builds and delegates to.
+
+Each takes the window typed by a small Protocol of what it uses (``parts``),
+never ``main_window`` itself (that would be an import cycle).
+
+parts            the Protocols: what each part uses of the window
+layout           the columns and tabs, sized for the window they are in
+state            window state in QSettings: geometry, folders, recent, config
+actions          the menus, actions and keyboard shortcuts
+files            File menu work: checkpoints, weights, configs, recent, resume
+export           File > Export model: the formats, verified, shown as a card
+run_view         the current run as the window shows it: progress, curves
+job_view         Start with Processes > 1: a job the window follows live
+runs             the Runs tab's wiring: overlay, open and reproduce past runs
+teach            the Draw tab's wiring: the reader's weights, fine-tuning
+summary_dialog   View > Model summary: each layer's shape, parameters, MACs
+"""
+
+__all__ = [
+    "actions",
+    "export",
+    "files",
+    "job_view",
+    "layout",
+    "parts",
+    "run_view",
+    "runs",
+    "state",
+    "summary_dialog",
+    "teach",
+]
