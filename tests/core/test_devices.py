@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import sys
+
 import pytest
 import torch
 
+from workbench.core.train import devices
 from workbench.core.train.devices import (
     DeviceError,
     best_device,
@@ -44,3 +47,22 @@ def test_unavailable_device_error_carries_the_reason(monkeypatch):
 def test_nonsense_device_names_the_choices():
     with pytest.raises(DeviceError, match="auto, cpu, cuda, cuda:N, mps"):
         resolve_device("gpu0")
+
+
+def test_elsewhere_cpuinfo_is_skipped_and_said_once(monkeypatch, caplog):
+    real_open = open
+
+    def no_cpuinfo(path, *args, **kwargs):
+        assert path != "/proc/cpuinfo", "read /proc/cpuinfo off Linux"
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(sys, "platform", "darwin")
+    monkeypatch.setattr("builtins.open", no_cpuinfo)
+    devices._say_cpuinfo_skipped.cache_clear()
+    with caplog.at_level("DEBUG", logger=devices.__name__):
+        assert list_devices()[0].name
+        assert list_devices()[0].name
+    devices._say_cpuinfo_skipped.cache_clear()
+    said = [r.getMessage() for r in caplog.records if r.name == devices.__name__]
+    assert len(said) == 1, said
+    assert "/proc/cpuinfo skipped: not Linux" in said[0]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from workbench.core.host import memory
 from workbench.core.host.memory import _USER_SETTINGS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -114,6 +115,7 @@ _THREAD_BLOCK = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_worker_threads_blocks_come_from_the_main_heap():
     # A thread's own arena unmaps its 64 MiB heaps once free: the trainer
     # thread would fault its blocks in again every step.
@@ -121,11 +123,12 @@ def test_a_worker_threads_blocks_come_from_the_main_heap():
     assert _python(_THREAD_BLOCK, "keep", env=_clean_env()) == "True"
 
 
+@pytest.mark.slow
 def test_every_command_keeps_freed_memory():
     # The window and torchrun's workers start through the same main().
     code = textwrap.dedent(
         """
-        from workbench.cli.main import main
+        from workbench.cli.commands import main
         from workbench.core.host.memory import freed_memory_kept
         main(["devices"])
         print(freed_memory_kept())
@@ -141,3 +144,33 @@ def test_a_users_own_malloc_settings_are_kept():
         "print(keep_freed_memory())"
     )
     assert _python(code, env=env) == "False"
+
+
+def test_elsewhere_malloc_tuning_is_skipped_and_said_once(monkeypatch, caplog):
+    # A command run in this process (the trained_mlp_checkpoint fixture) may
+    # have kept freed memory already; that answer would hide the check.
+    monkeypatch.setattr(memory, "_kept", False)
+    monkeypatch.setattr(sys, "platform", "darwin")
+    memory._say_skipped.cache_clear()
+    with caplog.at_level("INFO", logger=memory.__name__):
+        assert memory.keep_freed_memory() is False
+        assert memory.keep_freed_memory() is False
+    memory._say_skipped.cache_clear()
+    assert not memory.freed_memory_kept()
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 1, said
+    assert "malloc tuning skipped: not Linux with glibc" in said[0]
+
+
+def test_without_glibc_malloc_tuning_is_skipped_and_said(monkeypatch, caplog):
+    # musl: Linux, but its C library has no mallopt.
+    monkeypatch.setattr(memory, "_kept", False)
+    for name in _USER_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(memory.ctypes, "CDLL", lambda name: object())
+    memory._say_skipped.cache_clear()
+    with caplog.at_level("INFO", logger=memory.__name__):
+        assert memory.keep_freed_memory() is False
+    memory._say_skipped.cache_clear()
+    said = [r.getMessage() for r in caplog.records]
+    assert said == [f"malloc tuning skipped: not Linux with glibc ({sys.platform})"]

@@ -298,3 +298,34 @@ def test_single_threaded_work_builds_no_openmp_pool():
     start, inside, outside = run_in_thread(body)
     assert inside == start
     assert outside > start
+
+
+@needs_libgomp
+def test_every_libgomp_in_the_process_maps_is_found():
+    mapped = {
+        line.split(maxsplit=5)[-1].strip()
+        for line in Path("/proc/self/maps").read_text().splitlines()
+        if Path(line.split(maxsplit=5)[-1].strip()).name.startswith("libgomp")
+    }
+    found = {os.path.realpath(p) for p in threads._loaded_gomp_paths()}
+    assert found == {os.path.realpath(p) for p in mapped}
+
+
+def test_elsewhere_the_linux_tunings_are_skipped_and_said_once(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+):
+    monkeypatch.setattr(sys, "platform", "darwin")
+    threads._say_skipped.cache_clear()
+    monkeypatch.setattr(
+        os, "setpriority", lambda *a: pytest.fail("a nice value was set")
+    )
+    with caplog.at_level("INFO", logger=threads.__name__):
+        for _ in range(2):
+            assert threads.release_openmp_pool() is False
+            assert threads.lower_training_priority() is None
+    said = [r.getMessage() for r in caplog.records]
+    threads._say_skipped.cache_clear()
+    assert len(said) == 2, said  # each tuning once, however often it is called
+    assert all("skipped: not Linux" in text for text in said)
+    assert any("OpenMP pool" in text for text in said)
+    assert any("priority" in text for text in said)

@@ -6,14 +6,10 @@ first, raised as such blocks are freed, at most 32 MiB) are mapped fresh from
 the kernel and unmapped when freed, and free memory at the top of the heap is
 given back once it passes a second threshold. A training loop allocates and
 frees the same activations every step, so each step maps them anew and the
-kernel zeroes every page again at its first touch. Measured on 2 CPU cores
-(``bench/malloc_bench.py``, MNIST, batch 256, processes alternating, two
-rounds): ``cnn`` took 2.2 million page faults a 30-step run and trained at
-1,729 images/s on the command line's main thread, 1,858 in a thread set up as
-the window's trainer; kept, 1.4 and 1.0 million faults and 2,208 and 2,288
-images/s (1.28x, 1.23x). ``small-cnn`` faulted 12,116 and 29,836 times a run,
-kept 1,570 and 2, at the same speed within the bench's noise (1.02x, 0.95x;
-an earlier run 1.09x, 1.18x). ``mlp`` allocates too little to fault.
+kernel zeroes every page again at its first touch. Keeping the memory made
+``cnn`` train about 1.25x as fast on 2 CPU cores (``bench/malloc_bench.py``
+prints the page faults and images/s); models that allocate little gain
+nothing.
 
 :func:`keep_freed_memory` fixes both thresholds at process start: blocks up to
 32 MiB come from the heap, and up to 256 MiB of free heap stays with the
@@ -21,21 +17,20 @@ process (the resident size stays near the run's peak, as with PyTorch's own
 caching allocators on a GPU). It also keeps every thread on the main thread's
 heap (one arena): a thread's own arena grows in heaps of at most 64 MiB and
 unmaps one as soon as it is free, so the window's trainer thread still faulted
-its blocks in again. In the window (``bench/gui_bench.py``, 60 steps, two
-processes each way, alternating), ``cnn`` trained at 2,078-2,311 images/s
-with one arena against 1,887-1,942 without, ``lazy-cnn`` 8,467-8,612 against
-7,408-8,121. Threads then share the arena's lock; the allocations that count
+its blocks in again (``bench/gui_bench.py`` compares the window's speed with
+and without). Threads then share the arena's lock; the allocations that count
 come from the one thread that runs the step.
 
 It is the same as setting glibc's ``MALLOC_MMAP_THRESHOLD_``,
 ``MALLOC_TRIM_THRESHOLD_`` and ``MALLOC_ARENA_MAX``; a user who set one of
 them (or ``GLIBC_TUNABLES``) keeps their choice. Elsewhere (macOS, Windows,
-musl) it does nothing.
+musl) it does nothing and says so once in the log.
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import logging
 import os
 import sys
@@ -60,6 +55,12 @@ _USER_SETTINGS = (
 _kept = False
 
 
+@functools.cache
+def _say_skipped() -> None:
+    """Log once per process that this C library is not tuned."""
+    log.info("malloc tuning skipped: not Linux with glibc (%s)", sys.platform)
+
+
 def keep_freed_memory() -> bool:
     """Fix glibc's thresholds and use one arena in this process; whether it did.
 
@@ -70,15 +71,17 @@ def keep_freed_memory() -> bool:
     global _kept
     if _kept:
         return True
-    if not sys.platform.startswith("linux") or any(
-        name in os.environ for name in _USER_SETTINGS
-    ):
+    if not sys.platform.startswith("linux"):
+        _say_skipped()
+        return False
+    if any(name in os.environ for name in _USER_SETTINGS):
         return False
     try:
         # The C library this process already runs on; find_library would start
         # ldconfig first, at every command's start.
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):  # not glibc (musl has no mallopt)
+        _say_skipped()
         return False
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     mallopt.restype = ctypes.c_int

@@ -3,7 +3,9 @@
 torchrun starts each rank in a session of its own, so neither the launcher's
 process group nor (once the launcher is gone) its children name them all. A
 job's processes share their config file's path on their command lines: that
-finds them, reparented or not. Linux only (``/proc``); elsewhere none are found.
+finds them, reparented or not. ``psutil`` reads the command lines on Linux,
+macOS and Windows alike; a process whose command line this user may not read
+is not one of the job's.
 """
 
 from __future__ import annotations
@@ -11,30 +13,28 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-from pathlib import Path
 
-PROC = Path("/proc")
+import psutil
+
+_GONE = (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
 
 
 def processes_with(marker: str) -> list[int]:
     """Live processes (not zombies, not this one) whose command line has ``marker``."""
     found: list[int] = []
-    needle = marker.encode()
-    try:
-        entries = list(PROC.iterdir())
-    except OSError:
-        return found
-    for entry in entries:
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+    me = os.getpid()
+    # An attribute that cannot be read (the process ended, or is another
+    # user's) comes back as None instead of raising.
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        if proc.pid == me:
             continue
-        try:
-            if needle not in (entry / "cmdline").read_bytes():
-                continue
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue  # it ended while we looked
-        if state not in ("Z", "X"):
-            found.append(int(entry.name))
+        cmdline = proc.info["cmdline"]
+        # The arguments joined as the kernel stores them (NUL-separated), so a
+        # marker matches exactly where it matched /proc/<pid>/cmdline.
+        if not cmdline or marker not in "\0".join(cmdline):
+            continue
+        if proc.info["status"] not in (None, *_GONE):
+            found.append(proc.pid)
     return sorted(found)
 
 

@@ -1,10 +1,10 @@
 """Make training in a worker thread run as fast as training on the main thread.
 
-The window iterates the engine in a ``QThread``. Measured on a 2-core machine
-(torch 2.14 CPU, ATen's OpenMP backend = the ``libgomp`` bundled with torch), a
-small CNN trained in a non-main thread ran at 0.71-0.84x the speed of the same
-loop on the main thread, and at 1.0x in a child process. The cause, found by
-experiment (``bench/thread_throughput.py`` prints the numbers):
+The window iterates the engine in a ``QThread``. With ATen's OpenMP backend
+(the ``libgomp`` bundled with torch), a small CNN trained in a non-main thread
+ran slower than the same loop on the main thread (about 0.8x on 2 cores) and
+at full speed in a child process. The cause (``bench/thread_throughput.py``
+prints the numbers):
 
 * libgomp keeps one idle *thread pool* per thread that ever opened a parallel
   region. The main thread's pool (its ``num_threads - 1`` helper threads) stays
@@ -18,12 +18,9 @@ experiment (``bench/thread_throughput.py`` prints the numbers):
   (``libgomp/config/linux/wait.h: do_spin``).
 * Main thread alone: 1 + (n - 1) = n managed threads, not more than n CPUs, full
   spinning. Worker thread while the main thread's pool exists: 1 + 2(n - 1) > n,
-  throttled. A child process is a fresh "main thread", hence its 1.0x.
-  Measured with the bench on a quiet machine, ``small-cnn``: 0 voluntary context
-  switches per training step on the main thread, ~160 in the worker (about one
-  per parallel region), 0 once the main thread's pool is released; images/s
-  0.86-0.87x of the main thread before, 1.00x after. ``cnn`` has fewer, longer
-  parallel regions (~90 per 200 ms step) and loses nothing measurable.
+  throttled. A child process is a fresh "main thread", hence its full speed.
+  The worker pays about one voluntary context switch per parallel region, the
+  main thread none; models with few, long parallel regions lose little.
 
 It is not the idle pool spinning (its threads sleep in ``futex``), not the GIL
 (the main thread sleeps in ``join()``; a 10 ms Qt timer costs a few percent at
@@ -38,7 +35,7 @@ OpenMP pool right before the start, with ``omp_pause_resource_all`` (OpenMP 5.0;
 libgomp frees the *calling* thread's pool and joins its helpers, so it has to
 run in that thread, and a later parallel op there simply builds a new pool).
 Nothing is needed at process start and no environment variable is set, so
-``workbench/cli/main.py`` needs no change: the command line trains on its main
+``workbench/cli/commands.py`` needs no change: the command line trains on its main
 thread, which is the fast case already.
 
 Usage::
@@ -57,16 +54,20 @@ it runs inside :func:`single_threaded`, which builds no pool at all.
 
 On a machine busy with other processes the ranking flips: spinning helpers then
 hold CPUs the busy neighbours want, and the throttled (sleeping) worker thread
-was 1.4-5x *faster* than the main thread, the fixed thread or a child process
-(2 cores shared with other CPU-bound jobs). The fix makes the worker behave
-exactly like the main thread (and the command line) in both cases; how long
-OpenMP helpers spin is a process-wide choice (``OMP_WAIT_POLICY``,
-``GOMP_SPINCOUNT``, read once when libgomp loads) left to its default here.
+is *faster* than the main thread, the fixed thread or a child process. The fix
+makes the worker behave exactly like the main thread (and the command line) in
+both cases; how long OpenMP helpers spin is a process-wide choice
+(``OMP_WAIT_POLICY``, ``GOMP_SPINCOUNT``, read once when libgomp loads) left to
+its default here.
+
+Both tunings here (releasing libgomp's pool, per-thread nice values) are
+Linux's; elsewhere they do nothing and say so once in the log.
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import logging
 import os
 import sys
@@ -75,6 +76,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import threadpoolctl
 import torch
 
 log = logging.getLogger(__name__)
@@ -131,19 +133,30 @@ def current_settings() -> ThreadSettings:
     )
 
 
+def _on_linux() -> bool:
+    return sys.platform.startswith("linux")
+
+
+@functools.cache
+def _say_skipped(what: str) -> None:
+    """Log once per process that a Linux-only tuning did nothing here."""
+    log.info("%s skipped: not Linux (%s)", what, sys.platform)
+
+
 def _loaded_gomp_paths() -> list[str]:
-    """Paths of every libgomp mapped into this process (Linux only)."""
-    paths: set[str] = set()
-    try:
-        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
-            for line in maps:
-                path = line.rstrip("\n").split(maxsplit=5)[-1]
-                # libgomp.so.1, or a wheel's renamed copy (libgomp-a34b3233.so.1).
-                if os.path.basename(path).startswith("libgomp") and ".so" in path:
-                    paths.add(path)
-    except OSError:
-        return []
-    return sorted(paths)
+    """Paths of every libgomp loaded into this process, as threadpoolctl finds them.
+
+    threadpoolctl lists each loaded OpenMP and BLAS library; libgomp is the one
+    whose ``prefix`` is ``libgomp`` (``libgomp.so.1``, or a wheel's renamed copy
+    such as ``libgomp-a34b3233.so.1``).
+    """
+    return sorted(
+        {
+            info["filepath"]
+            for info in threadpoolctl.threadpool_info()
+            if info.get("internal_api") == "openmp" and info.get("prefix") == "libgomp"
+        }
+    )
 
 
 def _gomp_runtimes() -> list[ctypes.CDLL]:
@@ -172,11 +185,11 @@ def release_openmp_pool() -> bool:
     """Free the calling thread's idle OpenMP helper threads.
 
     While this thread holds a pool, OpenMP teams of other threads wait by
-    sleeping instead of spinning (see the module docstring), which cost a
-    small CNN trained in a worker thread 13-29% of its speed on 2 cores. The
-    next parallel op in this thread builds a new pool, so calling this is
-    always safe; it is idempotent and takes about a millisecond (mostly reading
-    ``/proc/self/maps`` to find every loaded libgomp, plus joining the helpers).
+    sleeping instead of spinning (see the module docstring), which slows a
+    small CNN trained in a worker thread. The next parallel op in this thread
+    builds a new pool, so calling this is always safe; it is idempotent and
+    takes about a millisecond (mostly threadpoolctl listing the loaded
+    libraries to find every libgomp, plus joining the helpers).
 
     Returns
     -------
@@ -185,7 +198,8 @@ def release_openmp_pool() -> bool:
         False where there is none (not Linux, LLVM/Intel OpenMP, a torch built
         without OpenMP) or the call was refused (inside a parallel region).
     """
-    if not sys.platform.startswith("linux"):
+    if not _on_linux():
+        _say_skipped("releasing the OpenMP pool")
         return False
     released = False
     for lib in _gomp_runtimes():
@@ -253,17 +267,18 @@ def prepare_training_thread() -> None:
 def single_threaded() -> Iterator[None]:
     """Run the calling thread's torch ops on that thread alone, then restore.
 
-    For work too small to share (one 28x28 image through a small model): on 2
+    For work too small to share (one 28x28 image through a small model): on
     cores shared with a training thread or other processes, its OpenMP team
-    waited for a descheduled helper, and a read that takes 2 ms alone took
-    50-1000 ms (``bench/canvas_bench.py``). Inside, ATen, oneDNN and MKL see
-    one thread and open no parallel region, so this thread builds no OpenMP
-    pool and a training thread's helpers keep spinning (module docstring).
+    waits for a descheduled helper, and a read that takes 2 ms alone can take
+    hundreds of times as long (``bench/canvas_bench.py``). Inside, ATen,
+    oneDNN and MKL see one thread and open no parallel region, so this thread
+    builds no OpenMP pool and a training thread's helpers keep spinning
+    (module docstring).
 
     ``torch.set_num_threads`` it is, both ways (about a microsecond each):
-    setting libgomp's per-thread team size alone left oneDNN and MKL at their
-    own counts once anything had called ``torch.set_num_threads`` (a 0.4 ms
-    forward pass took 80 ms). Its count is also the one a thread starting
+    setting libgomp's per-thread team size alone leaves oneDNN and MKL at their
+    own counts once anything has called ``torch.set_num_threads``, and they
+    still wait for helpers. Its count is also the one a thread starting
     meanwhile picks up at its first torch op, so keep the block short; a
     training thread sets its own (:func:`prepare_training_thread`).
     """
@@ -291,7 +306,8 @@ def lower_training_priority() -> int | None:
     the OpenMP helpers it starts inherit the value. None where the platform
     has no per-thread nice value (only Linux has), or it could not be set.
     """
-    if not sys.platform.startswith("linux"):
+    if not _on_linux():
+        _say_skipped("lowering the training thread's priority")
         return None
     try:
         # Linux applies PRIO_PROCESS with who=0 to the calling thread alone.

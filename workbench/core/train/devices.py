@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import functools
+import logging
+import platform
+import sys
 from dataclasses import dataclass
 
 import torch
+
+log = logging.getLogger(__name__)
 
 
 class DeviceError(ValueError):
@@ -22,16 +28,28 @@ class DeviceInfo:
     reason: str = ""
 
 
-def _cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    import platform
+@functools.cache
+def _say_cpuinfo_skipped() -> None:
+    """Log once per process that the CPU's name comes from ``platform``."""
+    log.debug(
+        "/proc/cpuinfo skipped: not Linux (%s); the CPU's name comes from platform",
+        sys.platform,
+    )
 
+
+def _cpu_name() -> str:
+    # /proc/cpuinfo has the marketing name; platform.processor() is often only
+    # the architecture on Linux.
+    if sys.platform.startswith("linux"):
+        try:
+            with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+                for line in cpuinfo:
+                    if line.startswith("model name"):
+                        return line.split(":", 1)[1].strip()
+        except OSError:
+            pass
+    else:
+        _say_cpuinfo_skipped()
     return platform.processor() or platform.machine() or "CPU"
 
 
