@@ -33,7 +33,8 @@ import torch  # noqa: E402
 
 from workbench.core.checkpoints.io import load_checkpoint, save_checkpoint  # noqa: E402
 from workbench.core.config import TrainConfig  # noqa: E402
-from workbench.core.data import DataError, load_arrays  # noqa: E402
+from workbench.core.data.registry import DataError  # noqa: E402
+from workbench.core.data.sources import load_arrays  # noqa: E402
 from workbench.core.train.engine import prepare_run  # noqa: E402
 
 

@@ -23,7 +23,7 @@ import torch
 from workbench.core import events as E
 from workbench.core.checkpoints.io import load_checkpoint, restore_run, save_checkpoint
 from workbench.core.config import TrainConfig
-from workbench.core.data import load_arrays
+from workbench.core.data.sources import load_arrays
 from workbench.core.train.engine import TrainControl, iter_fit, prepare_run
 from workbench.core.training_run import TrainingRun
 

@@ -36,7 +36,7 @@ import torch
 
 from workbench.core import events as E
 from workbench.core.config import TrainConfig
-from workbench.core.data import ImageArrays
+from workbench.core.data.registry import ImageArrays
 from workbench.core.models.builtins import build_model
 from workbench.core.train.engine import iter_fit, prepare_run
 from workbench.core.train.freezing import all_but_head

@@ -51,7 +51,7 @@ def main() -> None:
         tmp_path = Path(tmp)
         os.environ["PTCORE_DATA_DIR"] = str(tmp_path / "cache")  # before imports
         from workbench.core.config import TrainConfig
-        from workbench.core.data import build_loaders
+        from workbench.core.data.build import build_loaders
 
         root = tmp_path / "images"
         start = time.perf_counter()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from workbench.core import events as E
 from workbench.core.config import MODELS, TrainConfig
-from workbench.core.data import load_arrays
+from workbench.core.data.sources import load_arrays
 from workbench.core.train.engine import TrainControl, iter_fit, prepare_run
 
 # Steps timed per measurement: enough for a stable figure, small enough for 2 cores.

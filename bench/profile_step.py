@@ -17,7 +17,7 @@ from pathlib import Path
 from torch.profiler import ProfilerActivity, profile
 
 from workbench.core.config import TrainConfig
-from workbench.core.data import load_arrays
+from workbench.core.data.sources import load_arrays
 from workbench.core.train.engine import fit, prepare_run
 
 

@@ -37,7 +37,7 @@ from cpu_pressure import cpu_pressure
 
 from workbench.core import events as E
 from workbench.core.config import TrainConfig
-from workbench.core.data import load_arrays
+from workbench.core.data.sources import load_arrays
 from workbench.core.host.memory import keep_freed_memory
 from workbench.core.train.engine import iter_fit, prepare_run
 from workbench.core.train.precision import precision_for

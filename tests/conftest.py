@@ -14,7 +14,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 def make_arrays(n_train: int = 256, n_test: int = 128, seed: int = 0):
     """Learnable ImageArrays built from the tiny IDX test data's generator."""
     from tests.idx_files import mnist_like_arrays
-    from workbench.core.data import ImageArrays
+    from workbench.core.data.registry import ImageArrays
 
     train_x, train_y = mnist_like_arrays(n_train, seed)
     test_x, test_y = mnist_like_arrays(n_test, seed + 1)

@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from tests.image_folders import make_folder
-from workbench.cli.main import main
+from workbench.cli.commands import main
 
 
 @pytest.fixture(autouse=True)

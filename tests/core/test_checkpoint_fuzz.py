@@ -20,13 +20,16 @@ import pytest
 from PIL import Image
 
 from tests.fuzz_checkpoints import variants
-from workbench.cli.main import _load_initial_weights, main
+from workbench.cli.commands import main
+from workbench.cli.train import _load_initial_weights
 from workbench.core.checkpoints.io import config_of, load_weights_file, save_checkpoint
 from workbench.core.config import TrainConfig
 from workbench.core.data.cache import ArraysCache
 from workbench.core.errors import USER_ERRORS
 from workbench.core.session import Session
 from workbench.core.train.engine import fit, prepare_run
+
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -18,18 +18,18 @@ import pytest
 import torch
 
 from tests.core import test_download
-from workbench.core import data
 from workbench.core.config import TrainConfig
-from workbench.core.data import (
+from workbench.core.data import cifar
+from workbench.core.data.build import build_loaders
+from workbench.core.data.download import MIRROR_ENV, download_dataset
+from workbench.core.data.registry import (
+    DATASET_INFO,
     DataError,
     DataMissing,
     DownloadCancelled,
     DownloadProgress,
-    build_loaders,
-    cifar,
-    download_dataset,
-    load_arrays,
 )
+from workbench.core.data.sources import load_arrays
 
 # The local HTTP server of the MNIST download tests, serving what a test puts in.
 mirror = test_download.mirror
@@ -139,7 +139,7 @@ def test_download_reports_progress_and_loads_every_record_as_written(
     assert torch.equal(arrays.test_labels, test_labels)
     assert arrays.train_images.shape == (5 * RECORDS_PER_FILE, 3, 32, 32)
     assert arrays.train_labels.dtype == torch.int64
-    assert arrays.image_shape == data.DATASET_INFO["cifar10"].image_shape
+    assert arrays.image_shape == DATASET_INFO["cifar10"].image_shape
 
     assert mirror.requests == [f"/{cifar.ARCHIVE_NAME}"]
     assert {(r.dataset, r.file_name, r.file_index, r.file_count) for r in reports} == {
@@ -223,7 +223,7 @@ def test_env_mirror_folder_placeholder_serves_cifar(
     tmp_path, mirror, monkeypatch, tiny_md5
 ):
     _serve(mirror, prefix="/CIFAR10/")
-    monkeypatch.setenv(data.MIRROR_ENV, mirror.url + "{folder}/")
+    monkeypatch.setenv(MIRROR_ENV, mirror.url + "{folder}/")
     arrays = load_arrays("cifar10", tmp_path)
     assert arrays.test_images.shape == (RECORDS_PER_FILE, 3, 32, 32)
     assert mirror.requests == [f"/CIFAR10/{cifar.ARCHIVE_NAME}"]
@@ -341,7 +341,7 @@ def test_both_loader_kinds_deliver_normalised_colour_batches(tmp_path, loader):
     assert tuple(loaders.val_images.shape) == (RECORDS_PER_FILE, 3, 32, 32)
 
     # Every batch is (pixel / 255 - mean) / std of the stored pixels, per channel.
-    info = data.DATASET_INFO["cifar10"]
+    info = DATASET_INFO["cifar10"]
     train_images, train_labels = _expected(cifar.TRAIN_FILES)
     order = loaders.train.epoch_order()[:4]
     expected = info.normalise(train_images[order].float() / 255)

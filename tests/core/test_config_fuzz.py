@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.fuzz_configs import variants
-from workbench.cli.main import main
+from workbench.cli.commands import main
 from workbench.core.checkpoints.io import save_checkpoint
 from workbench.core.config import ConfigError, TrainConfig, load_config
 from workbench.core.train.engine import fit, prepare_run

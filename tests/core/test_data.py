@@ -15,21 +15,23 @@ from tests.idx_files import (
     mnist_like_arrays,
     write_mnist_raw,
 )
-from workbench.core import data
 from workbench.core.config import DATASETS, TrainConfig
-from workbench.core.data import (
-    DATASET_INFO,
+from workbench.core.data.build import build_loaders
+from workbench.core.data.loaders import (
     ArrayDataset,
-    DataError,
     DataLoaderBatches,
-    DataMissing,
     FastLoader,
-    ImageArrays,
-    build_loaders,
-    default_data_dir,
-    load_arrays,
+    standard_transform,
 )
-from workbench.core.data.loaders import standard_transform
+from workbench.core.data.registry import (
+    DATA_DIR_ENV,
+    DATASET_INFO,
+    DataError,
+    DataMissing,
+    ImageArrays,
+    default_data_dir,
+)
+from workbench.core.data.sources import load_arrays
 
 CPU = torch.device("cpu")
 
@@ -87,11 +89,11 @@ def test_unknown_dataset_is_a_data_error():
 
 
 def test_default_data_dir_honours_the_environment(monkeypatch, tmp_path):
-    monkeypatch.delenv(data.DATA_DIR_ENV, raising=False)
+    monkeypatch.delenv(DATA_DIR_ENV, raising=False)
     default = default_data_dir()
     assert default.name == "data"
     assert "ptcore-workbench" in str(default)
-    monkeypatch.setenv(data.DATA_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
     assert default_data_dir() == tmp_path
 
 
@@ -416,7 +418,7 @@ def test_digits_are_cached_after_the_first_load_and_a_damaged_cache_is_remade(
 ):
     from workbench.core.data import sources
 
-    monkeypatch.setenv(data.DATA_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
     cache = tmp_path / sources.DIGITS_CACHE_NAME
     fresh = load_arrays("digits")
     assert cache.is_file()

@@ -183,6 +183,7 @@ def test_a_training_row_that_raises_is_a_fail_with_its_one_line(
     )
 
 
+@pytest.mark.slow
 def test_a_child_process_brings_its_rows_answer_back(device_check, tmp_path):
     ctx = device_check.Context("cpu", tmp_path / "no-mnist", tmp_path)
     row = device_check.run_in_child("mnist99", ctx, timeout=120)
@@ -191,6 +192,7 @@ def test_a_child_process_brings_its_rows_answer_back(device_check, tmp_path):
     assert row.detail.startswith("DataMissing: MNIST files are missing")
 
 
+@pytest.mark.slow
 def test_a_child_process_that_hangs_is_a_fail(device_check, tmp_path):
     ctx = device_check.Context("cpu", tmp_path, tmp_path)
     row = device_check.run_in_child("bf16", ctx, timeout=0.5)

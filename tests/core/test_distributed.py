@@ -25,8 +25,6 @@ from workbench.core.distributed.sync_bn import BATCHNORM_NOTICE
 from workbench.core.models.builtins import build_model
 from workbench.core.session import Session
 
-pytestmark = pytest.mark.slow
-
 STEPS = 100
 RUN = [
     "train",
@@ -46,14 +44,6 @@ RUN = [
     "fp32",
 ]
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
-
-
-def _run(command, runs_dir, timeout=120):
-    # One thread each: two processes on this machine's two cores.
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PTCORE_RUNS_DIR": str(runs_dir)}
-    return subprocess.run(
-        command, env=env, capture_output=True, text=True, timeout=timeout
-    )
 
 
 def _start(tmp, name, launcher, *flags):
@@ -93,6 +83,52 @@ def runs(tmp_path_factory):
     return {name: _finish(run) for name, run in started.items()}
 
 
+def _launch(command, runs_dir):
+    """Start a command that may fail; :func:`_wait` collects its output."""
+    # One thread each: two processes on this machine's two cores.
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PTCORE_RUNS_DIR": str(runs_dir)}
+    return subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def _wait(process, timeout):
+    stdout, stderr = process.communicate(timeout=timeout)
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+# Frozen weights and bf16 on one and on two processes (see the test below).
+FROZEN = ("--precision", "bf16", "--freeze", "hidden.1.*", "--max-steps", "40")
+FROZEN += ("--feature-cache", "off")  # the full model on both sides
+
+
+@pytest.fixture(scope="module")
+def second_wave(tmp_path_factory):
+    """The other launches of this file, side by side after :func:`runs`.
+
+    A BatchNorm model on two processes, a batch that does not split (refused
+    before training), and the frozen bf16 run on one process and on two.
+    """
+    tmp = tmp_path_factory.mktemp("ddp-more")
+    module = [sys.executable, "-m", "workbench"]
+    batchnorm = [*RUN, "--model", "small-cnn", "--max-steps", "2", "--nproc", "2"]
+    uneven = [*RUN, "--nproc", "2", "--batch-size", "63"]
+    launched = {
+        "batchnorm": _launch([*module, *batchnorm], tmp / "batchnorm-runs"),
+        "uneven": _launch([*module, *uneven], tmp / "uneven-runs"),
+    }
+    frozen = {
+        name: _start(tmp, name, module, *FROZEN, *more, "--save", str(tmp / name))
+        for name, more in (("one", ()), ("two", ("--nproc", "2")))
+    }
+    done = {
+        "batchnorm": _wait(launched["batchnorm"], 120),
+        "uneven": (_wait(launched["uneven"], 60), tmp / "uneven-runs"),
+        "frozen": {name: (_finish(run)[0], tmp / name) for name, run in frozen.items()},
+    }
+    return done
+
+
 def _losses(doc):
     return [s["loss"] for s in doc["steps"]]
 
@@ -101,6 +137,7 @@ def _max_relative(a, b):
     return max(abs(x - y) / abs(x) for x, y in zip(a, b, strict=True))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["two", "two-dataloader"])
 def test_two_processes_log_the_same_losses_as_one(runs, which):
     one, two = runs["one"][0], runs[which][0]
@@ -113,6 +150,7 @@ def test_two_processes_log_the_same_losses_as_one(runs, which):
     assert two["final"]["global_step"] == STEPS
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["two", "two-dataloader"])
 def test_only_rank_0_prints_and_writes_the_run_folder(runs, which):
     _doc, done, folder = runs[which]
@@ -124,18 +162,19 @@ def test_only_rank_0_prints_and_writes_the_run_folder(runs, which):
     assert "rank 1" not in done.stdout
 
 
-def test_a_batchnorm_model_is_told_once_its_statistics_stay_per_process(runs, tmp_path):
+@pytest.mark.slow
+def test_a_batchnorm_model_is_told_once_its_statistics_stay_per_process(
+    runs, second_wave
+):
     assert BATCHNORM_NOTICE not in runs["two"][1].stdout  # the mlp has none
-    flags = [*RUN, "--model", "small-cnn", "--max-steps", "2", "--nproc", "2"]
-    done = _run([sys.executable, "-m", "workbench", *flags], tmp_path / "runs")
+    done = second_wave["batchnorm"]  # small-cnn, 2 steps, --nproc 2
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.count(BATCHNORM_NOTICE) == 1
 
 
-def test_a_batch_that_does_not_split_is_one_line_and_no_run(tmp_path):
-    runs = tmp_path / "runs"
-    flags = [*RUN, "--nproc", "2", "--batch-size", "63"]
-    done = _run([sys.executable, "-m", "workbench", *flags], runs, timeout=60)
+@pytest.mark.slow
+def test_a_batch_that_does_not_split_is_one_line_and_no_run(second_wave):
+    done, runs = second_wave["uneven"]  # --nproc 2 --batch-size 63
     assert done.returncode == 2
     assert done.stderr.splitlines() == [
         "ptcore-workbench train: error: batch size 63 does not split evenly over "
@@ -189,24 +228,16 @@ def test_shard_rows_cut_as_tensor_split_does():
                 assert torch.equal(torch.arange(size)[start:stop], piece)
 
 
-def test_a_frozen_mask_and_bf16_train_on_two_processes_as_on_one(tmp_path):
+@pytest.mark.slow
+def test_a_frozen_mask_and_bf16_train_on_two_processes_as_on_one(second_wave):
     """DDP is built after freezing: frozen weights stay the seed's on every
     rank; bf16 rounds half batches a little differently, nothing more."""
-    module = [sys.executable, "-m", "workbench"]
-    flags = ("--precision", "bf16", "--freeze", "hidden.1.*", "--max-steps", "40")
-    flags += ("--feature-cache", "off")  # the full model on both sides
-    started = {
-        name: _start(
-            tmp_path, name, module, *flags, *more, "--save", str(tmp_path / name)
-        )
-        for name, more in (("one", ()), ("two", ("--nproc", "2")))
-    }
-    docs = {name: _finish(run)[0] for name, run in started.items()}
+    docs = {name: doc for name, (doc, _saved) in second_wave["frozen"].items()}
+    saved = {name: path for name, (_doc, path) in second_wave["frozen"].items()}
     assert _max_relative(_losses(docs["one"])[:40], _losses(docs["two"])) < 1e-2
     assert docs["one"]["final"]["val_accuracy"] == docs["two"]["final"]["val_accuracy"]
     states = {
-        name: torch.load(tmp_path / name, weights_only=True)["model_state"]
-        for name in docs
+        name: torch.load(saved[name], weights_only=True)["model_state"] for name in docs
     }
     seed = build_model("mlp", seed=TrainConfig().seed).state_dict()
     for name, state in states.items():

@@ -16,7 +16,8 @@ import pytest
 import torch
 from torch import nn
 
-from workbench.cli.main import build_parser, config_from_args
+from workbench.cli.commands import build_parser
+from workbench.cli.train import config_from_args
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.distributed.sync_bn import (
     BATCHNORM_NOTICE,

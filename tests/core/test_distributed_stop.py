@@ -22,8 +22,6 @@ import torch
 
 from workbench.cli.distributed import failure_message, first_failure, record_failure
 
-pytestmark = pytest.mark.slow
-
 LAUNCH = [sys.executable, "-m", "workbench", "train", "--dataset", "digits"]
 
 
@@ -90,6 +88,7 @@ def _interrupt_while_training(runs: Path) -> tuple[str, str, int, list]:
     return out, err, launcher.returncode, ranks
 
 
+@pytest.mark.slow
 def test_sigint_stops_every_rank_after_one_batch_and_rank_0_saves(tmp_path):
     """One rank alone gets Ctrl+C (another machine's terminal): all stop together.
 
@@ -137,6 +136,7 @@ class Flaky(nn.Module):
 '''
 
 
+@pytest.mark.slow
 def test_a_failing_rank_ends_the_others_and_is_named(tmp_path):
     model = tmp_path / "flaky.py"
     model.write_text(FLAKY)
@@ -192,6 +192,7 @@ def test_a_rank_writes_its_error_for_torchrun(tmp_path, monkeypatch):
     assert int(document["message"]["extraInfo"]["timestamp"]) == int(own["time"]) + 1
 
 
+@pytest.mark.slow
 def test_an_early_stop_while_the_ranks_start_ends_them_quickly_and_quietly(tmp_path):
     """Stop pressed right after Start: the ranks are still importing torch.
     They keep the signal and stop before their first step, together; none dies

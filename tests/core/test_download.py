@@ -15,14 +15,9 @@ import torch
 from torchvision import datasets
 
 from tests.idx_files import gzipped_raw_files, mnist_like_arrays
-from workbench.core import data
-from workbench.core.data import (
-    DataError,
-    DownloadCancelled,
-    DownloadProgress,
-    download_dataset,
-    load_arrays,
-)
+from workbench.core.data.download import MIRROR_ENV, download_dataset
+from workbench.core.data.registry import DataError, DownloadCancelled, DownloadProgress
+from workbench.core.data.sources import load_arrays
 
 # 256 noisy training images gzip to more than one 64 KiB chunk.
 N_TRAIN = 256
@@ -73,7 +68,7 @@ def mirror(monkeypatch) -> Iterator[Mirror]:
     # A proxy from the environment must not intercept the local server.
     monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    monkeypatch.delenv(data.MIRROR_ENV, raising=False)
+    monkeypatch.delenv(MIRROR_ENV, raising=False)
     server = _MirrorServer(("127.0.0.1", 0), _MirrorHandler)
     port = server.server_address[1]
     server.mirror = Mirror(url=f"http://127.0.0.1:{port}/")
@@ -144,7 +139,7 @@ def test_download_unpacks_and_loads_with_growing_progress(
 
 def test_env_mirror_is_used_when_no_mirror_is_given(tmp_path, mirror, monkeypatch):
     _serve_dataset(mirror, monkeypatch)
-    monkeypatch.setenv(data.MIRROR_ENV, mirror.url.rstrip("/"))
+    monkeypatch.setenv(MIRROR_ENV, mirror.url.rstrip("/"))
     arrays = load_arrays("mnist", tmp_path)
     assert arrays.test_images.shape == (N_TEST, 28, 28)
     assert mirror.requests[0] == "/train-images-idx3-ubyte.gz"
@@ -154,7 +149,7 @@ def test_env_mirror_folder_placeholder_serves_each_dataset(
     tmp_path, mirror, monkeypatch
 ):
     _serve_dataset(mirror, monkeypatch, datasets.KMNIST, prefix="/KMNIST/raw/")
-    monkeypatch.setenv(data.MIRROR_ENV, mirror.url + "{folder}/raw/")
+    monkeypatch.setenv(MIRROR_ENV, mirror.url + "{folder}/raw/")
     arrays = load_arrays("kmnist", tmp_path)
     assert arrays.train_images.shape == (N_TRAIN, 28, 28)
     assert all(path.startswith("/KMNIST/raw/") for path in mirror.requests)

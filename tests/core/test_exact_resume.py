@@ -22,7 +22,7 @@ from workbench.core.checkpoints.io import (
     save_checkpoint,
 )
 from workbench.core.config import TrainConfig
-from workbench.core.data import ImageArrays
+from workbench.core.data.registry import ImageArrays
 from workbench.core.train.engine import (
     TrainControl,
     evaluate_predictions,

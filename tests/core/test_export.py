@@ -7,7 +7,7 @@ import json
 import pytest
 import torch
 
-from workbench.cli.main import main
+from workbench.cli.commands import main
 from workbench.core.checkpoints.io import info_of, load_checkpoint
 from workbench.core.export import formats as X
 from workbench.core.export import verify as V
@@ -47,6 +47,7 @@ def exports(checkpoints, tmp_path_factory):
     return done
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", MODELS)
 def test_every_built_in_model_exports_to_every_format_and_verifies(
     model, exports, checkpoints
@@ -58,6 +59,7 @@ def test_every_built_in_model_exports_to_every_format_and_verifies(
     assert not (out / X.FAILED_MARKER).exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", X.FORMATS)
 def test_each_format_matches_the_eager_model_at_batch_1_and_64(
     fmt, exports, checkpoints
@@ -72,6 +74,7 @@ def test_each_format_matches_the_eager_model_at_batch_1_and_64(
             assert torch.allclose(run(x), model(x), atol=1e-4)
 
 
+@pytest.mark.slow
 def test_the_command_prints_one_line_per_format_and_a_final_line(
     checkpoints, tmp_path, capsys
 ):
@@ -88,6 +91,7 @@ def test_the_command_prints_one_line_per_format_and_a_final_line(
     assert "3/3 verified" in lines[3]
 
 
+@pytest.mark.slow
 def test_format_subset_writes_only_those_files(checkpoints, tmp_path):
     out = tmp_path / "out"
     code = main(
@@ -119,6 +123,7 @@ def _shift_last_bias(real):
     return exporter
 
 
+@pytest.mark.slow
 def test_a_wrong_artifact_fails_with_exit_1_and_a_marker(
     checkpoints, tmp_path, monkeypatch, capsys
 ):
@@ -139,6 +144,7 @@ def test_a_wrong_artifact_fails_with_exit_1_and_a_marker(
     assert "VERIFICATION FAILED" in (out / "MODEL_CARD.md").read_text()
 
 
+@pytest.mark.slow
 def test_an_artifact_wrong_only_at_batch_1_fails(checkpoints, tmp_path, monkeypatch):
     real = V.load_runner
 
@@ -159,6 +165,7 @@ def test_an_artifact_wrong_only_at_batch_1_fails(checkpoints, tmp_path, monkeypa
     assert (tmp_path / "out" / X.FAILED_MARKER).is_file()
 
 
+@pytest.mark.slow
 def test_a_format_that_cannot_take_the_model_says_why(
     checkpoints, tmp_path, monkeypatch, capsys
 ):
@@ -185,6 +192,7 @@ def test_a_bad_checkpoint_path_is_one_line_and_exit_2(tmp_path, capsys):
     assert len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_preprocess_and_labels_match_the_checkpoint(checkpoints, exports):
     for model in ("small-cnn", "mlp"):
         info = info_of(load_checkpoint(checkpoints[model]))
@@ -198,6 +206,7 @@ def test_preprocess_and_labels_match_the_checkpoint(checkpoints, exports):
         assert doc["std"] == list(info.std)
 
 
+@pytest.mark.slow
 def test_the_model_card_states_the_verification_figures(exports):
     card = (exports["cnn"][1] / "MODEL_CARD.md").read_text()
     assert "digits" in card
@@ -217,6 +226,7 @@ def test_a_changed_class_fails_even_within_the_tolerance():
     assert not V.Verification(360, 360, 0.0, error="batch of 1: refused").passed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["resnet18", "mobilenet_v3_small"])
 def test_torchvision_models_export_to_every_format_and_verify(model, tmp_path, capsys):
     """A torchvision model (3 channels on digits) takes all three formats."""
@@ -231,6 +241,7 @@ def test_torchvision_models_export_to_every_format_and_verify(model, tmp_path, c
     assert doc["channels"] == 3
 
 
+@pytest.mark.slow
 def test_an_out_path_that_is_a_file_is_one_line_and_exit_2(
     checkpoints, tmp_path, capsys
 ):
@@ -243,6 +254,7 @@ def test_an_out_path_that_is_a_file_is_one_line_and_exit_2(
     assert len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_the_model_card_has_the_data_fingerprint_and_confusion_matrix(exports):
     cards = {m: (exports[m][1] / "MODEL_CARD.md").read_text() for m in ("cnn", "mlp")}
     card = cards["cnn"]
@@ -281,6 +293,7 @@ def test_verification_images_stream_instead_of_being_held_at_once():
     assert sum(len(x) for x, _ in stream) + V.VERIFY_BATCH == 1_000
 
 
+@pytest.mark.slow
 def test_a_failed_write_is_one_line_and_leaves_no_half_export(
     checkpoints, tmp_path, monkeypatch, capsys
 ):
@@ -301,6 +314,7 @@ def test_a_failed_write_is_one_line_and_leaves_no_half_export(
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
 
 
+@pytest.mark.slow
 def test_exporting_again_leaves_no_stale_model_beside_the_new_card(
     checkpoints, tmp_path
 ):

@@ -20,7 +20,7 @@ from PIL import Image, ImageDraw
 
 from tests.idx_files import write_mnist_raw
 from tests.image_folders import make_folder
-from workbench.cli.main import main
+from workbench.cli.commands import main
 from workbench.core.checkpoints.io import (
     config_of,
     eval_model,

@@ -13,7 +13,7 @@ import torch
 
 from workbench.core import events as E
 from workbench.core.config import TrainConfig
-from workbench.core.data import ImageArrays
+from workbench.core.data.registry import ImageArrays
 from workbench.core.models.builtins import build_model
 from workbench.core.train.engine import TrainControl, fit, iter_fit, prepare_run
 from workbench.core.train.feature_cache import FeatureFeed
@@ -55,6 +55,7 @@ def _assert_same_losses(cached: list[float], full: list[float]) -> None:
     np.testing.assert_allclose(cached, full, rtol=1e-5, atol=0)
 
 
+@pytest.mark.slow
 def test_resnet18_head_only_trains_the_same_with_and_without_the_cache():
     # 20 images in batches of 2: 50 steps are five epochs (order reshuffled each).
     arrays = _rgb_arrays(20, 8)

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from workbench.core.config import ConfigError, TrainConfig
-from workbench.core.data import load_arrays
 from workbench.core.data.my_digits import MyDigits
+from workbench.core.data.sources import load_arrays
 from workbench.core.finetune import (
     check_frozen,
     fine_tune_config,
@@ -44,6 +44,7 @@ def digits_model():
     return run, arrays
 
 
+@pytest.mark.slow
 def test_fine_tuning_learns_my_handwriting_and_keeps_frozen_weights(digits_model):
     base_run, base_arrays = digits_model
     store = MyDigits()
@@ -89,6 +90,7 @@ def test_a_model_of_other_classes_cannot_be_taught_digits():
         fine_tune_config(TrainConfig(dataset="fashion-mnist"), ())
 
 
+@pytest.mark.slow
 def test_a_torchvision_model_fine_tunes_on_my_drawings_like_a_built_in():
     """resnet18 on gray digits (repeated to 3 channels): the fine-tune keeps
     the frozen backbone bit-identical and trains the replaced head ``fc``."""

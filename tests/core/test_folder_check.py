@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from workbench.cli.main import main
+from workbench.cli.commands import main
 from workbench.core.data.folder_check import (
     CheckCancelled,
     check_folder,

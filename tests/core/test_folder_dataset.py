@@ -13,10 +13,12 @@ from PIL import Image
 from tests.image_folders import make_folder
 from workbench.core import events as E
 from workbench.core.config import ConfigError, TrainConfig
-from workbench.core.data import DataError, build_loaders, folder_loading
 from workbench.core.data import folder as folder_module
+from workbench.core.data import folder_loading
+from workbench.core.data.build import build_loaders
 from workbench.core.data.describe import input_spec
 from workbench.core.data.folder import load_folder, scan_folder, split_pairs
+from workbench.core.data.registry import DataError
 from workbench.core.models.builtins import build_model
 from workbench.core.runs.data_record import DATA_FILE
 from workbench.core.runs.reproduce import original_config

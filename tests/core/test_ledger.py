@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from workbench.cli.main import main
+from workbench.cli.commands import main
 from workbench.core import events as E
 from workbench.core.config import TrainConfig
 from workbench.core.runs.compare import config_differences
@@ -86,6 +86,7 @@ _LOG_AND_REPORT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_killed_run_keeps_every_metric_it_logged(runs_root):
     proc = subprocess.Popen(
         [sys.executable, "-c", _LOG_AND_REPORT],

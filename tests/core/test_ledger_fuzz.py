@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.fuzz_ledgers import healthy_run, variants
-from workbench.cli.main import main
+from workbench.cli.commands import main
 from workbench.core.config import ConfigError
 from workbench.core.runs.folder import METRICS_FILE, RunFolder, interrupted_runs
 from workbench.core.runs.listing import list_runs, read_events, read_metrics

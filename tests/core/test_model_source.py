@@ -15,9 +15,9 @@ import pytest
 import torch
 from PIL import Image
 
-from workbench.cli.main import main
+from workbench.cli.commands import main
 from workbench.core.config import ConfigError
-from workbench.core.data import load_arrays
+from workbench.core.data.sources import load_arrays
 from workbench.core.models.source import SHA_KEY
 from workbench.core.runs.listing import list_runs
 from workbench.core.runs.reproduce import original_config

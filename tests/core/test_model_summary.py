@@ -8,7 +8,7 @@ import torchvision
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from workbench.cli.main import main
+from workbench.cli.commands import main
 from workbench.core.config import MODELS
 from workbench.core.models.builtins import build_model
 from workbench.core.models.summary import summarize_model

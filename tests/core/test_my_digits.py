@@ -9,8 +9,10 @@ import pytest
 import torch
 
 from workbench.core.config import ConfigError, TrainConfig
-from workbench.core.data import DataError, build_loaders, load_run_arrays, mix_replay
+from workbench.core.data.build import build_loaders
 from workbench.core.data.my_digits import INDEX_NAME, MyDigits
+from workbench.core.data.registry import DataError
+from workbench.core.data.sources import load_run_arrays, mix_replay
 
 
 def drawing(label: int, side: int = 280) -> np.ndarray:

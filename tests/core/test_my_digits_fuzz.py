@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from tests.fuzz_my_digits import copy_of, healthy_collection, variants
-from workbench.core.data import DataError
 from workbench.core.data.my_digits import INDEX_NAME, MyDigits
+from workbench.core.data.registry import DataError
 
 # Variants of each kind (90 in all).
 KINDS = {

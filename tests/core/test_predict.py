@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from workbench.core.data import DATASET_INFO
+from workbench.core.data.registry import DATASET_INFO
 from workbench.core.models.builtins import build_model
 from workbench.core.predict import (
     PredictError,

@@ -7,7 +7,7 @@ import pytest
 import torch
 from PIL import Image
 
-from workbench.core.data import DATASET_INFO, DatasetInfo
+from workbench.core.data.registry import DATASET_INFO, DatasetInfo
 from workbench.core.models.builtins import build_model, snapshot_state
 from workbench.core.predict import (
     PredictError,

@@ -326,6 +326,7 @@ def test_a_run_whose_mask_changed_mid_run_is_not_reproduced_from_its_config():
         Session(origin="test").reproduce(folder)
 
 
+@pytest.mark.slow
 def test_dataloader_workers_stop_when_the_run_stops():
     # persistent_workers keep them between epochs; after the run they must go.
     cfg = QUICK.replace(loader="dataloader", workers=1, max_steps=4)

@@ -18,7 +18,9 @@ from workbench.core.config import (
     TrainConfig,
     validate,
 )
-from workbench.core.data import DATASET_INFO, build_loaders, load_arrays
+from workbench.core.data.build import build_loaders
+from workbench.core.data.registry import DATASET_INFO
+from workbench.core.data.sources import load_arrays
 from workbench.core.models.builtins import build_model
 from workbench.core.models.catalog import (
     BUILTIN_MODELS,

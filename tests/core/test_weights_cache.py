@@ -327,7 +327,7 @@ def test_a_missing_file_on_the_server_is_a_clear_http_message(served):
 
 
 def test_a_pretrained_run_says_which_head_it_replaced(weights_file, capsys):
-    from workbench.cli.main import main
+    from workbench.cli.commands import main
 
     _in_cache(weights_file)
     flags = ["--model", "resnet18", "--weights", "IMAGENET1K_V1", "--max-steps", "1"]

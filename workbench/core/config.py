@@ -168,6 +168,8 @@ class TrainConfig:
             return self.image_size
         if self.dataset in RESIZABLE_DATASETS and pretrained(self.model, self.weights):
             # The size the weights were trained at (224 for most of torchvision's).
+            # Imported here: it imports torchvision (seconds), and a config is
+            # read by every command, most of which never need it.
             from workbench.core.models.torchvision_models import weights_preprocess
 
             preprocess = weights_preprocess(self.model, self.weights)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from workbench.core.checkpoints.io import CheckpointError
 from workbench.core.config import ConfigError
-from workbench.core.data import DataError
+from workbench.core.data.registry import DataError
 from workbench.core.export.formats import ExportError
 from workbench.core.predict import PredictError
 from workbench.core.train.devices import DeviceError

@@ -16,17 +16,17 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from workbench.core.checkpoints.io import load_model_state
 from workbench.core.config import MY_DIGITS_BASES, ConfigError, TrainConfig
-from workbench.core.data import (
+from workbench.core.data.my_digits import MyDigits
+from workbench.core.data.preprocess import style_of
+from workbench.core.data.registry import (
     DATASET_INFO,
     DatasetInfo,
     DownloadProgress,
     ImageArrays,
-    load_base_arrays,
-    load_run_arrays,
 )
-from workbench.core.data.my_digits import MyDigits
-from workbench.core.data.preprocess import style_of
+from workbench.core.data.sources import load_base_arrays, load_run_arrays
 from workbench.core.models.inputs import fit_to_model
 from workbench.core.train.engine import TrainingRun, prepare_run
 
@@ -211,8 +211,6 @@ def prepare_fine_tune(
     base_arrays : ImageArrays, optional
         The base dataset if already in memory.
     """
-    from workbench.core.checkpoints.io import load_model_state
-
     if base_arrays is None:
         base_arrays = load_base_arrays(cfg, progress=progress, cancel=cancel)
     arrays = load_run_arrays(cfg, base_arrays=base_arrays)

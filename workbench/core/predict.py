@@ -14,9 +14,11 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from PIL import Image, UnidentifiedImageError
 from torch import nn
 
-from workbench.core.data import DATASET_INFO, DatasetInfo
+from workbench.core.checkpoints.io import load_model_state
+from workbench.core.data.folder_images import UnreadableImage, as_channels, read_square
 from workbench.core.data.preprocess import (
     INVERT_ABOVE,
     PredictError,
@@ -26,8 +28,11 @@ from workbench.core.data.preprocess import (
     style_image,
     style_of,
 )
+from workbench.core.data.registry import DATASET_INFO, DatasetInfo
 from workbench.core.host.threads import single_threaded
+from workbench.core.models.builtins import build_unseeded
 from workbench.core.models.catalog import is_torchvision
+from workbench.core.models.inputs import fit_to_model
 
 __all__ = [
     "PredictError",
@@ -70,8 +75,6 @@ def load_image(path: str | Path) -> np.ndarray:
     Dark-on-light pictures (a scan, a photo of paper) are inverted, judged by
     the border, which is background in any sensible digit picture.
     """
-    from PIL import Image, UnidentifiedImageError
-
     try:
         with Image.open(path) as img:
             gray = np.asarray(img.convert("L"), dtype=np.float32) / 255.0
@@ -131,12 +134,6 @@ def photo_pixels(path: str | Path, info: DatasetInfo) -> np.ndarray:
     PredictError
         No such file, or no image this program reads (empty, truncated, ...).
     """
-    from workbench.core.data.folder_images import (
-        UnreadableImage,
-        as_channels,
-        read_square,
-    )
-
     path = Path(path)
     if not path.is_file():
         raise PredictError(f"no image at {path}")
@@ -168,8 +165,6 @@ def preprocess(
     """
     info = DATASET_INFO[dataset]
     if model is not None:
-        from workbench.core.models.inputs import fit_to_model
-
         info = fit_to_model(info, model, weights)
     return to_model_input(style_image(image, style_of(dataset)), info)
 
@@ -307,8 +302,6 @@ class Predictor:
         info: DatasetInfo | None = None,
         weights: str = "none",
     ) -> None:
-        from workbench.core.models.builtins import build_unseeded
-
         self.model_name = model_name
         self.dataset = dataset
         self.info = info if info is not None else DATASET_INFO[dataset]
@@ -341,7 +334,7 @@ class Predictor:
         """A digit reader reads on the calling thread alone; a photo model not.
 
         One 28x28 image through a digit model is too little work to share: on
-        2 busy cores its OpenMP team waited for a descheduled helper (up to a
+        busy cores its OpenMP team waits for a descheduled helper (up to a
         second, ``bench/canvas_bench.py``). A photo model's forward pass (a
         ResNet at 224x224) is work enough for every thread.
         """
@@ -355,8 +348,6 @@ class Predictor:
         CheckpointError
             When the weights belong to another architecture.
         """
-        from workbench.core.checkpoints.io import load_model_state
-
         load_model_state(self.model, state)
 
     def prepare(self, image: np.ndarray, *, naive: bool = False) -> np.ndarray:

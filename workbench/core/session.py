@@ -39,9 +39,9 @@ from workbench.core.checkpoints.io import (
     restore_run,
 )
 from workbench.core.config import ConfigError, TrainConfig
-from workbench.core.data import DownloadProgress, ImageArrays, load_run_arrays
 from workbench.core.data.cache import ArraysCache
-from workbench.core.data.registry import FOLDER
+from workbench.core.data.registry import FOLDER, DownloadProgress, ImageArrays
+from workbench.core.data.sources import load_run_arrays
 from workbench.core.distributed.ddp import check_batch
 from workbench.core.distributed.env import is_main, world_size
 from workbench.core.distributed.reshard import resize_notice, saved_world_size

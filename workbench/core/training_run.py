@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from workbench.core.config import TrainConfig
-from workbench.core.data import Loaders
+from workbench.core.data.build import Loaders
 from workbench.core.events import EpochMetrics
 
 

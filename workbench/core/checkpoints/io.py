@@ -22,8 +22,13 @@ import workbench
 from workbench.core.atomic_files import write_atomically
 from workbench.core.checkpoints.schema import SchemaError, check_like, check_payload
 from workbench.core.config import ConfigError, TrainConfig
-from workbench.core.data import DownloadProgress, ImageArrays
-from workbench.core.data.registry import DataError, DatasetInfo, dataset_info
+from workbench.core.data.registry import (
+    DataError,
+    DatasetInfo,
+    DownloadProgress,
+    ImageArrays,
+    dataset_info,
+)
 from workbench.core.distributed.ddp import restore_rank_rng
 from workbench.core.distributed.env import world_size
 from workbench.core.models.builtins import build_unseeded

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import platformdirs
 import torch
+from PIL import Image
 
 from workbench.core.atomic_files import write_atomically
 from workbench.core.data.preprocess import STYLES, PredictError, style_image
@@ -72,8 +73,6 @@ class DigitSample:
 
 
 def _png_bytes(array: np.ndarray) -> bytes:
-    from PIL import Image
-
     buffer = io.BytesIO()
     Image.fromarray(array, mode="L").save(buffer, format="PNG")
     return buffer.getvalue()
@@ -355,8 +354,6 @@ class MyDigits:
     # ------------------------------------------------------------------ helpers
 
     def _read_png(self, path: Path) -> np.ndarray:
-        from PIL import Image
-
         try:
             with Image.open(path) as img:
                 return np.asarray(img.convert("L"), dtype=np.uint8).copy()

@@ -181,7 +181,8 @@ def _write_digits_cache(handle: BinaryIO, arrays: ImageArrays) -> None:
 
 
 def _digits_from_sklearn() -> ImageArrays:
-    # sklearn takes seconds to import; only digits users pay for it, once.
+    # Imported here: sklearn takes seconds to import; only digits users pay for
+    # it, once.
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 

@@ -14,9 +14,8 @@ import torch
 
 from workbench import __version__
 from workbench.core.checkpoints.io import config_of, info_of
-from workbench.core.data import DataError, DatasetInfo
 from workbench.core.data.preprocess import recipe_numbers, style_of
-from workbench.core.data.registry import dataset_info
+from workbench.core.data.registry import DataError, DatasetInfo, dataset_info
 from workbench.core.export.verify import (
     SINGLE_IMAGES,
     TOLERANCE,

@@ -26,6 +26,7 @@ from workbench.core.checkpoints.io import (
     info_of,
     load_checkpoint,
 )
+from workbench.core.data.build import build_loaders
 from workbench.core.export import verify as V
 from workbench.core.export.card import write_card, write_labels, write_preprocess
 
@@ -148,8 +149,6 @@ def check_formats(formats: tuple[str, ...] | list[str]) -> tuple[str, ...]:
 
 def validation_images(payload: dict[str, Any]) -> Iterator[V.Batch]:
     """The run's validation images as its loaders feed them, batches of 64."""
-    from workbench.core.data import build_loaders
-
     cfg = config_of(payload).replace(device="cpu")
     return V.validation_batches(build_loaders(cfg, "cpu").val)
 

@@ -241,7 +241,7 @@ def choose_runtime(wanted: str | None) -> tuple[str, Path]:
 
 
 def torch_runner(path: Path) -> Runner:
-    import torch
+    import torch  # here: the folder needs only the runtime it runs on
 
     module: Callable[..., Any]
     if path.suffix == ".pt2":
@@ -262,7 +262,7 @@ def torch_runner(path: Path) -> Runner:
 
 
 def onnx_runner(path: Path, input_name: str) -> Runner:
-    import onnxruntime
+    import onnxruntime  # here: the folder needs only the runtime it runs on
 
     session = onnxruntime.InferenceSession(
         str(path), providers=["CPUExecutionProvider"]

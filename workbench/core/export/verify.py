@@ -73,7 +73,7 @@ def load_runner(fmt: str, path: Path) -> Runner:
     if fmt == "exported":
         return torch.export.load(str(path)).module()
     if fmt == "onnx":
-        import onnxruntime
+        import onnxruntime  # optional (the export extra), and slow to import
 
         session = onnxruntime.InferenceSession(
             str(path), providers=["CPUExecutionProvider"]

@@ -53,7 +53,7 @@ _FAMILIES = (
 @lru_cache(maxsize=1)
 def torchvision_models() -> tuple[str, ...]:
     """Every classification model of ``torchvision.models``, sorted by name."""
-    import torchvision.models
+    import torchvision.models  # here: seconds to import, and names need none of it
 
     return tuple(sorted(torchvision.models.list_models(module=torchvision.models)))
 
@@ -118,7 +118,7 @@ def model_problem(name: object) -> str | None:
 
 def weights_enum_class(name: str) -> Any:
     """torchvision's weights enum of model ``name`` (``ResNet18_Weights``)."""
-    import torchvision.models
+    import torchvision.models  # here: seconds to import, and names need none of it
 
     return torchvision.models.get_model_weights(name)
 

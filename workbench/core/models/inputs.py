@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from workbench.core.data.registry import DatasetInfo
 from workbench.core.models.catalog import is_torchvision, pretrained
+from workbench.core.models.torchvision_models import weights_preprocess
 
 TORCHVISION_CHANNELS = 3
 
@@ -27,8 +28,6 @@ def fit_to_model(info: DatasetInfo, model: str, weights: str) -> DatasetInfo:
     channels = model_channels(model, info.channels)
     mean, std = info.mean, info.std
     if pretrained(model, weights):
-        from workbench.core.models.torchvision_models import weights_preprocess
-
         preprocess = weights_preprocess(model, weights)
         assert preprocess is not None
         mean, std = preprocess.mean, preprocess.std
@@ -53,8 +52,6 @@ def preprocessing_text(model: str, weights: str, info: DatasetInfo) -> str:
         parts.append("gray repeated to 3 channels")
     parts.append(f"mean ({mean}), std ({std})")
     if pretrained(model, weights):
-        from workbench.core.models.torchvision_models import weights_preprocess
-
         preprocess = weights_preprocess(model, weights)
         assert preprocess is not None
         parts.append(f"from {preprocess.describe()}")

@@ -27,6 +27,7 @@ import logging
 import os
 import platform
 import secrets
+import shutil
 import socket
 import sys
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from typing import Any
 
 import platformdirs
 import torch
+import torchvision
 
 import workbench
 from workbench.core.atomic_files import write_atomically
@@ -74,8 +76,6 @@ def now_stamp() -> str:
 
 def versions() -> dict[str, str]:
     """The software a run was trained with."""
-    import torchvision
-
     return {
         "workbench": workbench.__version__,
         "torch": str(torch.__version__),
@@ -281,8 +281,6 @@ def tag_run(folder: RunFolder, tags: list[str] | tuple[str, ...]) -> None:
 
 def delete_run(folder: RunFolder) -> None:
     """Delete the run's folder and everything in it."""
-    import shutil
-
     if not (folder.path / RUN_FILE).is_file():
         raise FileNotFoundError(f"{folder.path} is not a run folder")
     shutil.rmtree(folder.path)

@@ -180,6 +180,7 @@ class RunRecorder:
         if not self._tensorboard or self._writer is not None:
             return None
         try:
+            # tensorboard is optional, and only runs that log to it import it.
             from torch.utils.tensorboard import SummaryWriter
         except ImportError:
             self._tensorboard = False

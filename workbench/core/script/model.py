@@ -13,6 +13,7 @@ import inspect
 from workbench.core.config import TrainConfig
 from workbench.core.data.registry import DatasetInfo
 from workbench.core.models.builtins import _BUILDERS, MODEL_TITLES, build_on_meta
+from workbench.core.models.torchvision_models import _builder_options, resolve_weights
 from workbench.core.script.parts import literal
 
 _LAZY = ("lazy-cnn",)
@@ -101,11 +102,6 @@ def _torchvision_construct(
     cfg: TrainConfig, info: DatasetInfo
 ) -> tuple[list[str], str]:
     """The lines that build a torchvision model (pretrained: load, replace head)."""
-    from workbench.core.models.torchvision_models import (
-        _builder_options,
-        resolve_weights,
-    )
-
     member = resolve_weights(cfg.model, cfg.weights)
     options = _builder_options(cfg.model, info.image_shape[1], member is not None)
     arguments = [literal(cfg.model)]

@@ -21,12 +21,8 @@ import torch
 from torch import nn
 
 from workbench.core.config import TrainConfig
-from workbench.core.data import (
-    DatasetInfo,
-    DownloadProgress,
-    ImageArrays,
-    build_loaders,
-)
+from workbench.core.data.build import build_loaders
+from workbench.core.data.registry import DatasetInfo, DownloadProgress, ImageArrays
 from workbench.core.distributed import ddp
 from workbench.core.distributed import env as distributed
 from workbench.core.events import (
@@ -163,9 +159,8 @@ def seed_everything(seed: int) -> None:
 
     Also asks oneDNN for its deterministic algorithms: some of its CPU kernels
     (a convolution's weight gradient with no input gradient, as behind a frozen
-    first layer) may otherwise sum partial results in a varying order. Measured
-    on small-cnn/MNIST: no throughput cost (1.00x, with and without a frozen
-    block).
+    first layer) may otherwise sum partial results in a varying order. It
+    costs no throughput on small-cnn/MNIST, with or without a frozen block.
     """
     random.seed(seed)
     np.random.seed(seed)
@@ -187,8 +182,8 @@ def resolve_log_every(log_every: int | None, total_steps: int) -> int:
 
 
 # Layer health (every layer's norms, plus a ledger line) is sampled at most every
-# this many steps, so logging every step stays cheap: measured on small-cnn/MNIST,
-# ~2.8 ms of work per logged step of ~60-100 ms, 2.4 ms of it the health sample.
+# this many steps, so logging every step stays cheap: the health sample is most
+# of a logged step's extra work (about 2.4 ms on small-cnn/MNIST).
 HEALTH_EVERY = 10
 
 
@@ -271,7 +266,7 @@ def prepare_run(
         progress=progress,
         cancel=cancel,
     )
-    # channels_last: oneDNN's convolutions run ~1.3x faster on it on this CPU.
+    # channels_last: oneDNN's convolutions run faster on it (~1.3x on a 2-core CPU).
     model = model.to(device, memory_format=torch.channels_last)
     set_frozen(model, cfg.frozen)
     run_notices = [*loaders.notices, *_model_notices(cfg, model, loaders.info)]
