@@ -4,7 +4,7 @@
 inside the definition ``where`` names, which must hold ``old`` exactly once) and
 runs ``tests``: one of them must fail. ``where`` is a qualified name found
 through the AST (``bench/mutation_anchors.py``): ``RunRecorder.on_event`` when
-it is unique, ``workbench.cli.main:main`` when several modules define it. Moving a
+it is unique, ``workbench.cli.commands:main`` when several modules define it. Moving a
 file stales nothing; when an issue adds a promise, add its breakage here.
 A promise that is "this call happens" (fsync before rename, ``weights_only``)
 is pinned by a spy in its test instead.
@@ -941,7 +941,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "settings-column-cuts-its-panels",
         "The settings column is never narrower than its panels: nothing is cut at the right, even at the minimum window size",
-        "workbench.ui.window_layout:build_layout",
+        "workbench.ui.window.layout:build_layout",
         "    settings.setMinimumWidth(\n",
         "    settings.setMaximumWidth(\n",
         (
@@ -3322,7 +3322,7 @@ MUTATIONS += [
     Mutation(
         "commands-leave-malloc-defaults",
         "Every command (the window and torchrun's workers too) keeps freed memory in the process first thing, so training steps do not fault their blocks in again",
-        "workbench.cli.main:main",
+        "workbench.cli.commands:main",
         "    keep_freed_memory()  # before any tensor: every command trains or reads faster\n",
         "",
         ("tests/core/test_memory.py::test_every_command_keeps_freed_memory",),
