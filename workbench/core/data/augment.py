@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 from torch.nn import functional as F
-from torchvision.transforms import v2
-from torchvision.transforms.v2 import functional as TF
+
+if TYPE_CHECKING:
+    from torchvision.transforms import v2
 
 from workbench.core.config import AUGMENTATIONS
 
@@ -297,6 +299,8 @@ class BatchAugment:
     def _flip(
         x: torch.Tensor, generator: torch.Generator, total: int, part: slice
     ) -> torch.Tensor:
+        from torchvision.transforms.v2 import functional as TF  # 1.5 s import: lazy
+
         flip = _uniform(generator, (total,), 0.0, 1.0)[part] < 0.5
         mask = flip.to(x.device).view(-1, 1, 1, 1)
         return torch.where(mask, TF.horizontal_flip(x), x)
@@ -322,6 +326,8 @@ class BatchAugment:
             level = level @ _GRAY_WEIGHTS.to(device=x.device, dtype=x.dtype)
         _blend_(pixels, level.view(n, 1, 1, 1), contrast)
         if c == 3:  # a grey image has no saturation (as PIL and torchvision)
+            from torchvision.transforms.v2 import functional as TF  # 1.5 s: lazy
+
             _blend_(pixels, TF.rgb_to_grayscale(pixels), saturation)
         return pixels.sub_(mean).div_(std)
 
@@ -388,6 +394,8 @@ def augment_transform(
     image_size : int or (int, int)
         Side, or ``(height, width)``, of the images (crops are resized back to it).
     """
+    from torchvision.transforms import v2  # 1.5 s to import: only this path needs it
+
     chosen = set(validate(choices))
     size = (image_size, image_size) if isinstance(image_size, int) else image_size
     steps: list[v2.Transform] = []

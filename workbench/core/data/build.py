@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 from torch.utils.data import Dataset
-from torchvision.transforms.v2 import functional as F
 
 from workbench.core.data.augment import augment_transform
 from workbench.core.data.folder_loading import folder_loaders
@@ -134,6 +133,8 @@ def resized(arrays: ImageArrays, size: int) -> ImageArrays:
     """``arrays`` brought to ``size`` x ``size``: resize, then centre crop."""
     if arrays.image_shape[1:] == (size, size):
         return arrays
+
+    from torchvision.transforms.v2 import functional as F  # 1.5 s import: lazy
 
     def fit(images: torch.Tensor) -> torch.Tensor:
         x = images if images.dim() == 4 else images.unsqueeze(1)

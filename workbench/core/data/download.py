@@ -11,10 +11,7 @@ import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Literal
-
-from torchvision import datasets
-from torchvision.datasets.utils import USER_AGENT, check_integrity, extract_archive
+from typing import TYPE_CHECKING, BinaryIO, Literal
 
 from workbench.core.data import cifar
 from workbench.core.data.registry import (
@@ -29,12 +26,23 @@ from workbench.core.data.registry import (
     default_data_dir,
 )
 
+if TYPE_CHECKING:
+    from torchvision import datasets
+
 log = logging.getLogger(__name__)
 
 MIRROR_ENV = "PTCORE_DATA_MIRROR"
 _CHUNK_BYTES = 64 * 1024
 _TIMEOUT_S = 30
 _MD5_MISMATCH = "MD5 checksum mismatch"
+
+
+def check_integrity(path: str | Path, md5: str) -> bool:
+    """torchvision's MD5 check of ``path``: False when missing or different."""
+    # torchvision takes 1.5 s to import; only a download or an unpack needs it.
+    from torchvision.datasets.utils import check_integrity as md5_matches
+
+    return md5_matches(str(path), md5)
 
 
 def resolve_root(data_dir: str | Path | None, folder: str) -> Path:
@@ -137,6 +145,8 @@ def _stream(
     total: int | None = None
     try:
         # torchvision's own User-Agent: some mirrors refuse Python's default.
+        from torchvision.datasets.utils import USER_AGENT  # 1.5 s import: lazy
+
         request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
         with urllib.request.urlopen(request, timeout=_TIMEOUT_S) as response:
             length = response.headers.get("Content-Length")
@@ -385,6 +395,8 @@ def _unpack(archive: Path) -> None:
     if target.is_file():
         return
     log.info("unpacking %s", archive)
+    from torchvision.datasets.utils import extract_archive  # 1.5 s import: lazy
+
     try:
         with tempfile.TemporaryDirectory(dir=archive.parent) as tmp:
             extract_archive(archive, tmp)

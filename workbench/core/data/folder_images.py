@@ -20,7 +20,6 @@ from pathlib import Path
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
-from torchvision.transforms.v2 import functional as F
 
 GRAY_MODES = frozenset({"1", "L", "LA", "I", "I;16", "I;16B", "I;16L", "F"})
 # Pillow refuses images above twice this many pixels as a decompression bomb;
@@ -134,6 +133,8 @@ def _read_square(path: Path, size: int) -> DecodedImage:
         ) from None
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
         raise UnreadableImage(f"not a readable image ({exc})") from None
+    from torchvision.transforms.v2 import functional as F  # 1.5 s import: lazy
+
     if min(image.size) != size:
         image = F.resize(image, size)
     if image.size != (size, size):

@@ -6,7 +6,6 @@ import os
 from typing import TYPE_CHECKING
 
 import torch
-from torchvision.transforms import v2
 
 from workbench.core.data.augment import augment_transform
 from workbench.core.data.folder import (
@@ -77,6 +76,8 @@ def folder_loaders(
         skipped, fingerprint = data.skipped, data.fingerprint
         val_images: torch.Tensor | None = arrays.test_images
     else:
+        from torchvision.transforms import v2  # 1.5 s import: this path only
+
         streamed = streamed_splits(
             listing,
             image_size=size,

@@ -16,12 +16,11 @@ import numpy as np
 import torch
 from PIL import Image
 from torch.utils.data import DataLoader, Dataset, Sampler
-from torchvision import transforms
 
 from workbench.core.data.augment import BatchAugment, batch_generator
 
 if TYPE_CHECKING:
-    pass
+    from torchvision import transforms
 
 log = logging.getLogger(__name__)
 
@@ -344,6 +343,8 @@ def standard_transform(
     per-sample path's augmentation, whose randomness is torchvision's (each
     worker's global RNG), not the fast path's seeded per-batch generator.
     """
+    from torchvision import transforms  # 1.5 s import: the DataLoader path only
+
     means = (mean,) if isinstance(mean, int | float) else tuple(mean)
     stds = (std,) if isinstance(std, int | float) else tuple(std)
     rgb = [transforms.Grayscale(num_output_channels=3)] if to_rgb else []

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import platformdirs
 import torch
-from torchvision import datasets
+
+if TYPE_CHECKING:
+    from torchvision import datasets
 
 DATA_DIR_ENV = "PTCORE_DATA_DIR"
 _IMAGE_SIDE = 28
@@ -140,7 +142,19 @@ DATASET_INFO: dict[str, DatasetInfo] = {
         name="fashion-mnist",
         title="Fashion-MNIST",
         num_classes=10,
-        class_names=tuple(datasets.FashionMNIST.classes),
+        # torchvision's FashionMNIST.classes (tests/core/test_data.py compares).
+        class_names=(
+            "T-shirt/top",
+            "Trouser",
+            "Pullover",
+            "Dress",
+            "Coat",
+            "Sandal",
+            "Shirt",
+            "Sneaker",
+            "Bag",
+            "Ankle boot",
+        ),
         mean=(0.2860,),
         std=(0.3530,),
         offline=False,
@@ -149,7 +163,8 @@ DATASET_INFO: dict[str, DatasetInfo] = {
         name="kmnist",
         title="Kuzushiji-MNIST (KMNIST)",
         num_classes=10,
-        class_names=tuple(datasets.KMNIST.classes),
+        # torchvision's KMNIST.classes (tests/core/test_data.py compares).
+        class_names=("o", "ki", "su", "tsu", "na", "ha", "ma", "ya", "re", "wo"),
         mean=(0.1918,),
         std=(0.3483,),
         offline=False,
@@ -193,11 +208,34 @@ DATASET_INFO: dict[str, DatasetInfo] = {
 # (``workbench.core.data.folder.folder_info``).
 FOLDER = "folder"
 
-TORCHVISION_CLASSES: dict[str, type[datasets.MNIST]] = {
-    "mnist": datasets.MNIST,
-    "fashion-mnist": datasets.FashionMNIST,
-    "kmnist": datasets.KMNIST,
+# Dataset name -> the name of its torchvision dataset class.
+_TORCHVISION_CLASS_NAMES = {
+    "mnist": "MNIST",
+    "fashion-mnist": "FashionMNIST",
+    "kmnist": "KMNIST",
 }
+
+
+class _TorchvisionClasses(Mapping[str, "type[datasets.MNIST]"]):
+    """Dataset name -> its torchvision dataset class, imported on first look-up.
+
+    torchvision takes 1.5 s to import (it loads ``torch._dynamo``); a run on the
+    built-in digits, or a command that only reads runs, needs none of it.
+    """
+
+    def __getitem__(self, name: str) -> type[datasets.MNIST]:
+        from torchvision import datasets
+
+        return getattr(datasets, _TORCHVISION_CLASS_NAMES[name])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_TORCHVISION_CLASS_NAMES)
+
+    def __len__(self) -> int:
+        return len(_TORCHVISION_CLASS_NAMES)
+
+
+TORCHVISION_CLASSES: Mapping[str, type[datasets.MNIST]] = _TorchvisionClasses()
 
 
 @dataclass(frozen=True, slots=True)

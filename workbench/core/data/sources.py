@@ -12,12 +12,11 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 import numpy as np
 import torch
 import torch.nn.functional as F
-from torchvision import datasets
-from torchvision.datasets.utils import check_integrity
 
 from workbench.core.atomic_files import write_atomically
 from workbench.core.data import cifar
 from workbench.core.data.download import (
+    check_integrity,
     download_dataset,
     missing_raw_files,
     raw_dir_of,
@@ -39,6 +38,8 @@ from workbench.core.data.registry import (
 )
 
 if TYPE_CHECKING:
+    from torchvision import datasets
+
     from workbench.core.config import TrainConfig
 
 log = logging.getLogger(__name__)

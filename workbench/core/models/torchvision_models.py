@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-import torchvision.models
 from torch import nn
 
 from workbench.core.models.catalog import (
@@ -133,6 +132,8 @@ def build_torchvision(
     if member is not None:
         _check_pretrained_size(name, member, (height, width))
     classes = IMAGENET_CLASSES if member is not None else num_classes
+    import torchvision.models  # 1.5 s to import: only a torchvision model needs it
+
     try:
         model = torchvision.models.get_model(name, num_classes=classes, **options)
     except (ValueError, RuntimeError, AssertionError) as exc:
