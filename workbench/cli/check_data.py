@@ -5,13 +5,11 @@ from __future__ import annotations
 import argparse
 
 from workbench.cli.console import say
+from workbench.core.data.folder_check import check_folder
 
 
 def cmd_check_data(args: argparse.Namespace) -> int:
     """Report images per class and every defect; 0 if the data can train, else 1."""
-    # These load torchvision (1.5 s): only once the command runs, not for --help.
-    from workbench.core.data.folder_check import check_folder
-
     report = check_folder(args.path, image_size=args.image_size)
     for line in report.lines():
         say(line)

@@ -21,8 +21,10 @@ from workbench.cli import models as cli_models
 from workbench.cli import predict as cli_predict
 from workbench.cli import script as cli_script
 from workbench.cli import train as cli_train
+from workbench.cli.runs import run_command
 from workbench.cli.train_flags import MODEL_HELP, add_train_flags
 from workbench.core import config as C
+from workbench.core.errors import USER_ERRORS
 from workbench.core.host.memory import keep_freed_memory
 
 log = logging.getLogger("workbench")
@@ -96,14 +98,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def cmd_runs(args: argparse.Namespace) -> int:
-    """``runs list``, ``runs show ID`` and ``runs reproduce ID``."""
-    # The ledger loads torchvision (1.5 s): only once the command runs, not for --help.
-    from workbench.cli.runs import run_command
-
-    return run_command(args)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``ptcore-workbench``."""
     keep_freed_memory()  # before any tensor: every command trains or reads faster
@@ -121,15 +115,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "devices": cli_devices.cmd_devices,
         "inspect": cli_inspect.cmd_inspect,
         "check-data": cli_check_data.cmd_check_data,
-        "runs": cmd_runs,
+        "runs": run_command,
         "summary": cli_models.cmd_summary,
         "models": cli_models.cmd_models,
         "export": cli_export.cmd_export,
         "script": cli_script.cmd_script,
     }
-    # Every user error class, torchvision's modules with them (1.5 s): past --help.
-    from workbench.core.errors import USER_ERRORS
-
     try:
         return commands[args.command](args)
     except USER_ERRORS as exc:

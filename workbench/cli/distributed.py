@@ -27,6 +27,8 @@ from torch.distributed.run import get_args_parser, run
 
 from workbench.core import config as C
 from workbench.core.distributed import env as distributed
+from workbench.core.distributed.ddp import check_batch
+from workbench.core.errors import USER_ERRORS
 
 
 def add_process_flags(add: Callable[..., Any]) -> None:
@@ -71,9 +73,6 @@ def relaunch(args: argparse.Namespace, cfg: C.TrainConfig) -> int:
     after the same batch and rank 0 saves. Exit codes: 0 finished, 130
     stopped, 2 a user error (rank 0 said it), 1 a rank failed (said here).
     """
-    # DDP loads torchvision (1.5 s): only once the command runs, not for --help.
-    from workbench.core.distributed.ddp import check_batch
-
     nproc = args.nproc
     if distributed.world_size() > 1:
         raise C.ConfigError("--nproc starts torchrun: do not give it under torchrun")
@@ -162,9 +161,6 @@ def run_rank(train: Callable[[argparse.Namespace], int], args: Any) -> int:
     error ends them with exit code 2 while rank 0 says it. Any other error is
     written to torchrun's error file, so the agent can name it.
     """
-    # Every user error class, torchvision's modules with them (1.5 s): past --help.
-    from workbench.core.errors import USER_ERRORS
-
     main = distributed.is_main()
     if not main:
         args.quiet = True

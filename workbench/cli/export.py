@@ -6,6 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from workbench.cli.console import say
+from workbench.core.export.formats import FAILED_MARKER, export_checkpoint
 
 if TYPE_CHECKING:  # the core (and torch) load only when the command runs
     from workbench.core.export.formats import FormatResult
@@ -45,9 +46,6 @@ def format_line(r: FormatResult) -> str:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """0 when every format exported and verified; 1 otherwise (files kept)."""
-    # These load torchvision (1.5 s): only once the command runs, not for --help.
-    from workbench.core.export.formats import FAILED_MARKER, export_checkpoint
-
     result = export_checkpoint(args.checkpoint, args.out, args.format)
     for fmt in result.formats:
         say(format_line(fmt))

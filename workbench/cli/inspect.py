@@ -7,18 +7,16 @@ from pathlib import Path
 
 from workbench.cli.console import say
 from workbench.core import config as C
+from workbench.core.checkpoints.io import load_weights_file
+from workbench.core.checkpoints.report import checkpoint_lines, diff_lines
+from workbench.core.data.registry import DATASET_INFO
+from workbench.core.models.builtins import build_model
+from workbench.core.models.inputs import model_channels
 from workbench.core.models.state_dict_match import compare_state
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
     """Print a checkpoint's contents, and with --against-model how it fits."""
-    # These load torchvision (1.5 s): only once the command runs, not for --help.
-    from workbench.core.checkpoints.io import load_weights_file
-    from workbench.core.checkpoints.report import checkpoint_lines, diff_lines
-    from workbench.core.data.registry import DATASET_INFO
-    from workbench.core.models.builtins import build_model
-    from workbench.core.models.inputs import model_channels
-
     path = Path(args.path).expanduser()
     state, payload = load_weights_file(path)
     for line in checkpoint_lines(path, state, payload):

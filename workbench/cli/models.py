@@ -6,14 +6,12 @@ import argparse
 
 from workbench.cli.console import say
 from workbench.core.models.catalog import grouped_models
+from workbench.core.models.inputs import model_channels
+from workbench.core.models.summary import summarize_named
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
     """Print the model's layer table and totals for one input size."""
-    # These load torchvision (1.5 s): only once the command runs, not for --help.
-    from workbench.core.models.inputs import model_channels
-    from workbench.core.models.summary import summarize_named
-
     channels = args.channels
     if channels is None:  # what the model takes: 3 for torchvision models
         channels = model_channels(args.model, 1)

@@ -6,27 +6,25 @@ import argparse
 import sys
 
 from workbench.cli.console import say
+from workbench.core.checkpoints.io import (
+    config_of,
+    eval_model,
+    info_of,
+    load_checkpoint,
+)
 from workbench.core.models.source import SHA_KEY, model_file_change
+from workbench.core.predict import (
+    PHOTO_DATASETS,
+    PredictError,
+    load_image,
+    photo_input,
+    predict,
+    preprocess,
+)
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
     """Print each image's predicted class and top probabilities."""
-    # These load torchvision (1.5 s): only once the command runs, not for --help.
-    from workbench.core.checkpoints.io import (
-        config_of,
-        eval_model,
-        info_of,
-        load_checkpoint,
-    )
-    from workbench.core.predict import (
-        PHOTO_DATASETS,
-        PredictError,
-        load_image,
-        photo_input,
-        predict,
-        preprocess,
-    )
-
     payload = load_checkpoint(args.checkpoint)
     cfg = config_of(payload)
     info = info_of(payload)

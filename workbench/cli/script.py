@@ -8,7 +8,9 @@ from pathlib import Path
 
 from workbench.cli.console import say
 from workbench.core.atomic_files import write_atomically
+from workbench.core.checkpoints.io import config_of, load_checkpoint
 from workbench.core.config import load_config
+from workbench.core.script.writer import ScriptError, write_script
 
 CONFIG_SUFFIXES = (".json", ".toml")
 
@@ -32,10 +34,6 @@ def add_script_parser(sub: argparse._SubParsersAction) -> None:
 
 def cmd_script(args: argparse.Namespace) -> int:
     """0 with the script written; errors are ConfigError/CheckpointError (exit 2)."""
-    # These load torchvision (1.5 s): only once the command runs, not for --help.
-    from workbench.core.checkpoints.io import config_of, load_checkpoint
-    from workbench.core.script.writer import ScriptError, write_script
-
     source = Path(args.source)
     from_checkpoint = source.suffix.lower() not in CONFIG_SUFFIXES
     if from_checkpoint:

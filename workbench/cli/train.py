@@ -18,6 +18,15 @@ from workbench.cli.progress import DownloadBars, StepBar
 from workbench.core import config as C
 from workbench.core import events as E
 from workbench.core.atomic_files import write_atomically
+from workbench.core.checkpoints.io import (
+    CheckpointError,
+    config_of,
+    load_weights_file,
+    save_checkpoint,
+)
+from workbench.core.model_offer import offer_weights
+from workbench.core.session import RunPrepared, Session, StartKind
+from workbench.core.train.engine import TrainControl
 
 
 def config_from_args(args: argparse.Namespace, base: C.TrainConfig) -> C.TrainConfig:
@@ -72,15 +81,6 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def _train(args: argparse.Namespace) -> int:
     """Train headless with a progress bar; save and report as asked."""
-    # These load torchvision (1.5 s): only once the command runs, not for --help.
-    from workbench.core.checkpoints.io import (
-        config_of,
-        load_weights_file,
-        save_checkpoint,
-    )
-    from workbench.core.session import RunPrepared, Session, StartKind
-    from workbench.core.train.engine import TrainControl
-
     if args.resume and args.init_from:
         raise C.ConfigError(
             "--resume continues a run, --init-from starts a new one from its "
@@ -215,10 +215,6 @@ def _load_initial_weights(
     payload: dict[str, Any] | None,
 ) -> str:
     """Make ``--init-from`` the next run's weights; the line saying what happened."""
-    # These load torchvision (1.5 s): only once the command runs, not for --help.
-    from workbench.core.checkpoints.io import CheckpointError
-    from workbench.core.model_offer import offer_weights
-
     offer = offer_weights(args.init_from, cfg, state, payload)
     diff = offer.diff
     if not diff.exact and not (diff.partial and args.init_partial):
