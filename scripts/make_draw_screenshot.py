@@ -29,7 +29,7 @@ from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from workbench.core.config import TrainConfig  # noqa: E402
-from workbench.ui import window_state  # noqa: E402
+from workbench.ui.window import state as window_state  # noqa: E402
 
 SIZE = (1500, 920)
 SEVEN = [(90, 70), (150, 66), (205, 70), (180, 120), (155, 175), (140, 225)]

@@ -25,7 +25,7 @@ import numpy as np  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from workbench.core.config import TrainConfig  # noqa: E402
-from workbench.ui import window_state  # noqa: E402
+from workbench.ui.window import state as window_state  # noqa: E402
 
 
 def main() -> int:

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 from workbench.core.config import TrainConfig  # noqa: E402
 from workbench.core.events import StepMetrics  # noqa: E402
 from workbench.core.models.builtins import build_model  # noqa: E402
-from workbench.ui import window_state  # noqa: E402
+from workbench.ui.window import state as window_state  # noqa: E402
 
 log = logging.getLogger("make_screenshot")
 

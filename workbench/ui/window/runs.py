@@ -1,6 +1,6 @@
 """The Runs tab's wiring: overlay past runs, open them, reproduce them.
 
-The Runs panel lists the ledger (``core/runs.py``); selecting runs overlays
+The Runs panel lists the ledger (``core/runs/``); selecting runs overlays
 their curves on the training plots; Reproduce trains a finished run again with
 its config and seed, and the session compares every logged loss with the
 original's when it ends.
