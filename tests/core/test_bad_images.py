@@ -61,6 +61,7 @@ def test_folders_that_cannot_train_fail_with_a_message(tmp_path, capsys, make, m
     assert "Traceback" not in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_every_awkward_file_is_handled_and_the_run_trains(tmp_path, capsys):
     root = make_folder(tmp_path / "d", ["zebra crossing", "Äpfel ünd Birnen"], 6)
     a, b = root / "zebra crossing", root / "Äpfel ünd Birnen"

@@ -273,6 +273,7 @@ def test_mask_change_while_paused_reaches_the_optimizer(tiny_arrays):
     assert torch.equal(run.model.hidden[1].weight, hidden_before)
 
 
+@pytest.mark.slow
 def test_bf16_autocast_trains_on_cpu(tiny_arrays):
     """bf16 autocast really computes in bf16, and learns as well as fp32 does."""
     results, losses = {}, {}

@@ -32,6 +32,9 @@ from workbench.core.train.engine import (
 )
 from workbench.core.train.freezing import frozen_names, set_frozen
 
+# Every test here trains, stops and resumes real runs.
+pytestmark = pytest.mark.slow
+
 N_TRAIN = 256
 BATCH = 32
 STEPS_PER_EPOCH = N_TRAIN // BATCH  # 8

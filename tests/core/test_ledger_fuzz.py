@@ -83,6 +83,7 @@ def _read_everything(root: Path, folder: RunFolder, capsys) -> list[str]:
     return problems
 
 
+@pytest.mark.slow
 def test_every_damaged_ledger_is_listed_marked_and_left_as_it_is(
     ledger, capsys, monkeypatch
 ):

@@ -75,6 +75,7 @@ def _clean_env() -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 def test_kept_memory_is_not_faulted_in_again_each_step():
     default = int(_python(_STEPS, "default", env=_clean_env()))
     kept = int(_python(_STEPS, "keep", env=_clean_env()))
@@ -137,6 +138,7 @@ def test_every_command_keeps_freed_memory():
     assert _python(code, env=_clean_env()).splitlines()[-1] == "True"
 
 
+@pytest.mark.slow
 def test_a_users_own_malloc_settings_are_kept():
     env = _clean_env() | {"MALLOC_TRIM_THRESHOLD_": "131072"}
     code = (

@@ -48,6 +48,7 @@ def _losses(cfg, arrays):
     return run.precision, [e.loss for e in events if isinstance(e, E.StepMetrics)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("native", [True, False])
 def test_an_auto_run_trains_exactly_as_the_precision_it_picked(
     monkeypatch, tiny_arrays, native

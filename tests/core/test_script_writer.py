@@ -278,6 +278,7 @@ def test_compile_is_named_in_the_header_as_not_exact() -> None:
     assert "Not repeated exactly" not in plain.split('"""')[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "overrides",
     [

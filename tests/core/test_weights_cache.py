@@ -326,6 +326,7 @@ def test_a_missing_file_on_the_server_is_a_clear_http_message(served):
     assert _leftovers() == []
 
 
+@pytest.mark.slow
 def test_a_pretrained_run_says_which_head_it_replaced(weights_file, capsys):
     from workbench.cli.commands import main
 

@@ -72,6 +72,7 @@ def _interrupted_run(tiny_arrays, status="running") -> tuple[RunFolder, int]:
     return folder, run.global_step
 
 
+@pytest.mark.slow
 def test_a_run_autosaves_into_its_folder(qtbot, window, runs_root):
     window.apply_config(FAST.replace(max_steps=None, epochs=2))
     run_to_end(qtbot, window)
@@ -90,6 +91,7 @@ def test_a_run_autosaves_into_its_folder(qtbot, window, runs_root):
     assert interrupted_runs() == []
 
 
+@pytest.mark.slow
 def test_an_interrupted_run_is_offered_and_resumed(qtbot, monkeypatch, tiny_arrays):
     folder, step = _interrupted_run(tiny_arrays)
     interrupted = load_checkpoint(folder.checkpoint_path)
@@ -122,6 +124,7 @@ def test_an_interrupted_run_is_offered_and_resumed(qtbot, monkeypatch, tiny_arra
     win.close()
 
 
+@pytest.mark.slow
 def test_closing_mid_run_is_offered_next_time_and_can_be_forgotten(qtbot, monkeypatch):
     from tests.ui.test_window import start_long_run
 

@@ -188,6 +188,7 @@ def test_gpu_checkpoint_opens_on_this_machine(qtbot, window, tmp_path, monkeypat
     assert "fp16 needs CUDA" in notes
 
 
+@pytest.mark.slow
 def test_continue_after_open_repeats_the_uninterrupted_run(
     qtbot, window, tmp_path, monkeypatch
 ):

@@ -193,6 +193,7 @@ def test_axes_show_no_scale_factor(qtbot):
     assert "loss" in left.labelString()
 
 
+@pytest.mark.slow
 def test_a_finished_run_shows_its_last_points_at_once(qtbot, window, monkeypatch):
     """Live frames come at most 4 a second; the run's end does not wait for one.
 

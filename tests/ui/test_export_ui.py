@@ -5,6 +5,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import pytest
 import torch
 
 from workbench.core.export import formats as export
@@ -42,6 +43,7 @@ def _export(qtbot, window, monkeypatch, out: Path) -> None:
         assert not window.commands.export.isEnabled()
 
 
+@pytest.mark.slow
 def test_export_writes_every_format_and_shows_them_verified(
     qtbot, window, tmp_path, monkeypatch
 ):
@@ -88,6 +90,7 @@ def test_export_writes_every_format_and_shows_them_verified(
     card.close()
 
 
+@pytest.mark.slow
 def test_a_wrong_artifact_shows_verification_failed_in_red(
     qtbot, window, tmp_path, monkeypatch
 ):

@@ -273,6 +273,7 @@ def test_a_broken_model_file_says_what_and_where(
 # ---------------------------------------------------------------- Draw tab
 
 
+@pytest.mark.slow
 def test_a_resnet18_run_reads_image_files_not_the_canvas(
     qtbot, window, tmp_path, monkeypatch
 ):

@@ -14,6 +14,7 @@ from .helpers import FAST, bias_corrected_average, run_to_end
 pytestmark = pytest.mark.gui
 
 
+@pytest.mark.slow
 def test_runs_are_listed_overlaid_and_reproduced(qtbot, window):
     window.apply_config(FAST.replace(max_steps=None, epochs=2, seed=1))
     run_to_end(qtbot, window)
