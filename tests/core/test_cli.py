@@ -211,6 +211,7 @@ def test_console_entry_point_runs_headless_without_traceback(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_train_on_my_digits_from_trained_weights(tmp_path, capsys):
     from tests.core.test_my_digits import drawing
     from workbench.core.data.my_digits import MyDigits

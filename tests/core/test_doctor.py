@@ -67,6 +67,7 @@ def test_nothing_in_common_is_refused_and_the_model_untouched():
     assert _states_equal(target.state_dict(), before)
 
 
+@pytest.mark.slow
 def test_compiled_weights_load_into_an_eager_model_and_back():
     eager = build_model("small-cnn", 10, seed=3)
     compiled = torch.compile(build_model("small-cnn", 10, seed=4))

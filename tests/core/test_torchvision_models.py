@@ -297,6 +297,7 @@ def test_gray_digits_reach_resnet18_as_three_equal_channels_on_both_paths(
     torch.testing.assert_close(pixels[:, 0], gray, atol=1e-5, rtol=0)
 
 
+@pytest.mark.slow
 def test_a_folder_of_gray_images_trains_resnet18(tmp_path, monkeypatch):
     monkeypatch.setenv("PTCORE_DATA_DIR", str(tmp_path / "data"))
     root = make_folder(tmp_path / "gray", 3, per_class=8, size=32, mode="L")
