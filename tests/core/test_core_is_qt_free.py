@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -23,3 +24,20 @@ def test_importing_the_core_and_cli_loads_no_qt():
     ).stdout.split(maxsplit=1)
     assert int(out[0]) >= 90  # every module of the core and the cli, subpackages too
     assert out[1].strip() == "[]"
+
+
+@pytest.mark.slow
+def test_training_the_bundled_digits_headless_never_imports_torchvision(tmp_path):
+    """torchvision costs a process about 3 s to import: only its users pay it."""
+    code = (
+        "import sys\n"
+        "from workbench.cli.commands import main\n"
+        "code = main(['train', '--quiet', '--model', 'mlp', '--max-steps', '1'])\n"
+        "print(code, 'torchvision' in sys.modules)\n"
+    )
+    env = {**os.environ, "PTCORE_RUNS_DIR": str(tmp_path / "runs")}
+    env["PTCORE_DATA_DIR"] = str(tmp_path / "data")
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env
+    )
+    assert out.stdout.splitlines()[-1].split() == ["0", "False"], out.stderr[-2000:]
