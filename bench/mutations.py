@@ -3369,8 +3369,8 @@ MUTATIONS += [
         "run-folder-imports-torchvision",
         "a headless run on the bundled digits never imports torchvision (about 3 s a process)",
         "workbench.core.runs.folder:versions",
-        'importlib.metadata.version("torchvision")',
-        '__import__("torchvision").__version__',
+        '"torchvision": _torchvision_version(),',
+        '"torchvision": __import__("torchvision").__version__,',
         (
             "tests/core/test_core_is_qt_free.py::test_training_the_bundled_digits_headless_never_imports_torchvision",
         ),

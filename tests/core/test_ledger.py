@@ -10,6 +10,7 @@ import sys
 import textwrap
 
 import pytest
+import torchvision
 
 from workbench.cli.commands import main
 from workbench.core import events as E
@@ -52,6 +53,8 @@ def test_a_command_line_run_writes_its_ledger(runs_root, capsys):
     info = summary.folder.info()
     assert info["origin"] == "command line"
     assert set(info["versions"]) >= {"torch", "torchvision", "python", "workbench"}
+    # The exact build, local label too (read without importing torchvision).
+    assert info["versions"]["torchvision"] == torchvision.__version__
     assert info["device"] == "cpu"
     metrics = read_metrics(summary.folder)
     assert [s.global_step for s in metrics["step"]] == list(range(2, 13, 2))

@@ -21,7 +21,7 @@ from workbench.core.data.loaders import (
 )
 from workbench.core.data.registry import (
     FOLDER,
-    TORCHVISION_CLASSES,
+    TORCHVISION_CLASS_NAMES,
     CancelCallback,
     DatasetInfo,
     ImageArrays,
@@ -189,7 +189,7 @@ def _per_sample_datasets(
     transform = standard_transform(info.mean, info.std, to_rgb=to_rgb)
     steps = augment_transform(cfg.augment, cfg.resolved_image_size)
     train_transform = standard_transform(info.mean, info.std, steps, to_rgb=to_rgb)
-    if arrays is None and cfg.dataset in TORCHVISION_CLASSES:
+    if arrays is None and cfg.dataset in TORCHVISION_CLASS_NAMES:
         # The torchvision dataset object itself, as in the PyTorch tutorials.
         train_set, val_set = load_torchvision_splits(
             cfg.dataset,

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, BinaryIO, Literal
 
 from workbench.core.data import cifar
 from workbench.core.data.registry import (
-    TORCHVISION_CLASSES,
     CancelCallback,
     DataError,
     DatasetInfo,
@@ -24,6 +23,7 @@ from workbench.core.data.registry import (
     ProgressCallback,
     dataset_info,
     default_data_dir,
+    torchvision_dataset,
 )
 
 if TYPE_CHECKING:
@@ -220,7 +220,7 @@ def download_dataset(
     if name == "cifar10":
         _download_cifar10(info, root, progress, cancel, mirrors)
         return
-    dataset_cls = TORCHVISION_CLASSES[name]
+    dataset_cls = torchvision_dataset(name)
     raw_dir = raw_dir_of(Path(root).expanduser(), dataset_cls)
     try:
         raw_dir.mkdir(parents=True, exist_ok=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -209,33 +209,22 @@ DATASET_INFO: dict[str, DatasetInfo] = {
 FOLDER = "folder"
 
 # Dataset name -> the name of its torchvision dataset class.
-_TORCHVISION_CLASS_NAMES = {
+TORCHVISION_CLASS_NAMES = {
     "mnist": "MNIST",
     "fashion-mnist": "FashionMNIST",
     "kmnist": "KMNIST",
 }
 
 
-class _TorchvisionClasses(Mapping[str, "type[datasets.MNIST]"]):
-    """Dataset name -> its torchvision dataset class, imported on first look-up.
+def torchvision_dataset(name: str) -> type[datasets.MNIST]:
+    """The torchvision dataset class of ``name`` (a key of TORCHVISION_CLASS_NAMES).
 
-    torchvision takes 1.5 s to import (it loads ``torch._dynamo``); a run on the
-    built-in digits, or a command that only reads runs, needs none of it.
+    Imported here, not at the top: torchvision takes seconds to import, and a
+    run on the built-in digits, or a command that only reads runs, needs none.
     """
+    from torchvision import datasets
 
-    def __getitem__(self, name: str) -> type[datasets.MNIST]:
-        from torchvision import datasets
-
-        return getattr(datasets, _TORCHVISION_CLASS_NAMES[name])
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(_TORCHVISION_CLASS_NAMES)
-
-    def __len__(self) -> int:
-        return len(_TORCHVISION_CLASS_NAMES)
-
-
-TORCHVISION_CLASSES: Mapping[str, type[datasets.MNIST]] = _TorchvisionClasses()
+    return getattr(datasets, TORCHVISION_CLASS_NAMES[name])
 
 
 @dataclass(frozen=True, slots=True)

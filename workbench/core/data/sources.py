@@ -27,7 +27,6 @@ from workbench.core.data.my_digits import MyDigits
 from workbench.core.data.preprocess import style_of
 from workbench.core.data.registry import (
     DATASET_INFO,
-    TORCHVISION_CLASSES,
     CancelCallback,
     DataError,
     DataMissing,
@@ -35,6 +34,7 @@ from workbench.core.data.registry import (
     ProgressCallback,
     dataset_info,
     default_data_dir,
+    torchvision_dataset,
 )
 
 if TYPE_CHECKING:
@@ -226,7 +226,7 @@ def load_torchvision_splits(
     transform: Callable[[Any], Any] | None = None,
 ) -> tuple[datasets.MNIST, datasets.MNIST]:
     """The torchvision train and test datasets, downloading first if allowed."""
-    dataset_cls = TORCHVISION_CLASSES[name]
+    dataset_cls = torchvision_dataset(name)
     root = resolve_root(data_dir, dataset_cls.__name__)
     raw_dir = raw_dir_of(root, dataset_cls)
     if missing_raw_files(raw_dir, dataset_cls):

@@ -22,7 +22,10 @@ interrupted (a crash, a kill, a power cut): the window offers to resume it.
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import importlib.metadata
+import importlib.util
 import json
 import logging
 import os
@@ -74,13 +77,30 @@ def now_stamp() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+def _torchvision_version() -> str:
+    """torchvision's ``__version__`` (with its build, e.g. ``+cu130``), unimported.
+
+    Importing torchvision costs seconds; its generated ``version.py`` says it.
+    """
+    spec = importlib.util.find_spec("torchvision")
+    if spec is not None and spec.origin is not None:
+        version_file = Path(spec.origin).with_name("version.py")
+        with contextlib.suppress(OSError, SyntaxError):
+            for node in ast.parse(version_file.read_text(encoding="utf-8")).body:
+                if isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == "__version__"
+                    for t in node.targets
+                ):
+                    return str(ast.literal_eval(node.value))
+    return importlib.metadata.version("torchvision")
+
+
 def versions() -> dict[str, str]:
     """The software a run was trained with."""
     return {
         "workbench": workbench.__version__,
         "torch": str(torch.__version__),
-        # The installed distribution's: importing torchvision takes 1.5 s.
-        "torchvision": importlib.metadata.version("torchvision"),
+        "torchvision": _torchvision_version(),
         "python": platform.python_version(),
         "cuda": str(torch.version.cuda or "none"),
     }

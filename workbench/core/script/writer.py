@@ -16,7 +16,7 @@ from workbench import __version__
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.data.download import resolve_root
 from workbench.core.data.registry import (
-    TORCHVISION_CLASSES,
+    TORCHVISION_CLASS_NAMES,
     DatasetInfo,
     dataset_info,
 )
@@ -193,7 +193,7 @@ def _imports(cfg: TrainConfig) -> str:
     if loader:
         lines.append("from torch.utils.data import DataLoader, Dataset, Sampler")
     vision = []
-    if cfg.dataset in TORCHVISION_CLASSES:
+    if cfg.dataset in TORCHVISION_CLASS_NAMES:
         vision.append("datasets")
     if torchvision_model:
         vision.append("models")
@@ -218,10 +218,8 @@ def _settings(
 ) -> str:
     info = shapes.info
     data_dir = ""
-    if cfg.dataset in TORCHVISION_CLASSES:
-        data_dir = str(
-            resolve_root(cfg.data_dir, TORCHVISION_CLASSES[cfg.dataset].__name__)
-        )
+    if cfg.dataset in TORCHVISION_CLASS_NAMES:
+        data_dir = str(resolve_root(cfg.data_dir, TORCHVISION_CLASS_NAMES[cfg.dataset]))
     elif cfg.data_dir:
         data_dir = cfg.data_dir
     config = "".join(
@@ -271,9 +269,7 @@ def _data_functions(cfg: TrainConfig, shapes: _Shapes) -> str:
     if cfg.dataset == "digits":
         load = parts.DIGITS_DATA
     else:
-        load = parts.TORCHVISION_DATA.format(
-            cls=TORCHVISION_CLASSES[cfg.dataset].__name__
-        )
+        load = parts.TORCHVISION_DATA.format(cls=TORCHVISION_CLASS_NAMES[cfg.dataset])
     blocks = [load] if (cfg.loader == "fast" or cfg.dataset == "digits") else []
     if cfg.loader == "fast":
         blocks.append(
@@ -317,7 +313,7 @@ def _data_setup(cfg: TrainConfig, shapes: _Shapes) -> str:
             "    val_set = ImageArrays(val_images, val_labels, transform)\n"
         )
     else:
-        cls = TORCHVISION_CLASSES[cfg.dataset].__name__
+        cls = TORCHVISION_CLASS_NAMES[cfg.dataset]
         sets = (
             f"    train_set = datasets.{cls}(\n"
             "        args.data_dir, True, transform=transform, download=DOWNLOAD\n"
