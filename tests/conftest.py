@@ -27,6 +27,16 @@ def make_arrays(n_train: int = 256, n_test: int = 128, seed: int = 0):
 
 
 @pytest.fixture(scope="session")
+def warm_python():
+    """Commands run as forks of a Python that has imported torch already."""
+    from tests.warm_python import WarmPythons
+
+    pythons = WarmPythons()
+    yield pythons
+    pythons.close()
+
+
+@pytest.fixture(scope="session")
 def tiny_arrays():
     """Synthetic image arrays (256 train, 128 test), built once per session."""
     return make_arrays()
