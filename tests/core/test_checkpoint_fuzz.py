@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
-import sys
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 from PIL import Image
 
 from tests.fuzz_checkpoints import variants
+from tests.warm_python import SIDE_BY_SIDE, WarmPythons
 from workbench.cli.commands import main
 from workbench.cli.train import _load_initial_weights
 from workbench.core.checkpoints.io import config_of, load_weights_file, save_checkpoint
@@ -130,17 +130,21 @@ _CLI_CASES = (
 )
 
 
-def _run_cli(argv: list[str]) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-m", "workbench", *argv, "--quiet"]
+def _run_cli(
+    warm_python: WarmPythons, argv: list[str]
+) -> subprocess.CompletedProcess[str]:
+    """``python -m workbench ARGV`` in a new process (forked with torch imported)."""
+    # Two at a time below: OpenMP helpers sleep between ops (SIDE_BY_SIDE).
+    env = {**os.environ, **SIDE_BY_SIDE, "PYTHONPATH": str(ROOT)}
+    command = ["-m", "workbench", *argv, "--quiet"]
     if argv[0] != "train":
         command.remove("--quiet")
     # A hang fails the test through the timeout.
-    return subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+    return warm_python.run(command, timeout=120, env=env)
 
 
 def test_damaged_checkpoints_on_the_command_line_are_one_line(
-    original, image, tmp_path
+    original, image, tmp_path, warm_python
 ):
     cases = []
     for prefix, argv in _CLI_CASES:
@@ -152,7 +156,7 @@ def test_damaged_checkpoints_on_the_command_line_are_one_line(
             chosen.write(path)
         cases.append([a.format(p=path, img=image) for a in argv])
     with ThreadPoolExecutor(2) as pool:
-        results = list(pool.map(_run_cli, cases))
+        results = list(pool.map(lambda argv: _run_cli(warm_python, argv), cases))
     for argv, proc in zip(cases, results, strict=True):
         lines = proc.stderr.strip().splitlines()
         assert proc.returncode == 2, (argv, proc.stderr)
@@ -162,10 +166,10 @@ def test_damaged_checkpoints_on_the_command_line_are_one_line(
     assert "nothing left to train: the run is at step 3" in results[-1].stderr
 
 
-def test_a_good_checkpoint_resumes_on_the_command_line(original, tmp_path):
+def test_a_good_checkpoint_resumes_on_the_command_line(original, tmp_path, warm_python):
     path = tmp_path / "good.pt"
     path.write_bytes(original.read_bytes())
-    proc = _run_cli(["train", "--resume", str(path), "--max-steps", "4"])
+    proc = _run_cli(warm_python, ["train", "--resume", str(path), "--max-steps", "4"])
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "done: step 4/4" in proc.stdout

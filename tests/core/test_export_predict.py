@@ -11,7 +11,6 @@ import ast
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +19,7 @@ from PIL import Image, ImageDraw
 
 from tests.idx_files import write_mnist_raw
 from tests.image_folders import make_folder
+from tests.warm_python import WarmPythons
 from workbench.cli.commands import main
 from workbench.core.checkpoints.io import (
     config_of,
@@ -151,20 +151,28 @@ def workbench_reading(ckpt: Path, image: Path) -> tuple[str, dict[str, float]]:
     return info.class_names[result.label], probs
 
 
-def run_script(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``python -I predict.py ...`` in ``folder``: no PYTHONPATH, no workbench."""
-    return subprocess.run(
-        [sys.executable, "-I", "predict.py", *args],
+# What predict.py may import, loaded once by the parent its processes fork from.
+RUNTIMES = ("numpy", "PIL.Image", "torch", "onnxruntime")
+
+
+def run_script(
+    warm_python: WarmPythons, folder: Path, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """``python -I predict.py ...`` in ``folder``: no PYTHONPATH, no workbench.
+
+    A new process forked from one that imported the runtimes already.
+    """
+    return warm_python.run(
+        ["predict.py", *args],
         cwd=folder,
-        capture_output=True,
-        text=True,
         timeout=120,
-        check=False,
+        preload=RUNTIMES,
+        isolated=True,
     )
 
 
-def _largest_difference(ckpt: Path, out: Path, images: list[Path], *flags: str):
-    done = run_script(out, *map(str, images), "--json", *flags)
+def _largest_difference(warm_python, ckpt, out, images, *flags: str):
+    done = run_script(warm_python, out, *map(str, images), "--json", *flags)
     assert done.returncode == 0, done.stderr
     records = [json.loads(line) for line in done.stdout.splitlines()]
     assert [r["image"] for r in records] == [str(p) for p in images]
@@ -181,11 +189,13 @@ def _largest_difference(ckpt: Path, out: Path, images: list[Path], *flags: str):
 @pytest.mark.parametrize("runtime", ["torch", "onnx"])
 @pytest.mark.parametrize("recipe", ["digits", "mnist", "photo"])
 def test_predict_script_matches_the_workbench_in_a_fresh_interpreter(
-    exported, recipe, runtime, tmp_path
+    exported, recipe, runtime, tmp_path, warm_python
 ):
     ckpt, out = exported[recipe]
     images = _pictures(recipe, tmp_path)
-    worst, records = _largest_difference(ckpt, out, images, "--runtime", runtime)
+    worst, records = _largest_difference(
+        warm_python, ckpt, out, images, "--runtime", runtime
+    )
     assert worst <= TOLERANCE, f"{recipe}/{runtime}: {worst:.2e}"
     expected_file = "model.pt2" if runtime == "torch" else "model.onnx"
     assert {(r["runtime"], r["model"]) for r in records} == {(runtime, expected_file)}
@@ -204,21 +214,25 @@ def test_the_recipe_numbers_are_in_preprocess_json(exported):
     assert (photo["recipe"], photo["size"]) == ("image", 16)
 
 
-def test_the_default_output_is_the_command_lines(exported, tmp_path, capsys):
+def test_the_default_output_is_the_command_lines(
+    exported, tmp_path, capsys, warm_python
+):
     ckpt, out = exported["digits"]
     seven = str(_seven(tmp_path / "seven.png"))
     assert main(["predict", "--checkpoint", str(ckpt), seven]) == 0
-    done = run_script(out, seven, "--runtime", "onnx")  # onnx: the faster start
+    done = run_script(
+        warm_python, out, seven, "--runtime", "onnx"
+    )  # onnx: the faster start
     assert done.returncode == 0, done.stderr
     assert done.stdout == capsys.readouterr().out
 
 
-def test_without_model_pt2_torch_runs_model_pt(exported, tmp_path):
+def test_without_model_pt2_torch_runs_model_pt(exported, tmp_path, warm_python):
     ckpt, out = exported["mnist"]
     copy = tmp_path / "copy"
     shutil.copytree(out, copy, ignore=shutil.ignore_patterns("model.pt2"))
     images = _pictures("mnist", tmp_path)
-    worst, records = _largest_difference(ckpt, copy, images)
+    worst, records = _largest_difference(warm_python, ckpt, copy, images)
     assert worst <= TOLERANCE
     assert records[0]["model"] == "model.pt"
 
@@ -250,29 +264,37 @@ def _one_line_exit_2(done: subprocess.CompletedProcess[str], *words: str) -> Non
         assert word in lines[0]
 
 
-def test_a_missing_image_is_one_line_and_exit_2(exported, tmp_path):
+def test_a_missing_image_is_one_line_and_exit_2(exported, tmp_path, warm_python):
     missing = tmp_path / "no-such-digit.png"
-    done = run_script(exported["digits"][1], str(missing), "--runtime", "onnx")
+    done = run_script(
+        warm_python, exported["digits"][1], str(missing), "--runtime", "onnx"
+    )
     _one_line_exit_2(done, str(missing), "no image at")
 
 
-def test_an_unreadable_image_is_one_line_and_exit_2(exported, tmp_path):
+def test_an_unreadable_image_is_one_line_and_exit_2(exported, tmp_path, warm_python):
     fake = tmp_path / "notes.png"
     fake.write_text("not a picture")
     for recipe in ("digits", "photo"):
-        done = run_script(exported[recipe][1], str(fake), "--runtime", "onnx")
+        done = run_script(
+            warm_python, exported[recipe][1], str(fake), "--runtime", "onnx"
+        )
         _one_line_exit_2(done, str(fake), "not an image")
 
 
-def test_a_missing_model_file_is_one_line_and_exit_2(exported, tmp_path):
+def test_a_missing_model_file_is_one_line_and_exit_2(exported, tmp_path, warm_python):
     bare = tmp_path / "bare"
     bare.mkdir()
     for name in ("predict.py", "preprocess.json", "labels.json"):
         shutil.copy(exported["digits"][1] / name, bare / name)
     image = str(_seven(tmp_path / "seven.png"))
-    _one_line_exit_2(run_script(bare, image), "nothing to run")
-    _one_line_exit_2(run_script(bare, image, "--runtime", "onnx"), "no model.onnx")
-    _one_line_exit_2(run_script(bare, image, "--runtime", "torch"), "model.pt2")
+    _one_line_exit_2(run_script(warm_python, bare, image), "nothing to run")
+    _one_line_exit_2(
+        run_script(warm_python, bare, image, "--runtime", "onnx"), "no model.onnx"
+    )
+    _one_line_exit_2(
+        run_script(warm_python, bare, image, "--runtime", "torch"), "model.pt2"
+    )
 
 
 def test_a_one_pixel_wide_resize_is_pillows_bilinear():

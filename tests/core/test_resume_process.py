@@ -1,6 +1,8 @@
 """Exact resume across processes: stop, save, resume in a new process, compare.
 
-For each setting, three fresh interpreters: one trains N steps straight; one
+For each setting, three new processes (forked from a Python that has imported
+torch, so each holds no workbench state: see ``tests/warm_python.py``): one
+trains N steps straight; one
 trains, is stopped after K steps (mid-epoch, as the Stop button or Ctrl+C does)
 and saves; one resumes that checkpoint with ``ptcore-workbench train --resume``
 and runs to N. The resumed run's loss sequence (the K saved steps plus the rest)
@@ -10,12 +12,12 @@ must equal the straight one element for element.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import os
 import textwrap
 
 import pytest
 
+from tests.warm_python import SIDE_BY_SIDE, WarmProcess
 from workbench.core.config import TrainConfig, save_config
 
 pytestmark = pytest.mark.slow
@@ -42,23 +44,10 @@ _STOP_AND_SAVE = textwrap.dedent(
 )
 
 
-def _start(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def _output(process: subprocess.Popen[str]) -> str:
+def _output(process: WarmProcess) -> str:
     stdout, stderr = process.communicate(timeout=300)
     assert process.returncode == 0, stderr
     return stdout
-
-
-def _python(*args: str) -> str:
-    return _output(_start(*args))
 
 
 def _losses(path) -> list[float]:
@@ -77,7 +66,9 @@ def _losses(path) -> list[float]:
     ],
     ids=["fast", "dataloader", "dropout-and-frozen-layer"],
 )
-def test_stop_save_and_resume_in_a_new_process_repeats_the_run(tmp_path, changes):
+def test_stop_save_and_resume_in_a_new_process_repeats_the_run(
+    tmp_path, changes, warm_python
+):
     cfg = TrainConfig(
         dataset="digits", model="small-cnn", epochs=2, batch_size=64, log_every=1
     ).replace(**changes)
@@ -85,33 +76,43 @@ def test_stop_save_and_resume_in_a_new_process_repeats_the_run(tmp_path, changes
     save_config(cfg, config)
 
     # The straight run and the stopped one are independent: run them side by
-    # side (most of each process is importing torch).
+    # side, their OpenMP helpers sleeping between ops instead of spinning.
+    env = {**os.environ, **SIDE_BY_SIDE}
     straight = tmp_path / "straight.json"
-    straight_process = _start(
-        "-m",
-        "workbench",
-        "train",
-        "--quiet",
-        "--config",
-        str(config),
-        "--metrics-json",
-        str(straight),
+    straight_process = warm_python.popen(
+        [
+            "-m",
+            "workbench",
+            "train",
+            "--quiet",
+            "--config",
+            str(config),
+            "--metrics-json",
+            str(straight),
+        ],
+        env=env,
     )
     checkpoint = tmp_path / "stopped.pt"
-    where = _python("-c", _STOP_AND_SAVE, str(config), str(checkpoint), str(STOP_AT))
+    stop = ["-c", _STOP_AND_SAVE, str(config), str(checkpoint), str(STOP_AT)]
+    where = _output(warm_python.popen(stop, env=env))
     _output(straight_process)
     assert where.split() == [str(STOP_AT), "1", str(STOP_AT - 23)]  # mid-epoch
 
     resumed = tmp_path / "resumed.json"
-    _python(
-        "-m",
-        "workbench",
-        "train",
-        "--quiet",
-        "--resume",
-        str(checkpoint),
-        "--metrics-json",
-        str(resumed),
+    _output(
+        warm_python.popen(
+            [
+                "-m",
+                "workbench",
+                "train",
+                "--quiet",
+                "--resume",
+                str(checkpoint),
+                "--metrics-json",
+                str(resumed),
+            ],
+            env=env,
+        )
     )
 
     expected = _losses(straight)

@@ -1,10 +1,11 @@
 """The written script is plain PyTorch that repeats ``train`` bit for bit on the CPU.
 
 Each configuration trains twice: the workbench's ``train`` command, and the
-script ``write_script`` made for the same config, run with ``python -I`` in a
-fresh interpreter (``-I`` ignores PYTHONPATH: the script cannot import
-workbench). Per-step losses must be equal (not close) for the whole run, or
-200 steps, and so must the final validation accuracy.
+script ``write_script`` made for the same config, run as ``python -I`` would in
+a new process (``-I`` ignores PYTHONPATH: the script cannot import workbench)
+forked from one that imported torch, torchvision and scikit-learn already.
+Per-step losses must be equal (not close) for the whole run, or 200 steps, and
+so must the final validation accuracy.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import torch
 import torchvision
 
 from tests.idx_files import write_mnist_raw
+from tests.warm_python import WarmPythons
 from workbench import cli
 from workbench.core.config import TrainConfig, save_config
 from workbench.core.script.writer import ScriptError, script_problem, write_script
@@ -65,7 +67,8 @@ CONFIGS: dict[str, dict[str, Any]] = {
         "frozen": ["block1", "block2.*"],
         "epochs": 3,
     },
-    "small-cnn-bf16": {"dataset": "digits", "precision": "bf16", "epochs": 3},
+    # Two epochs (12 steps): bf16 steps are slow on CPUs without bf16 instructions.
+    "small-cnn-bf16": {"dataset": "digits", "precision": "bf16", "epochs": 2},
     "mnist-root-fast": {"dataset": "mnist", "batch_size": 64, "epochs": 3},
     "mnist-root-dataloader-cnn": {
         "dataset": "mnist",
@@ -110,8 +113,18 @@ def _published_weights(torch_home: Path) -> None:
     torch.save(model.state_dict(), folder / Path(weights.url).name)
 
 
+# What the scripts import, loaded once by the parent their processes fork from.
+SCRIPT_IMPORTS = (
+    "torch",
+    "torchvision",
+    "sklearn.datasets",
+    "sklearn.model_selection",
+    "PIL.Image",
+)
+
+
 def _train_and_script(
-    overrides: dict[str, Any], tmp_path: Path
+    overrides: dict[str, Any], tmp_path: Path, warm_python: WarmPythons
 ) -> tuple[dict[str, Any], dict[str, Any], str]:
     """(train's metrics, the script's metrics, the script's text)."""
     values = {**_CPU, **overrides}
@@ -134,10 +147,8 @@ def _train_and_script(
     )
     assert code == 0
     script_json = tmp_path / "script.json"
-    done = subprocess.run(
+    done = warm_python.run(
         [
-            sys.executable,
-            "-I",
             str(script),
             "--metrics-json",
             str(script_json),
@@ -145,9 +156,9 @@ def _train_and_script(
             str(tmp_path / "weights.pt"),
         ],
         cwd=tmp_path,
-        capture_output=True,
-        text=True,
         timeout=300,
+        preload=SCRIPT_IMPORTS,
+        isolated=True,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return (
@@ -167,8 +178,10 @@ def _own_torch_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(CONFIGS))
-def test_the_script_repeats_train_bit_for_bit(name: str, tmp_path: Path) -> None:
-    trained, scripted, _ = _train_and_script(CONFIGS[name], tmp_path)
+def test_the_script_repeats_train_bit_for_bit(
+    name: str, tmp_path: Path, warm_python: WarmPythons
+) -> None:
+    trained, scripted, _ = _train_and_script(CONFIGS[name], tmp_path, warm_python)
     steps = trained["steps"][:200]
     assert len(steps) >= 8
     assert scripted["steps"][: len(steps)] == steps  # equal floats, not close ones
@@ -187,12 +200,12 @@ COMPILE_TOLERANCE = 1e-5
 
 @pytest.mark.slow
 def test_a_compiled_script_matches_train_within_the_stated_tolerance(
-    tmp_path: Path,
+    tmp_path: Path, warm_python: WarmPythons
 ) -> None:
     # 1,437 digits = 3 batches of 479: one batch size, so one compile each side.
     overrides = {"dataset": "digits", "model": "mlp", "compile": True}
     overrides |= {"batch_size": 479, "epochs": 2}
-    trained, scripted, text = _train_and_script(overrides, tmp_path)
+    trained, scripted, text = _train_and_script(overrides, tmp_path, warm_python)
     assert "1e-5" in text.split('"""')[1]
     logged = {s["step"]: s["loss"] for s in scripted["steps"]}
     # The workbench leaves the steps that compiled out of its log.
