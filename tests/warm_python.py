@@ -68,6 +68,10 @@ def _run(req):
     )
     sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
     args = req["args"]
+    # The parent ran -c, which put "" (the current directory) first; a child
+    # starts from the path python would give its own command line.
+    if sys.path and sys.path[0] == "":
+        del sys.path[0]
     code = 0
     try:
         if args[0] == "-m":

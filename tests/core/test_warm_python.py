@@ -50,6 +50,12 @@ def test_a_module_runs_as_main_and_an_uncaught_error_exits_1(pythons, tmp_path):
     done = pythons.run([str(script)], cwd=tmp_path, timeout=60)
     assert done.returncode == 1
     assert "ValueError: told" in done.stderr
+    # python puts a script's folder first on its path, and not the cwd.
+    (tmp_path / "sub").mkdir()
+    where = tmp_path / "sub" / "where.py"
+    where.write_text("import sys; print(sys.path[0]); print('' in sys.path)\n")
+    done = pythons.run([str(where)], cwd=tmp_path, timeout=60)
+    assert done.stdout.splitlines() == [str(tmp_path / "sub"), "False"]
     helped = pythons.run(["-m", "workbench", "--help"], cwd=tmp_path, timeout=60)
     assert helped.returncode == 0
     assert "usage: ptcore-workbench" in helped.stdout
