@@ -45,7 +45,8 @@ import io, json, os, runpy, select, signal, sys, traceback, types
 for name in sys.argv[1].split(","):
     if name:
         __import__(name)
-# The parent runs every command itself: no interpreter state of its own leaks.
+# The parent only forks: each command runs in its own child, so nothing one
+# command does reaches the next.
 _stdin, _stdout, _running = sys.stdin.buffer, sys.stdout, {}
 
 
