@@ -220,9 +220,8 @@ def test_the_default_output_is_the_command_lines(
     ckpt, out = exported["digits"]
     seven = str(_seven(tmp_path / "seven.png"))
     assert main(["predict", "--checkpoint", str(ckpt), seven]) == 0
-    done = run_script(
-        warm_python, out, seven, "--runtime", "onnx"
-    )  # onnx: the faster start
+    # onnx: the faster start
+    done = run_script(warm_python, out, seven, "--runtime", "onnx")
     assert done.returncode == 0, done.stderr
     assert done.stdout == capsys.readouterr().out
 

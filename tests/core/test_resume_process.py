@@ -76,21 +76,13 @@ def test_stop_save_and_resume_in_a_new_process_repeats_the_run(
     save_config(cfg, config)
 
     # The straight run and the stopped one are independent: run them side by
-    # side, their OpenMP helpers sleeping between ops instead of spinning.
+    # side, their OpenMP helpers sleeping between ops instead of spinning (the
+    # resume, alone, shares their setting and so their warm parent).
     env = {**os.environ, **SIDE_BY_SIDE}
+    train = ["-m", "workbench", "train", "--quiet", "--metrics-json"]
     straight = tmp_path / "straight.json"
     straight_process = warm_python.popen(
-        [
-            "-m",
-            "workbench",
-            "train",
-            "--quiet",
-            "--config",
-            str(config),
-            "--metrics-json",
-            str(straight),
-        ],
-        env=env,
+        [*train, str(straight), "--config", str(config)], env=env
     )
     checkpoint = tmp_path / "stopped.pt"
     stop = ["-c", _STOP_AND_SAVE, str(config), str(checkpoint), str(STOP_AT)]
@@ -99,21 +91,8 @@ def test_stop_save_and_resume_in_a_new_process_repeats_the_run(
     assert where.split() == [str(STOP_AT), "1", str(STOP_AT - 23)]  # mid-epoch
 
     resumed = tmp_path / "resumed.json"
-    _output(
-        warm_python.popen(
-            [
-                "-m",
-                "workbench",
-                "train",
-                "--quiet",
-                "--resume",
-                str(checkpoint),
-                "--metrics-json",
-                str(resumed),
-            ],
-            env=env,
-        )
-    )
+    resume = [*train, str(resumed), "--resume", str(checkpoint)]
+    _output(warm_python.popen(resume, env=env))
 
     expected = _losses(straight)
     assert len(expected) == 46
