@@ -26,6 +26,36 @@ def make_arrays(n_train: int = 256, n_test: int = 128, seed: int = 0):
     )
 
 
+@pytest.fixture(scope="session", autouse=True)
+def prefetched(request, tmp_path_factory):
+    """Plans of the selected modules, started when the session starts."""
+    from tests import prefetch
+
+    prefetcher = prefetch.Prefetcher(tmp_path_factory.mktemp)
+    prefetch.ACTIVE = prefetcher
+    prefetcher.start_selected(request.session.items)
+    yield prefetcher
+    prefetch.ACTIVE = None
+    prefetcher.close()
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Modules with plans go last: their commands get the most time to finish."""
+    from tests import prefetch
+
+    items.sort(
+        key=lambda item: prefetch.has_plans(getattr(item.module, "__name__", ""))
+    )
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    """Between tests, hand finished waves on and start what waits."""
+    from tests import prefetch
+
+    if prefetch.ACTIVE is not None:
+        prefetch.ACTIVE.pump()
+
+
 @pytest.fixture(scope="session")
 def warm_python():
     """Commands run as forks of a Python that has imported torch already."""

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 
 import pytest
 import torch
 
+from tests import prefetch
 from workbench.cli.distributed import without_nproc
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.data.loaders import shard_batches, split_batches
@@ -43,58 +43,51 @@ RUN = [
     "--precision",
     "fp32",
 ]
+MODULE = [sys.executable, "-m", "workbench"]
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+DIRECT = [*TORCHRUN, "--nproc-per-node", "2", "-m", "workbench"]
 
 
-def _start(tmp, name, launcher, *flags):
-    """Start ``train``; :func:`_finish` waits for it (runs go side by side)."""
-    metrics = tmp / f"{name}.json"
-    runs = tmp / f"{name}-runs"
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PTCORE_RUNS_DIR": str(runs)}
-    command = [*launcher, *RUN, *flags, "--metrics-json", str(metrics)]
-    process = subprocess.Popen(
-        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    return process, metrics, runs
+def _env(runs_dir):
+    # One thread each: two processes on this machine's two cores.
+    return {**os.environ, "OMP_NUM_THREADS": "1", "PTCORE_RUNS_DIR": str(runs_dir)}
 
 
-def _finish(started):
-    process, metrics, runs = started
-    stdout, stderr = process.communicate(timeout=180)
-    assert process.returncode == 0, stderr[-3000:]
-    done = subprocess.CompletedProcess(process.args, 0, stdout, stderr)
-    return json.loads(metrics.read_text()), done, runs
+def _train(tmp, name, launcher, *flags, processes=1):
+    """``train`` with its metrics in ``tmp``; :func:`_trained` reads them."""
+    command = [*launcher, *RUN, *flags, "--metrics-json", str(tmp / f"{name}.json")]
+    return prefetch.Command(command, _env(tmp / f"{name}-runs"), processes)
+
+
+def _trained(tmp, name, done):
+    """The run's metrics document, its output and its runs folder."""
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads((tmp / f"{name}.json").read_text()), done, tmp / f"{name}-runs"
+
+
+@prefetch.plan("runs")
+def runs_plan(tmp):
+    """One process, two through torchrun, two through ``--nproc`` (DataLoader)."""
+    done = yield {
+        "one": _train(tmp, "one", MODULE),
+        "two": _train(tmp, "two", DIRECT, processes=3),
+        "two-dataloader": _train(
+            tmp,
+            "two-dataloader",
+            MODULE,
+            "--nproc",
+            "2",
+            "--loader",
+            "dataloader",
+            processes=3,
+        ),
+    }
+    return {name: _trained(tmp, name, result) for name, result in done.items()}
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    """One process, two through torchrun, two through ``--nproc`` (DataLoader)."""
-    tmp = tmp_path_factory.mktemp("ddp")
-    module = [sys.executable, "-m", "workbench"]
-    direct = [*TORCHRUN, "--nproc-per-node", "2", "-m", "workbench"]
-    # Side by side: most of each run is starting processes and importing torch.
-    started = {
-        "one": _start(tmp, "one", module),
-        "two": _start(tmp, "two", direct),
-        "two-dataloader": _start(
-            tmp, "two-dl", module, "--nproc", "2", "--loader", "dataloader"
-        ),
-    }
-    return {name: _finish(run) for name, run in started.items()}
-
-
-def _launch(command, runs_dir):
-    """Start a command that may fail; :func:`_wait` collects its output."""
-    # One thread each: two processes on this machine's two cores.
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PTCORE_RUNS_DIR": str(runs_dir)}
-    return subprocess.Popen(
-        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-
-
-def _wait(process, timeout):
-    stdout, stderr = process.communicate(timeout=timeout)
-    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+def runs(prefetched):
+    return prefetched.result(runs_plan)
 
 
 # Frozen weights and bf16 on one and on two processes (see the test below).
@@ -102,31 +95,38 @@ FROZEN = ("--precision", "bf16", "--freeze", "hidden.1.*", "--max-steps", "40")
 FROZEN += ("--feature-cache", "off")  # the full model on both sides
 
 
-@pytest.fixture(scope="module")
-def second_wave(tmp_path_factory):
-    """The other launches of this file, side by side after :func:`runs`.
-
-    A BatchNorm model on two processes, a batch that does not split (refused
-    before training), and the frozen bf16 run on one process and on two.
-    """
-    tmp = tmp_path_factory.mktemp("ddp-more")
-    module = [sys.executable, "-m", "workbench"]
+@prefetch.plan("second_wave")
+def second_wave_plan(tmp):
+    """A BatchNorm model on two processes, a batch that does not split (refused
+    before training), and the frozen bf16 run on one process and on two."""
     batchnorm = [*RUN, "--model", "small-cnn", "--max-steps", "2", "--nproc", "2"]
     uneven = [*RUN, "--nproc", "2", "--batch-size", "63"]
-    launched = {
-        "batchnorm": _launch([*module, *batchnorm], tmp / "batchnorm-runs"),
-        "uneven": _launch([*module, *uneven], tmp / "uneven-runs"),
-    }
     frozen = {
-        name: _start(tmp, name, module, *FROZEN, *more, "--save", str(tmp / name))
-        for name, more in (("one", ()), ("two", ("--nproc", "2")))
+        name: _train(
+            tmp, name, MODULE, *FROZEN, *more, "--save", str(tmp / name), processes=n
+        )
+        for name, more, n in (("one", (), 1), ("two", ("--nproc", "2"), 3))
     }
-    done = {
-        "batchnorm": _wait(launched["batchnorm"], 120),
-        "uneven": (_wait(launched["uneven"], 60), tmp / "uneven-runs"),
-        "frozen": {name: (_finish(run)[0], tmp / name) for name, run in frozen.items()},
+    done = yield {
+        "batchnorm": prefetch.Command(
+            [*MODULE, *batchnorm], _env(tmp / "batchnorm-runs"), processes=3
+        ),
+        "uneven": prefetch.Command([*MODULE, *uneven], _env(tmp / "uneven-runs")),
+        **{f"frozen-{name}": command for name, command in frozen.items()},
     }
-    return done
+    return {
+        "batchnorm": done["batchnorm"],
+        "uneven": (done["uneven"], tmp / "uneven-runs"),
+        "frozen": {
+            name: (_trained(tmp, name, done[f"frozen-{name}"])[0], tmp / name)
+            for name in frozen
+        },
+    }
+
+
+@pytest.fixture(scope="module")
+def second_wave(prefetched):
+    return prefetched.result(second_wave_plan)
 
 
 def _losses(doc):

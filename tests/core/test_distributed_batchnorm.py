@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 
 import pytest
 import torch
 from torch import nn
 
+from tests import prefetch
 from workbench.cli.commands import build_parser
 from workbench.cli.train import config_from_args
 from workbench.core.config import ConfigError, TrainConfig
@@ -92,32 +92,45 @@ def test_sync_bn_is_a_config_field_and_a_train_flag():
         assert config_from_args(parser.parse_args(argv), TrainConfig()).sync_bn is value
 
 
-def _train(tmp, name, *launch):
-    metrics = tmp / f"{name}.json"
+def _train(tmp, name, *launch, processes=1):
+    """``train`` of the default model, its metrics in ``tmp``."""
     # One thread each: two processes on this machine's two cores.
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PTCORE_RUNS_DIR": str(tmp / name)}
     # The default model (small-cnn, BatchNorm) at its default batch (256).
     flags = ["--quiet", "--dataset", "digits", "--epochs", "5", "--device", "cpu"]
     command = [sys.executable, "-m", "workbench", "train", *flags, *launch]
-    done = subprocess.run(
-        [*command, "--metrics-json", str(metrics)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(metrics.read_text())["final"]["val_accuracy"], done.stdout
+    command += ["--metrics-json", str(tmp / f"{name}.json")]
+    return prefetch.Command(command, env, processes)
+
+
+@prefetch.plan("trained")
+def trained_plan(tmp):
+    """One process, and two with ``--sync-bn`` (which the CPU cannot do)."""
+    done = yield {
+        "one": _train(tmp, "one"),
+        "two": _train(tmp, "two", "--nproc", "2", "--sync-bn", processes=3),
+    }
+    for result in done.values():
+        assert result.returncode == 0, result.stderr[-3000:]
+    return {
+        name: (json.loads((tmp / f"{name}.json").read_text()), result.stdout)
+        for name, result in done.items()
+    }
+
+
+@pytest.fixture(scope="module")
+def trained(prefetched):
+    return prefetched.result(trained_plan)
 
 
 @pytest.mark.slow
 def test_two_processes_with_per_process_batchnorm_reach_one_process_accuracy(
-    tmp_path,
+    trained,
 ):
     assert TrainConfig().model == "small-cnn"
-    one, _ = _train(tmp_path, "one")
+    (one, _), (two, stdout) = trained["one"], trained["two"]
+    one, two = (doc["final"]["val_accuracy"] for doc in (one, two))
     # On the CPU --sync-bn changes nothing but the notice: per-process statistics.
-    two, stdout = _train(tmp_path, "two", "--nproc", "2", "--sync-bn")
     assert stdout.count(SYNC_BN_CPU_NOTICE) == 1
     assert BATCHNORM_NOTICE not in stdout
     assert one > 0.9

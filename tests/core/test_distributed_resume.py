@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 
 import pytest
 import torch
 
+from tests import prefetch
 from workbench.core.checkpoints.io import (
     checkpoint_dict,
     load_checkpoint,
@@ -58,25 +58,23 @@ CNN = ("--model", "cnn", "--max-steps")
 NOTICE = "note: this checkpoint was saved by "
 
 
-def _start(tmp, name, launcher, *flags):
-    """Start ``train``; :func:`_finish` waits for it."""
-    metrics, saved = tmp / f"{name}.json", tmp / f"{name}.pt"
+def _train(tmp, name, launcher, *flags):
+    """``train`` saving to ``tmp``; :func:`_trained` reads what it wrote."""
     # One thread a process: the runs of a wave share this machine's cores.
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PTCORE_RUNS_DIR": str(tmp / name)}
-    command = [*launcher, *RUN, *flags, "--save", str(saved)]
-    command += ["--metrics-json", str(metrics)]
-    process = subprocess.Popen(
-        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    return process, metrics, saved
+    command = [*launcher, *RUN, *flags, "--save", str(tmp / f"{name}.pt")]
+    command += ["--metrics-json", str(tmp / f"{name}.json")]
+    return prefetch.Command(command, env, processes=3 if launcher is TWO else 1)
 
 
-def _finish(started):
+def _trained(tmp, name, done):
     """The run's metrics document, its output and its checkpoint."""
-    process, metrics, saved = started
-    stdout, stderr = process.communicate(timeout=180)
-    assert process.returncode == 0, stderr[-3000:]
-    return json.loads(metrics.read_text()), stdout, saved
+    assert done.returncode == 0, done.stderr[-3000:]
+    return (
+        json.loads((tmp / f"{name}.json").read_text()),
+        done.stdout,
+        tmp / f"{name}.pt",
+    )
 
 
 def _losses(doc):
@@ -87,22 +85,21 @@ def _max_relative(a, b):
     return max(abs(x - y) / abs(x) for x, y in zip(a, b, strict=True))
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+@prefetch.plan("runs")
+def runs_plan(tmp):
     """Uninterrupted on two; stopped at STOP on two and one; each resumed."""
-    tmp = tmp_path_factory.mktemp("resize")
-    # Two waves of independent runs, side by side: most of a run is startup.
     first = {
-        "straight": _start(tmp, "straight", TWO, "--max-steps", str(STEPS)),
-        "stopped-2": _start(tmp, "stopped-2", TWO, "--max-steps", str(STOP)),
-        "stopped-1": _start(tmp, "stopped-1", ONE, "--max-steps", str(STOP)),
+        "straight": _train(tmp, "straight", TWO, "--max-steps", str(STEPS)),
+        "stopped-2": _train(tmp, "stopped-2", TWO, "--max-steps", str(STOP)),
+        "stopped-1": _train(tmp, "stopped-1", ONE, "--max-steps", str(STOP)),
         # cnn has dropout: each rank draws its own masks from its own RNG.
-        "straight-cnn": _start(tmp, "straight-cnn", TWO, *CNN, str(STEPS)),
-        "stopped-cnn": _start(tmp, "stopped-cnn", TWO, *CNN, str(STOP)),
+        "straight-cnn": _train(tmp, "straight-cnn", TWO, *CNN, str(STEPS)),
+        "stopped-cnn": _train(tmp, "stopped-cnn", TWO, *CNN, str(STOP)),
     }
-    done = {name: _finish(started) for name, started in first.items()}
+    done = yield first
+    done = {name: _trained(tmp, name, result) for name, result in done.items()}
     second = {
-        name: _start(
+        name: _train(
             tmp,
             name,
             launcher,
@@ -118,8 +115,15 @@ def runs(tmp_path_factory):
             ("cnn-2-on-2", TWO, "stopped-cnn"),
         )
     }
-    done |= {name: _finish(started) for name, started in second.items()}
-    return done
+    resumed = yield second
+    return done | {
+        name: _trained(tmp, name, result) for name, result in resumed.items()
+    }
+
+
+@pytest.fixture(scope="module")
+def runs(prefetched):
+    return prefetched.result(runs_plan)
 
 
 @pytest.mark.slow

@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
+from tests import prefetch
 from tests.idx_files import write_mnist_raw
 from tests.image_folders import make_folder
-from tests.warm_python import WarmPythons
+from tests.warm_python import SIDE_BY_SIDE, WarmPythons
 from workbench.cli.commands import main
 from workbench.core.checkpoints.io import (
     config_of,
@@ -37,7 +40,8 @@ from workbench.core.predict import (
     preprocess,
 )
 
-# Trains and exports three runs, and starts a fresh interpreter per check.
+# Trains and exports three runs (in the background), and starts a fresh
+# interpreter per check.
 pytestmark = pytest.mark.slow
 
 TOLERANCE = 1e-5
@@ -60,43 +64,61 @@ ALLOWED_IMPORTS = {
 }
 
 
-def _train_and_export(folder: Path, name: str, *flags: str) -> tuple[Path, Path]:
-    ckpt = folder / f"{name}.pt"
-    train = ["train", "--quiet", "--max-steps", "3", *flags, "--save", str(ckpt)]
-    assert main(train) == 0
-    out = folder / f"export-{name}"
-    assert main(["export", str(ckpt), "--out", str(out)]) == 0
-    return ckpt, out
+WORKBENCH = [sys.executable, "-m", "workbench"]
+
+
+@prefetch.plan("exported")
+def exported_plan(folder: Path):
+    """Checkpoint and export folder per recipe: digits, MNIST-style, photos."""
+    env = {**os.environ, **SIDE_BY_SIDE}
+    env |= {"PTCORE_RUNS_DIR": str(folder / "runs")}
+    env |= {"PTCORE_DATA_DIR": str(folder / "cache")}
+    write_mnist_raw(folder / "mnist", "mnist")
+    photos = make_folder(folder / "photos", 3, per_class=8, size=24)
+    recipes = {
+        "digits": ("--model", "small-cnn"),
+        "mnist": (
+            *("--dataset", "mnist", "--data-dir", str(folder / "mnist")),
+            *("--no-download", "--model", "mlp"),
+        ),
+        "photo": (
+            *("--dataset", "folder", "--data-dir", str(photos)),
+            *("--image-size", "16", "--model", "small-cnn"),
+        ),
+    }
+    train = [*WORKBENCH, "train", "--quiet", "--max-steps", "3"]
+    trained = yield {
+        name: prefetch.Command(
+            [*train, *flags, "--save", str(folder / f"{name}.pt")], env, processes=2
+        )
+        for name, flags in recipes.items()
+    }
+    _succeeded(trained)
+    export = [*WORKBENCH, "export"]
+    exported = yield {
+        name: prefetch.Command(
+            [*export, str(folder / f"{name}.pt"), "--out", _out(folder, name)],
+            env,
+            processes=2,
+        )
+        for name in recipes
+    }
+    _succeeded(exported)
+    return {name: (folder / f"{name}.pt", Path(_out(folder, name))) for name in recipes}
+
+
+def _out(folder: Path, name: str) -> str:
+    return str(folder / f"export-{name}")
+
+
+def _succeeded(done) -> None:
+    for result in done.values():
+        assert result.returncode == 0, result.stderr[-3000:]
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    """Checkpoint and export folder per recipe: digits, MNIST-style, photos."""
-    folder = tmp_path_factory.mktemp("predict-script")
-    mp = pytest.MonkeyPatch()
-    mp.setenv("PTCORE_RUNS_DIR", str(folder / "runs"))
-    mp.setenv("PTCORE_DATA_DIR", str(folder / "cache"))
-    try:
-        write_mnist_raw(folder / "mnist", "mnist")
-        photos = make_folder(folder / "photos", 3, per_class=8, size=24)
-        done = {
-            "digits": _train_and_export(folder, "digits", "--model", "small-cnn"),
-            "mnist": _train_and_export(
-                folder,
-                "mnist",
-                *("--dataset", "mnist", "--data-dir", str(folder / "mnist")),
-                *("--no-download", "--model", "mlp"),
-            ),
-            "photo": _train_and_export(
-                folder,
-                "photo",
-                *("--dataset", "folder", "--data-dir", str(photos)),
-                *("--image-size", "16", "--model", "small-cnn"),
-            ),
-        }
-    finally:
-        mp.undo()
-    return done
+def exported(prefetched):
+    return prefetched.result(exported_plan)
 
 
 def _seven(path: Path) -> Path:

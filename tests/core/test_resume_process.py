@@ -1,8 +1,7 @@
 """Exact resume across processes: stop, save, resume in a new process, compare.
 
-For each setting, three new processes (forked from a Python that has imported
-torch, so each holds no workbench state: see ``tests/warm_python.py``): one
-trains N steps straight; one
+For each setting, three new processes (started in the background when the
+session starts: see ``tests/prefetch.py``): one trains N steps straight; one
 trains, is stopped after K steps (mid-epoch, as the Stop button or Ctrl+C does)
 and saves; one resumes that checkpoint with ``ptcore-workbench train --resume``
 and runs to N. The resumed run's loss sequence (the K saved steps plus the rest)
@@ -13,11 +12,13 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import textwrap
 
 import pytest
 
-from tests.warm_python import SIDE_BY_SIDE, WarmProcess
+from tests import prefetch
+from tests.warm_python import SIDE_BY_SIDE
 from workbench.core.config import TrainConfig, save_config
 
 pytestmark = pytest.mark.slow
@@ -44,56 +45,65 @@ _STOP_AND_SAVE = textwrap.dedent(
 )
 
 
-def _output(process: WarmProcess) -> str:
-    stdout, stderr = process.communicate(timeout=300)
-    assert process.returncode == 0, stderr
-    return stdout
-
-
 def _losses(path) -> list[float]:
     return [s["loss"] for s in json.loads(path.read_text())["steps"]]
 
 
-@pytest.mark.parametrize(
-    "changes",
-    [
-        {"loader": "fast"},
-        {"loader": "dataloader", "workers": 0},
-        # The classic CNN's dropout draws random numbers at every step, so the
-        # RNG state must resume too; its frozen first layer takes oneDNN's
-        # weight-gradient path without an input gradient.
-        {"loader": "fast", "model": "cnn", "frozen": ("conv1.*",)},
-    ],
-    ids=["fast", "dataloader", "dropout-and-frozen-layer"],
-)
-def test_stop_save_and_resume_in_a_new_process_repeats_the_run(
-    tmp_path, changes, warm_python
-):
+SETTINGS = {
+    "fast": {"loader": "fast"},
+    "dataloader": {"loader": "dataloader", "workers": 0},
+    # The classic CNN's dropout draws random numbers at every step, so the RNG
+    # state must resume too; its frozen first layer takes oneDNN's
+    # weight-gradient path without an input gradient.
+    "dropout-and-frozen-layer": {
+        "loader": "fast",
+        "model": "cnn",
+        "frozen": ("conv1.*",),
+    },
+}
+TRAIN = [sys.executable, "-m", "workbench", "train", "--quiet", "--metrics-json"]
+
+
+@prefetch.plan("resumed", per="setting")
+def resumed_plan(tmp, setting):
+    """Straight and stopped side by side, then the resume."""
+    # Their OpenMP helpers sleep between ops instead of spinning for the next.
+    env = {**os.environ, **SIDE_BY_SIDE, "PTCORE_RUNS_DIR": str(tmp / "runs")}
     cfg = TrainConfig(
         dataset="digits", model="small-cnn", epochs=2, batch_size=64, log_every=1
-    ).replace(**changes)
-    config = tmp_path / "run.json"
-    save_config(cfg, config)
+    ).replace(**SETTINGS[setting])
+    save_config(cfg, tmp / "run.json")
+    straight = [*TRAIN, str(tmp / "straight.json"), "--config", str(tmp / "run.json")]
+    stop = [sys.executable, "-c", _STOP_AND_SAVE, str(tmp / "run.json")]
+    stop += [_saved(tmp), str(STOP_AT)]
+    done = yield {
+        "straight": prefetch.Command(straight, env, processes=2),
+        "stopped": prefetch.Command(stop, env, processes=2),
+    }
+    _succeeded(done)
+    resume = [*TRAIN, str(tmp / "resumed.json"), "--resume", _saved(tmp)]
+    _succeeded((yield {"resumed": prefetch.Command(resume, env, processes=2)}))
+    return tmp, done["stopped"].stdout
 
-    # The straight run and the stopped one are independent: run them side by
-    # side, their OpenMP helpers sleeping between ops instead of spinning (the
-    # resume, alone, shares their setting and so their warm parent).
-    env = {**os.environ, **SIDE_BY_SIDE}
-    train = ["-m", "workbench", "train", "--quiet", "--metrics-json"]
-    straight = tmp_path / "straight.json"
-    straight_process = warm_python.popen(
-        [*train, str(straight), "--config", str(config)], env=env
-    )
-    checkpoint = tmp_path / "stopped.pt"
-    stop = ["-c", _STOP_AND_SAVE, str(config), str(checkpoint), str(STOP_AT)]
-    where = _output(warm_python.popen(stop, env=env))
-    _output(straight_process)
+
+def _saved(tmp) -> str:
+    return str(tmp / "stopped.pt")
+
+
+def _succeeded(done) -> None:
+    for result in done.values():
+        assert result.returncode == 0, result.stderr[-3000:]
+
+
+@pytest.fixture
+def resumed(prefetched, setting):
+    return prefetched.result(resumed_plan, setting)
+
+
+@pytest.mark.parametrize("setting", list(SETTINGS))
+def test_stop_save_and_resume_in_a_new_process_repeats_the_run(resumed, setting):
+    folder, where = resumed
     assert where.split() == [str(STOP_AT), "1", str(STOP_AT - 23)]  # mid-epoch
-
-    resumed = tmp_path / "resumed.json"
-    resume = [*train, str(resumed), "--resume", str(checkpoint)]
-    _output(warm_python.popen(resume, env=env))
-
-    expected = _losses(straight)
+    expected = _losses(folder / "straight.json")
     assert len(expected) == 46
-    assert _losses(resumed) == expected
+    assert _losses(folder / "resumed.json") == expected

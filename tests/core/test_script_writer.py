@@ -1,9 +1,10 @@
 """The written script is plain PyTorch that repeats ``train`` bit for bit on the CPU.
 
 Each configuration trains twice: the workbench's ``train`` command, and the
-script ``write_script`` made for the same config, run as ``python -I`` would in
-a new process (``-I`` ignores PYTHONPATH: the script cannot import workbench)
-forked from one that imported torch, torchvision and scikit-learn already.
+script ``write_script`` made for the same config, run by ``python -I`` in a new
+process (``-I`` ignores PYTHONPATH: the script cannot import workbench). The
+scripts run in the background from the session's start (``tests/prefetch.py``);
+each test trains in pytest's process and compares.
 Per-step losses must be equal (not close) for the whole run, or 200 steps, and
 so must the final validation accuracy.
 """
@@ -22,8 +23,9 @@ import pytest
 import torch
 import torchvision
 
+from tests import prefetch
 from tests.idx_files import write_mnist_raw
-from tests.warm_python import WarmPythons
+from tests.warm_python import SIDE_BY_SIDE
 from workbench import cli
 from workbench.core.config import TrainConfig, save_config
 from workbench.core.script.writer import ScriptError, script_problem, write_script
@@ -108,63 +110,69 @@ def _published_weights(torch_home: Path) -> None:
     weights = torchvision.models.ResNet18_Weights.IMAGENET1K_V1
     folder = torch_home / "hub" / "checkpoints"
     folder.mkdir(parents=True, exist_ok=True)
-    torch.manual_seed(1)
-    model = torchvision.models.get_model("resnet18", weights=None)
+    with torch.random.fork_rng():  # the session's random state stays as it was
+        torch.manual_seed(1)
+        model = torchvision.models.get_model("resnet18", weights=None)
     torch.save(model.state_dict(), folder / Path(weights.url).name)
 
 
-# What the scripts import, loaded once by the parent their processes fork from.
-SCRIPT_IMPORTS = (
-    "torch",
-    "torchvision",
-    "sklearn.datasets",
-    "sklearn.model_selection",
-    "PIL.Image",
-)
+# 1,437 digits = 3 batches of 479: one batch size, so one compile each side.
+COMPILED = {"dataset": "digits", "model": "mlp", "compile": True}
+COMPILED |= {"batch_size": 479, "epochs": 2}
 
 
-def _train_and_script(
-    overrides: dict[str, Any], tmp_path: Path, warm_python: WarmPythons
-) -> tuple[dict[str, Any], dict[str, Any], str]:
-    """(train's metrics, the script's metrics, the script's text)."""
+def _script_command(folder: Path, overrides: dict[str, Any]) -> prefetch.Command:
+    """Write the config, its data and its script into ``folder``; run the script."""
     values = {**_CPU, **overrides}
+    env = {**os.environ, "TORCH_HOME": str(folder / "torch-home")}
     if values.get("weights", "none") != "none":
-        _published_weights(Path(os.environ["TORCH_HOME"]))
+        _published_weights(folder / "torch-home")
     if values["dataset"] != "digits":
-        root = tmp_path / "data"
+        root = folder / "data"
         write_mnist_raw(root, values["dataset"], n_train=640, n_test=200)
         values["data_dir"] = str(root)
         values["download"] = False
     cfg = TrainConfig(**values)
-    config_file = tmp_path / "run.json"
-    save_config(cfg, config_file)
-    script = tmp_path / "run.py"
-    text = write_script(cfg, source=str(config_file))
-    script.write_text(text, encoding="utf-8")
-    train_json = tmp_path / "train.json"
-    code = cli.main(
-        ["train", "--config", str(config_file), "--metrics-json", str(train_json)]
-    )
-    assert code == 0
-    script_json = tmp_path / "script.json"
-    done = warm_python.run(
-        [
-            str(script),
-            "--metrics-json",
-            str(script_json),
-            "--out",
-            str(tmp_path / "weights.pt"),
-        ],
-        cwd=tmp_path,
-        timeout=300,
-        preload=SCRIPT_IMPORTS,
-        isolated=True,
-    )
+    save_config(cfg, folder / "run.json")
+    text = write_script(cfg, source=str(folder / "run.json"))
+    (folder / "run.py").write_text(text, encoding="utf-8")
+    # -I: a new interpreter that ignores PYTHONPATH, so no workbench import.
+    args = [sys.executable, "-I", str(folder / "run.py")]
+    args += ["--metrics-json", str(folder / "script.json")]
+    args += ["--out", str(folder / "weights.pt")]
+    # Its OpenMP helpers sleep between ops: scripts side by side (same results).
+    env |= SIDE_BY_SIDE
+    return prefetch.Command(args, env, processes=2, cwd=folder)
+
+
+@prefetch.plan("scripted", per="name")
+def scripts_plan(tmp: Path, name: str):
+    """The configuration's script, run in its own folder."""
+    done = yield {name: _script_command(tmp, {**CONFIGS, "compiled": COMPILED}[name])}
+    return tmp, done[name]
+
+
+@pytest.fixture
+def scripted(prefetched, name: str) -> tuple[Path, Any]:
+    return prefetched.result(scripts_plan, name)
+
+
+def _train_and_script(
+    scripted: tuple[Path, Any], tmp_path: Path, monkeypatch
+) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """(train's metrics, the script's metrics, the script's text)."""
+    folder, done = scripted
     assert done.returncode == 0, done.stderr[-3000:]
+    # The same pretrained weights file the script found.
+    monkeypatch.setenv("TORCH_HOME", str(folder / "torch-home"))
+    train_json = tmp_path / "train.json"
+    config = str(folder / "run.json")
+    code = cli.main(["train", "--config", config, "--metrics-json", str(train_json)])
+    assert code == 0
     return (
         json.loads(train_json.read_text()),
-        json.loads(script_json.read_text()),
-        text,
+        json.loads((folder / "script.json").read_text()),
+        (folder / "run.py").read_text(encoding="utf-8"),
     )
 
 
@@ -179,9 +187,9 @@ def _own_torch_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(CONFIGS))
 def test_the_script_repeats_train_bit_for_bit(
-    name: str, tmp_path: Path, warm_python: WarmPythons
+    scripted: tuple[Path, Any], tmp_path: Path, monkeypatch
 ) -> None:
-    trained, scripted, _ = _train_and_script(CONFIGS[name], tmp_path, warm_python)
+    trained, scripted, _ = _train_and_script(scripted, tmp_path, monkeypatch)
     steps = trained["steps"][:200]
     assert len(steps) >= 8
     assert scripted["steps"][: len(steps)] == steps  # equal floats, not close ones
@@ -199,13 +207,11 @@ COMPILE_TOLERANCE = 1e-5
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("name", ["compiled"])
 def test_a_compiled_script_matches_train_within_the_stated_tolerance(
-    tmp_path: Path, warm_python: WarmPythons
+    scripted: tuple[Path, Any], tmp_path: Path, monkeypatch
 ) -> None:
-    # 1,437 digits = 3 batches of 479: one batch size, so one compile each side.
-    overrides = {"dataset": "digits", "model": "mlp", "compile": True}
-    overrides |= {"batch_size": 479, "epochs": 2}
-    trained, scripted, text = _train_and_script(overrides, tmp_path, warm_python)
+    trained, scripted, text = _train_and_script(scripted, tmp_path, monkeypatch)
     assert "1e-5" in text.split('"""')[1]
     logged = {s["step"]: s["loss"] for s in scripted["steps"]}
     # The workbench leaves the steps that compiled out of its log.
