@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
+from pathlib import Path
 
 import pytest
 import torch
 
+from tests import prefetch
 from workbench.cli.commands import main
 from workbench.core.checkpoints.io import info_of, load_checkpoint
 from workbench.core.export import formats as X
@@ -15,36 +19,52 @@ from workbench.core.export import verify as V
 MODELS = ("small-cnn", "cnn", "lazy-cnn", "mlp")
 
 
-def _train(path, model: str) -> None:
-    flags = ["train", "--quiet", "--max-steps", "3", "--model", model]
-    assert main([*flags, "--save", str(path)]) == 0
+WORKBENCH = [sys.executable, "-m", "workbench"]
+
+
+@prefetch.plan("checkpoints")
+def built_in_exports_plan(tmp):
+    """One tiny digits checkpoint per built-in model, then its export through
+    the command line."""
+    env = {**os.environ, "PTCORE_RUNS_DIR": str(tmp / "runs")}
+    train = [*WORKBENCH, "train", "--quiet", "--max-steps", "3", "--model"]
+    trained = yield {
+        model: prefetch.Command([*train, model, "--save", _saved(tmp, model)], env, 2)
+        for model in MODELS
+    }
+    for done in trained.values():
+        assert done.returncode == 0, done.stderr[-3000:]
+    exported = yield {
+        model: prefetch.Command(
+            [*WORKBENCH, "export", _saved(tmp, model), "--out", _out(tmp, model)],
+            env,
+            2,
+        )
+        for model in MODELS
+    }
+    checkpoints = {model: Path(_saved(tmp, model)) for model in MODELS}
+    exports = {m: (done.returncode, Path(_out(tmp, m))) for m, done in exported.items()}
+    return checkpoints, exports
+
+
+def _saved(tmp, model: str) -> str:
+    return str(tmp / f"{model}.pt")
+
+
+def _out(tmp, model: str) -> str:
+    return str(tmp / f"export-{model}")
 
 
 @pytest.fixture(scope="module")
-def checkpoints(tmp_path_factory):
+def checkpoints(prefetched):
     """One tiny digits checkpoint per built-in model, trained once."""
-    folder = tmp_path_factory.mktemp("export-ckpts")
-    mp = pytest.MonkeyPatch()
-    mp.setenv("PTCORE_RUNS_DIR", str(tmp_path_factory.mktemp("export-runs")))
-    paths = {}
-    try:
-        for model in MODELS:
-            paths[model] = folder / f"{model}.pt"
-            _train(paths[model], model)
-    finally:
-        mp.undo()
-    return paths
+    return prefetched.result(built_in_exports_plan)[0]
 
 
 @pytest.fixture(scope="module")
-def exports(checkpoints, tmp_path_factory):
+def exports(prefetched, checkpoints):
     """Each model exported to all three formats through the command line."""
-    done = {}
-    for model, path in checkpoints.items():
-        out = tmp_path_factory.mktemp(f"export-{model}")
-        code = main(["export", str(path), "--out", str(out)])
-        done[model] = (code, out)
-    return done
+    return prefetched.result(built_in_exports_plan)[1]
 
 
 @pytest.mark.slow
@@ -226,18 +246,36 @@ def test_a_changed_class_fails_even_within_the_tolerance():
     assert not V.Verification(360, 360, 0.0, error="batch of 1: refused").passed
 
 
+@prefetch.plan("torchvision_export", per="model")
+def torchvision_export_plan(tmp, model):
+    """Train one step of ``model``, then export it, as two commands."""
+    env = {**os.environ, "PTCORE_RUNS_DIR": str(tmp / "runs")}
+    workbench = [sys.executable, "-m", "workbench"]
+    train = [*workbench, "train", "--quiet", "--max-steps", "1", "--model", model]
+    ckpt = str(tmp / f"{model}.pt")
+    trained = yield {"train": prefetch.Command([*train, "--save", ckpt], env, 2)}
+    assert trained["train"].returncode == 0, trained["train"].stderr[-3000:]
+    export = [*workbench, "export", ckpt, "--out", str(tmp / "out")]
+    exported = yield {"export": prefetch.Command(export, env, 2)}
+    return tmp / "out", exported["export"]
+
+
+@pytest.fixture
+def torchvision_export(prefetched, model):
+    return prefetched.result(torchvision_export_plan, model)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("model", ["resnet18", "mobilenet_v3_small"])
-def test_torchvision_models_export_to_every_format_and_verify(model, tmp_path, capsys):
+def test_torchvision_models_export_to_every_format_and_verify(
+    model, torchvision_export
+):
     """A torchvision model (3 channels on digits) takes all three formats."""
-    ckpt = tmp_path / f"{model}.pt"
-    flags = ["train", "--quiet", "--max-steps", "1", "--model", model]
-    assert main([*flags, "--save", str(ckpt)]) == 0
-    capsys.readouterr()
-    assert main(["export", str(ckpt), "--out", str(tmp_path / "out")]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    out, done = torchvision_export
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
     assert all(line.endswith("ok") for line in lines[:3])
-    doc = json.loads((tmp_path / "out" / "preprocess.json").read_text())
+    doc = json.loads((out / "preprocess.json").read_text())
     assert doc["channels"] == 3
 
 
