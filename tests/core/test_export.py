@@ -19,13 +19,34 @@ from workbench.core.export import verify as V
 MODELS = ("small-cnn", "cnn", "lazy-cnn", "mlp")
 
 
+def _train(path, model: str) -> None:
+    flags = ["train", "--quiet", "--max-steps", "3", "--model", model]
+    assert main([*flags, "--save", str(path)]) == 0
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory):
+    """One tiny digits checkpoint per built-in model, trained once."""
+    folder = tmp_path_factory.mktemp("export-ckpts")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("PTCORE_RUNS_DIR", str(tmp_path_factory.mktemp("export-runs")))
+    paths = {}
+    try:
+        for model in MODELS:
+            paths[model] = folder / f"{model}.pt"
+            _train(paths[model], model)
+    finally:
+        mp.undo()
+    return paths
+
+
 WORKBENCH = [sys.executable, "-m", "workbench"]
 
 
-@prefetch.plan("checkpoints")
-def built_in_exports_plan(tmp):
-    """One tiny digits checkpoint per built-in model, then its export through
-    the command line."""
+@prefetch.plan("exports")
+def exports_plan(tmp):
+    """Per built-in model a tiny digits checkpoint, then its export, through
+    the command line in the background."""
     env = {**os.environ, "PTCORE_RUNS_DIR": str(tmp / "runs")}
     train = [*WORKBENCH, "train", "--quiet", "--max-steps", "3", "--model"]
     trained = yield {
@@ -42,9 +63,10 @@ def built_in_exports_plan(tmp):
         )
         for model in MODELS
     }
-    checkpoints = {model: Path(_saved(tmp, model)) for model in MODELS}
-    exports = {m: (done.returncode, Path(_out(tmp, m))) for m, done in exported.items()}
-    return checkpoints, exports
+    return {
+        model: (done.returncode, Path(_out(tmp, model)), Path(_saved(tmp, model)))
+        for model, done in exported.items()
+    }
 
 
 def _saved(tmp, model: str) -> str:
@@ -56,23 +78,15 @@ def _out(tmp, model: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def checkpoints(prefetched):
-    """One tiny digits checkpoint per built-in model, trained once."""
-    return prefetched.result(built_in_exports_plan)[0]
-
-
-@pytest.fixture(scope="module")
-def exports(prefetched, checkpoints):
-    """Each model exported to all three formats through the command line."""
-    return prefetched.result(built_in_exports_plan)[1]
+def exports(prefetched):
+    """Each model's (exit code, export folder, checkpoint)."""
+    return prefetched.result(exports_plan)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("model", MODELS)
-def test_every_built_in_model_exports_to_every_format_and_verifies(
-    model, exports, checkpoints
-):
-    code, out = exports[model]
+def test_every_built_in_model_exports_to_every_format_and_verifies(model, exports):
+    code, out, _checkpoint = exports[model]
     assert code == 0
     for name in X.FILE_NAMES.values():
         assert (out / name).is_file()
@@ -81,10 +95,8 @@ def test_every_built_in_model_exports_to_every_format_and_verifies(
 
 @pytest.mark.slow
 @pytest.mark.parametrize("fmt", X.FORMATS)
-def test_each_format_matches_the_eager_model_at_batch_1_and_64(
-    fmt, exports, checkpoints
-):
-    payload = load_checkpoint(checkpoints["small-cnn"])
+def test_each_format_matches_the_eager_model_at_batch_1_and_64(fmt, exports):
+    payload = load_checkpoint(exports["small-cnn"][2])
     model = X.eval_model(payload)
     run = V.load_runner(fmt, exports["small-cnn"][1] / X.FILE_NAMES[fmt])
     shape = info_of(payload).image_shape
@@ -213,10 +225,10 @@ def test_a_bad_checkpoint_path_is_one_line_and_exit_2(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_preprocess_and_labels_match_the_checkpoint(checkpoints, exports):
+def test_preprocess_and_labels_match_the_checkpoint(exports):
     for model in ("small-cnn", "mlp"):
-        info = info_of(load_checkpoint(checkpoints[model]))
-        out = exports[model][1]
+        _code, out, checkpoint = exports[model]
+        info = info_of(load_checkpoint(checkpoint))
         assert json.loads((out / "labels.json").read_text()) == list(info.class_names)
         doc = json.loads((out / "preprocess.json").read_text())
         assert doc["recipe"] == "canvas"
