@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
-import sys
-from pathlib import Path
 
 import pytest
 import torch
 
-from tests import prefetch
 from workbench.cli.commands import main
 from workbench.core.checkpoints.io import info_of, load_checkpoint
 from workbench.core.export import formats as X
@@ -40,53 +36,23 @@ def checkpoints(tmp_path_factory):
     return paths
 
 
-WORKBENCH = [sys.executable, "-m", "workbench"]
-
-
-@prefetch.plan("exports")
-def exports_plan(tmp):
-    """Per built-in model a tiny digits checkpoint, then its export, through
-    the command line in the background."""
-    env = {**os.environ, "PTCORE_RUNS_DIR": str(tmp / "runs")}
-    train = [*WORKBENCH, "train", "--quiet", "--max-steps", "3", "--model"]
-    trained = yield {
-        model: prefetch.Command([*train, model, "--save", _saved(tmp, model)], env, 2)
-        for model in MODELS
-    }
-    for done in trained.values():
-        assert done.returncode == 0, done.stderr[-3000:]
-    exported = yield {
-        model: prefetch.Command(
-            [*WORKBENCH, "export", _saved(tmp, model), "--out", _out(tmp, model)],
-            env,
-            2,
-        )
-        for model in MODELS
-    }
-    return {
-        model: (done.returncode, Path(_out(tmp, model)), Path(_saved(tmp, model)))
-        for model, done in exported.items()
-    }
-
-
-def _saved(tmp, model: str) -> str:
-    return str(tmp / f"{model}.pt")
-
-
-def _out(tmp, model: str) -> str:
-    return str(tmp / f"export-{model}")
-
-
 @pytest.fixture(scope="module")
-def exports(prefetched):
-    """Each model's (exit code, export folder, checkpoint)."""
-    return prefetched.result(exports_plan)
+def exports(checkpoints, tmp_path_factory):
+    """Each model exported to all three formats through the command line."""
+    done = {}
+    for model, path in checkpoints.items():
+        out = tmp_path_factory.mktemp(f"export-{model}")
+        code = main(["export", str(path), "--out", str(out)])
+        done[model] = (code, out)
+    return done
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("model", MODELS)
-def test_every_built_in_model_exports_to_every_format_and_verifies(model, exports):
-    code, out, _checkpoint = exports[model]
+def test_every_built_in_model_exports_to_every_format_and_verifies(
+    model, exports, checkpoints
+):
+    code, out = exports[model]
     assert code == 0
     for name in X.FILE_NAMES.values():
         assert (out / name).is_file()
@@ -95,8 +61,10 @@ def test_every_built_in_model_exports_to_every_format_and_verifies(model, export
 
 @pytest.mark.slow
 @pytest.mark.parametrize("fmt", X.FORMATS)
-def test_each_format_matches_the_eager_model_at_batch_1_and_64(fmt, exports):
-    payload = load_checkpoint(exports["small-cnn"][2])
+def test_each_format_matches_the_eager_model_at_batch_1_and_64(
+    fmt, exports, checkpoints
+):
+    payload = load_checkpoint(checkpoints["small-cnn"])
     model = X.eval_model(payload)
     run = V.load_runner(fmt, exports["small-cnn"][1] / X.FILE_NAMES[fmt])
     shape = info_of(payload).image_shape
@@ -225,10 +193,10 @@ def test_a_bad_checkpoint_path_is_one_line_and_exit_2(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_preprocess_and_labels_match_the_checkpoint(exports):
+def test_preprocess_and_labels_match_the_checkpoint(checkpoints, exports):
     for model in ("small-cnn", "mlp"):
-        _code, out, checkpoint = exports[model]
-        info = info_of(load_checkpoint(checkpoint))
+        info = info_of(load_checkpoint(checkpoints[model]))
+        out = exports[model][1]
         assert json.loads((out / "labels.json").read_text()) == list(info.class_names)
         doc = json.loads((out / "preprocess.json").read_text())
         assert doc["recipe"] == "canvas"
@@ -258,36 +226,18 @@ def test_a_changed_class_fails_even_within_the_tolerance():
     assert not V.Verification(360, 360, 0.0, error="batch of 1: refused").passed
 
 
-@prefetch.plan("torchvision_export", per="model")
-def torchvision_export_plan(tmp, model):
-    """Train one step of ``model``, then export it, as two commands."""
-    env = {**os.environ, "PTCORE_RUNS_DIR": str(tmp / "runs")}
-    workbench = [sys.executable, "-m", "workbench"]
-    train = [*workbench, "train", "--quiet", "--max-steps", "1", "--model", model]
-    ckpt = str(tmp / f"{model}.pt")
-    trained = yield {"train": prefetch.Command([*train, "--save", ckpt], env, 2)}
-    assert trained["train"].returncode == 0, trained["train"].stderr[-3000:]
-    export = [*workbench, "export", ckpt, "--out", str(tmp / "out")]
-    exported = yield {"export": prefetch.Command(export, env, 2)}
-    return tmp / "out", exported["export"]
-
-
-@pytest.fixture
-def torchvision_export(prefetched, model):
-    return prefetched.result(torchvision_export_plan, model)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("model", ["resnet18", "mobilenet_v3_small"])
-def test_torchvision_models_export_to_every_format_and_verify(
-    model, torchvision_export
-):
+def test_torchvision_models_export_to_every_format_and_verify(model, tmp_path, capsys):
     """A torchvision model (3 channels on digits) takes all three formats."""
-    out, done = torchvision_export
-    assert done.returncode == 0, done.stderr[-3000:]
-    lines = done.stdout.splitlines()
+    ckpt = tmp_path / f"{model}.pt"
+    flags = ["train", "--quiet", "--max-steps", "1", "--model", model]
+    assert main([*flags, "--save", str(ckpt)]) == 0
+    capsys.readouterr()
+    assert main(["export", str(ckpt), "--out", str(tmp_path / "out")]) == 0
+    lines = capsys.readouterr().out.splitlines()
     assert all(line.endswith("ok") for line in lines[:3])
-    doc = json.loads((out / "preprocess.json").read_text())
+    doc = json.loads((tmp_path / "out" / "preprocess.json").read_text())
     assert doc["channels"] == 3
 
 
