@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 
 import pytest
@@ -46,6 +47,13 @@ def pytest_collection_modifyitems(session, config, items):
     items.sort(
         key=lambda item: prefetch.has_plans(getattr(item.module, "__name__", ""))
     )
+
+
+def pytest_collection_finish(session):
+    """Freeze what collection made (torch, Qt, every test module): it lives to
+    the end, and the collector's full passes then scan only what tests make."""
+    gc.collect()
+    gc.freeze()
 
 
 def pytest_runtest_logfinish(nodeid, location):

@@ -130,7 +130,9 @@ def test_a_wrong_artifact_fails_with_exit_1_and_a_marker(
     real = X.EXPORTERS["exported"]
     monkeypatch.setitem(X.EXPORTERS, "exported", _shift_last_bias(real))
     out = tmp_path / "out"
-    code = main(["export", str(checkpoints["mlp"]), "--out", str(out)])
+    # Two formats are enough to show that only the wrong one is marked.
+    formats = ["--format", "torchscript", "exported"]
+    code = main(["export", str(checkpoints["mlp"]), *formats, "--out", str(out)])
     text = capsys.readouterr().out
     assert code == 1
     assert (out / "model.pt2").is_file()  # kept, but marked
@@ -305,7 +307,8 @@ def test_a_failed_write_is_one_line_and_leaves_no_half_export(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(X, "write_card", disk_full)
-    code = main(["export", str(checkpoints["mlp"]), "--out", str(out)])
+    flags = ["--format", "torchscript", "--out", str(out)]
+    code = main(["export", str(checkpoints["mlp"]), *flags])
     err = capsys.readouterr().err
     assert code == 2
     assert "No space left on device" in err
