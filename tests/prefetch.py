@@ -81,6 +81,12 @@ def has_plans(module_name: str) -> bool:
     return module_name in _plans
 
 
+def succeeded(done: Results) -> None:
+    """Every command of a wave exited 0; else the end of the first one's stderr."""
+    for result in done.values():
+        assert result.returncode == 0, result.stderr[-3000:]
+
+
 def _in_background() -> None:
     """In the child, in its new session, before it runs: the lowest priority,
     and on Linux death with pytest (a killed session leaves no runs behind)."""

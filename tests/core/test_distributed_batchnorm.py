@@ -110,8 +110,7 @@ def trained_plan(tmp):
         "one": _train(tmp, "one"),
         "two": _train(tmp, "two", "--nproc", "2", "--sync-bn", processes=3),
     }
-    for result in done.values():
-        assert result.returncode == 0, result.stderr[-3000:]
+    prefetch.succeeded(done)
     return {
         name: (json.loads((tmp / f"{name}.json").read_text()), result.stdout)
         for name, result in done.items()
