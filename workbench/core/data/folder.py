@@ -311,7 +311,7 @@ def load_folder(
     channels = 1 if all(d.ndim == 2 for d in decoded.values()) else 3
     train_x, train_y = _stack(train_pairs, decoded, channels, image_size)
     val_x, val_y = _stack(val_pairs, decoded, channels, image_size)
-    _check_splits(listing, train_y, val_y)
+    check_splits(listing, train_y, val_y)
     arrays = ImageArrays(train_x, train_y, val_x, val_y)
     info = folder_info(listing, arrays.train_images)
     data = FolderData(arrays, info, tuple(skipped), fingerprint)
@@ -358,9 +358,11 @@ def _stack(
     return torch.from_numpy(images), labels
 
 
-def _check_splits(
+def check_splits(
     listing: FolderListing, train_y: torch.Tensor, val_y: torch.Tensor
 ) -> None:
+    """:class:`DataError` unless every class has a training image and some
+    image is left for validation (labels of the readable images)."""
     counts = torch.bincount(train_y, minlength=len(listing.classes))
     empty = [listing.classes[i] for i, n in enumerate(counts.tolist()) if n == 0]
     if empty:

@@ -248,6 +248,16 @@ def _check_classes(report: DataReport) -> None:
                     "its folder",
                 )
             )
+    training = report.counts.get("train")  # a folder with its own split
+    for name, count in totals.items():
+        if training is not None and count and not training[name]:
+            report.findings.append(
+                Finding(
+                    "error",
+                    f"class {name!r} has no readable training images: add some "
+                    f"to train/{name} or remove its folders",
+                )
+            )
     present = [c for c in totals.values() if c]
     if len(present) >= 2 and max(present) >= IMBALANCE_RATIO * min(present):
         largest = max(totals, key=totals.__getitem__)

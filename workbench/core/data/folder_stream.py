@@ -20,6 +20,7 @@ from workbench.core.data.folder import (
     DataFingerprint,
     FolderListing,
     FolderProgress,
+    check_splits,
     fingerprint_folder,
     folder_info,
     split_pairs,
@@ -131,10 +132,12 @@ def streamed_splits(
     readable = set(kept)
     train = [p for p in train if p in readable]
     val = [p for p in val if p in readable]
-    if not train or not val:
-        raise DataError(
-            f"{listing.root} leaves no readable images for training or validation"
-        )
+    # The fast path's refusals: a class never trained on is no class of the model.
+    check_splits(
+        listing,
+        torch.tensor([label for _path, label in train], dtype=torch.int64),
+        torch.tensor([label for _path, label in val], dtype=torch.int64),
+    )
     channels = 1 if gray else 3
     generator = torch.Generator().manual_seed(seed)
     sample = torch.randperm(len(train), generator=generator)[:STATS_SAMPLE].tolist()
