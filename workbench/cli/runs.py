@@ -92,11 +92,16 @@ def _run_report(folder: Any) -> list[str]:
 
 
 def _reproduce(folder: Any) -> int:
+    """Train ``folder``'s run again and print the verdict (exit 1: not the same).
+
+    The repeat is a check, not a run of its own: it opens no run folder (so
+    ``runs list`` does not list it); the verdict goes into the original's
+    ``run.json`` (``last_reproduction``).
+    """
     session = Session(origin="command line")
     cfg = session.reproduce(folder)
     say(f"training {folder.id} again: {cfg.model} on {cfg.dataset}, seed {cfg.seed}")
-    plan = session.plan(cfg)
-    session.begin(plan)
+    plan = session.plan(cfg)  # not session.begin(plan): no folder, no ledger
     result = None
     for event in session.train(plan, TrainControl()):
         if isinstance(event, E.TrainResult):

@@ -20,7 +20,7 @@ __all__ = ["SchemaError", "check_like", "check_payload", "kind_of"]
 
 
 class SchemaError(ValueError):
-    """A field of the wrong type; the text names it (no "the checkpoint's")."""
+    """A field of the wrong type or value, named (no "the checkpoint's")."""
 
 
 def kind_of(value: object) -> str:
@@ -59,6 +59,9 @@ def _need(ok: bool, name: str, value: object, wanted: str) -> None:
         return
     if value is _MISSING:
         raise SchemaError(f"{name} is missing")
+    negative = isinstance(value, int) and not isinstance(value, bool) and value < 0
+    if negative and wanted == "a whole number":  # a count: the type was right
+        raise SchemaError(f"{name} must be 0 or more, not {value}")
     raise SchemaError(f"{name} is {kind_of(value)}, not {wanted}")
 
 

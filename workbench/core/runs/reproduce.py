@@ -29,9 +29,11 @@ class Reproduction:
     compared : int
         Logged steps compared.
     first_difference : int or None
-        The first global step whose losses differ.
+        The first global step whose losses differ, or (with no losses) the
+        original's first step the repeat did not log at that place; None when
+        one history is the other's beginning.
     original, repeated : float or None
-        The two losses at that step.
+        The two losses at that step (None when the steps differ).
     """
 
     reproduced: bool
@@ -44,8 +46,18 @@ class Reproduction:
         """One line for the user."""
         if self.reproduced:
             return f"reproduced: all {self.compared} logged losses are identical"
+        if self.compared == 0 and self.first_difference is None:
+            return "not reproduced: no logged losses to compare"
         if self.first_difference is None:
-            return f"not reproduced: the runs logged different steps ({self.compared})"
+            return (
+                "not reproduced: one run logged more steps than the other (the "
+                f"same first {self.compared:,})"
+            )
+        if self.original is None or self.repeated is None:
+            return (
+                "not reproduced: the runs logged different steps, from the "
+                f"original's step {self.first_difference:,} on"
+            )
         return (
             f"not reproduced: the losses first differ at step {self.first_difference:,}"
             f" ({self.original!r} vs {self.repeated!r})"
@@ -135,6 +147,8 @@ def compare(
 ) -> Reproduction:
     """Compare the logged steps with a repeat's ``(step, loss)`` history."""
     first = [(s.global_step, s.loss) for s in original]
+    if not first or not repeated:  # nothing logged proves nothing
+        return Reproduction(False, 0)
     if [s for s, _ in first] != [s for s, _ in repeated]:
         mismatch = next(
             (a for (a, _), (b, _) in zip(first, repeated, strict=False) if a != b), None
