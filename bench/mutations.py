@@ -3376,3 +3376,1227 @@ MUTATIONS += [
         ),
     ),
 ]
+# ------------------------- issue 33: Reproduce's verdicts and refusals, checkpoint values
+_VERDICTS = "tests/core/test_ledger_verdicts.py"
+_VALUES = "tests/core/test_checkpoint_values.py"
+MUTATIONS += [
+    Mutation(
+        "reproduce-loss-tolerance",
+        "Reproduce says reproduced only when every logged loss is identical: any other loss is a mismatch",
+        "workbench.core.runs.reproduce:compare",
+        "        if a != b:\n",
+        "        if abs(a - b) > 1e-6:\n",
+        (f"{_VERDICTS}::test_any_other_loss_is_not_reproduced_and_names_the_first",),
+    ),
+    Mutation(
+        "reproduce-compares-step-counts-only",
+        "A repeat that logged other steps is not reproduced, even with the same losses",
+        "workbench.core.runs.reproduce:compare",
+        "    if [s for s, _ in first] != [s for s, _ in repeated]:\n",
+        "    if len(first) != len(repeated):\n",
+        (f"{_VERDICTS}::test_other_steps_with_the_same_losses_are_not_reproduced",),
+    ),
+    Mutation(
+        "reproduce-shorter-repeat-reproduced",
+        "A repeat that logged fewer or more steps is not reproduced",
+        "workbench.core.runs.reproduce:compare",
+        "        return Reproduction(False, min(len(first), len(repeated)), mismatch)\n",
+        "        return Reproduction(\n"
+        "            mismatch is None, min(len(first), len(repeated)), mismatch\n"
+        "        )\n",
+        (f"{_VERDICTS}::test_a_repeat_of_another_length_is_not_reproduced",),
+    ),
+    Mutation(
+        "reproduce-other-steps-said-as-losses",
+        "Runs that logged other steps are told so, not as losses differing (None vs None)",
+        "Reproduction.describe",
+        "        if self.original is None or self.repeated is None:\n",
+        "        if False:\n",
+        (f"{_VERDICTS}::test_other_steps_with_the_same_losses_are_not_reproduced",),
+    ),
+    Mutation(
+        "reproduce-folder-run-without-data-record",
+        "Reproduce refuses an image-folder run that did not record its data (no data_files.json)",
+        "data_change",
+        '        return f"run {folder.id} did not record its data ({DATA_FILE} is missing)"\n',
+        "        return None\n",
+        (
+            f"{_VERDICTS}::test_an_image_folder_run_is_repeated_only_on_the_data_it_recorded",
+        ),
+    ),
+    Mutation(
+        "reproduce-unreadable-data-passes",
+        "Reproduce refuses an image-folder run whose folder cannot be read now",
+        "data_change",
+        '        return f"the data of run {folder.id} cannot be read now: {exc}"\n',
+        "        return None\n",
+        (
+            f"{_VERDICTS}::test_an_image_folder_run_is_repeated_only_on_the_data_it_recorded",
+        ),
+    ),
+    Mutation(
+        "model-hash-missing-passes-as-unchanged",
+        "A run or checkpoint of a model file with no recorded hash is not taken as unchanged",
+        "model_file_change",
+        "    if not isinstance(recorded, str):\n",
+        "    if recorded is None:\n        return None\n    if not isinstance(recorded, str):\n",
+        (
+            f"{_VERDICTS}::test_a_model_file_run_without_its_hash_is_refused",
+            f"{_VERDICTS}::test_opening_a_checkpoint_without_its_model_files_hash_says_so",
+        ),
+    ),
+    Mutation(
+        "model-file-unreadable-passes",
+        "Reproduce refuses a model-file run whose file cannot be read now",
+        "model_file_change",
+        '        return f"the model file of {made} cannot be read now: {exc}"\n',
+        "        return None\n",
+        (f"{_VERDICTS}::test_a_model_file_run_is_repeated_only_from_the_same_file",),
+    ),
+    Mutation(
+        "reproduce-ignores-model-file",
+        "Reproduce refuses a model-file run whose file changed since",
+        "original_config",
+        '        changed = model_file_change(cfg.model, recorded, f"run {folder.id}")\n',
+        "        changed = None\n",
+        (f"{_VERDICTS}::test_a_model_file_run_is_repeated_only_from_the_same_file",),
+    ),
+    Mutation(
+        "reproduce-accepts-closed-runs",
+        "Only a finished run is reproduced: stopped, failed, closed and dismissed ones are refused",
+        "reproducible",
+        '    if run.status != "finished":\n',
+        '    if run.status in ("stopped", "failed"):\n',
+        (f"{_VERDICTS}::test_every_run_its_config_cannot_repeat_is_refused_with_why",),
+    ),
+    Mutation(
+        "reproduce-damaged-run-not-named",
+        "Reproduce refuses a run whose run.json is damaged, saying so",
+        "reproducible",
+        "    if run.problem:\n",
+        "    if False:\n",
+        (f"{_VERDICTS}::test_a_damaged_or_missing_run_json_is_refused",),
+    ),
+    Mutation(
+        "runs-reproduce-records-a-run",
+        "`runs reproduce` trains the check without recording it as a run (runs list does not show it)",
+        "workbench.cli.runs:_reproduce",
+        "    plan = session.plan(cfg)  # not session.begin(plan): no folder, no ledger\n",
+        "    plan = session.plan(cfg)\n    session.begin(plan)\n",
+        (f"{_VERDICTS}::test_runs_reproduce_records_no_run_and_keeps_the_verdict",),
+    ),
+    Mutation(
+        "runs-reproduce-exit-0-on-mismatch",
+        "`runs reproduce` exits 1 when the runs differ",
+        "workbench.cli.runs:_reproduce",
+        "    return 0 if verdict.reproduced else 1\n",
+        "    return 0\n",
+        (f"{_VERDICTS}::test_runs_reproduce_records_no_run_and_keeps_the_verdict",),
+    ),
+    Mutation(
+        "reproduction-verdict-not-kept",
+        "A reproduction's verdict is kept in the original's run.json (last_reproduction)",
+        "Session.finish",
+        "        original.update(last_reproduction=verdict.describe())\n",
+        "",
+        (f"{_VERDICTS}::test_runs_reproduce_records_no_run_and_keeps_the_verdict",),
+    ),
+    Mutation(
+        "checkpoint-negative-count-accepted",
+        "A checkpoint with a negative epoch, step or count does not load, open, resume or inspect",
+        "workbench.core.checkpoints.schema:_whole",
+        " and value >= 0",
+        "",
+        (
+            f"{_VALUES}::test_a_count_that_is_negative_or_not_whole_is_refused",
+            f"{_VALUES}::test_such_a_file_is_not_loaded_opened_resumed_or_inspected",
+        ),
+    ),
+    Mutation(
+        "checkpoint-zero-count-refused",
+        "A count of 0 (a checkpoint before the first step) loads",
+        "workbench.core.checkpoints.schema:_whole",
+        "value >= 0",
+        "value > 0",
+        (f"{_VALUES}::test_zero_is_a_count_like_any_other",),
+    ),
+    Mutation(
+        "checkpoint-bool-count-accepted",
+        "true/false is not a checkpoint's count",
+        "workbench.core.checkpoints.schema:_whole",
+        "isinstance(value, int) and not isinstance(value, bool)",
+        "isinstance(value, int)",
+        (f"{_VALUES}::test_a_count_that_is_negative_or_not_whole_is_refused",),
+    ),
+    Mutation(
+        "checkpoint-negative-count-said-as-type",
+        "A negative count is told as such (global_step must be 0 or more, not -3)",
+        "workbench.core.checkpoints.schema:_need",
+        '    if negative and wanted == "a whole number":  # a count: the type was right\n',
+        "    if False:\n",
+        (
+            f"{_VALUES}::test_a_count_that_is_negative_or_not_whole_is_refused",
+            f"{_VALUES}::test_such_a_file_is_not_loaded_opened_resumed_or_inspected",
+        ),
+    ),
+    Mutation(
+        "checkpoint-batch-in-epoch-any-number",
+        "A checkpoint's batch_in_epoch must be a whole number of 0 or more",
+        "workbench.core.checkpoints.schema:_FIELDS",
+        '    ("batch_in_epoch", _simple("a whole number", _whole), True),\n',
+        '    ("batch_in_epoch", _simple("a whole number", _number), True),\n',
+        (f"{_VALUES}::test_a_count_that_is_negative_or_not_whole_is_refused",),
+    ),
+    Mutation(
+        "checkpoint-float-order-accepted",
+        "A checkpoint's sample order of floats is refused",
+        "workbench.core.checkpoints.schema:_data_order",
+        "        and not order.is_floating_point()\n",
+        "",
+        (
+            f"{_VALUES}::test_a_value_of_the_wrong_kind_is_refused_with_its_field",
+            f"{_VALUES}::test_such_a_file_is_not_loaded_opened_resumed_or_inspected",
+        ),
+    ),
+    Mutation(
+        "checkpoint-2d-order-accepted",
+        "A checkpoint's sample order is one row of sample numbers",
+        "workbench.core.checkpoints.schema:_data_order",
+        "        and order.dim() == 1\n",
+        "        and order.dim() >= 1\n",
+        (f"{_VALUES}::test_a_value_of_the_wrong_kind_is_refused_with_its_field",),
+    ),
+    Mutation(
+        "checkpoint-torch-rng-any-tensor",
+        "A checkpoint's torch random state is a uint8 tensor",
+        "workbench.core.checkpoints.schema:_rng",
+        "    ok = isinstance(state, torch.Tensor) and state.dtype == torch.uint8\n",
+        "    ok = isinstance(state, torch.Tensor)\n",
+        (f"{_VALUES}::test_a_value_of_the_wrong_kind_is_refused_with_its_field",),
+    ),
+    Mutation(
+        "checkpoint-gauss-bool-accepted",
+        "true/false is not a checkpoint's number (NumPy's gauss)",
+        "workbench.core.checkpoints.schema:_number",
+        " and not isinstance(value, bool)",
+        "",
+        (f"{_VALUES}::test_a_value_of_the_wrong_kind_is_refused_with_its_field",),
+    ),
+    Mutation(
+        "checkpoint-frozen-names-unchecked",
+        "A checkpoint's frozen list holds names only",
+        "workbench.core.checkpoints.schema:_NAMES",
+        "isinstance(v, list | tuple) and all(isinstance(n, str) for n in v)",
+        "isinstance(v, list | tuple)",
+        (f"{_VALUES}::test_a_value_of_the_wrong_kind_is_refused_with_its_field",),
+    ),
+]
+
+# ------------------------------------ issue 33: image folders, both loader paths
+_FP = "tests/core/test_folder_promises.py"
+_LP = "tests/core/test_loader_paths.py"
+_BUILTIN_AUG = (
+    f"{_LP}::test_builtin_datasets_augment_training_images_and_never_validation"
+)
+MUTATIONS += [
+    Mutation(
+        "folder-colour-axes-swapped",
+        "A colour image arrives with its rows, columns and channels where they belong, on both paths",
+        "as_channels",
+        "    return pixels.transpose(2, 0, 1)\n",
+        "    return pixels.transpose(2, 1, 0)\n",
+        (
+            f"{_FP}::test_colour_images_arrive_with_rows_columns_and_channels_in_place[fast]",
+            f"{_FP}::test_colour_images_arrive_with_rows_columns_and_channels_in_place[dataloader]",
+        ),
+    ),
+    Mutation(
+        "folder-stats-divided-by-channels",
+        "A folder's per-channel mean and std are taken over images, rows and columns (not channels too)",
+        "channel_stats",
+        "    count = images.shape[0] * images.shape[2] * images.shape[3]\n",
+        "    count = images.numel()\n",
+        (
+            f"{_FP}::test_per_channel_mean_and_std_are_the_training_images_own[fast]",
+            f"{_FP}::test_per_channel_mean_and_std_are_the_training_images_own[dataloader]",
+        ),
+    ),
+    Mutation(
+        "folder-stats-include-validation",
+        "A folder's pixel statistics are those of its training images, never its validation images",
+        "load_folder",
+        "    info = folder_info(listing, arrays.train_images)\n",
+        "    info = folder_info(\n        listing, torch.cat([arrays.train_images, arrays.test_images])\n    )\n",
+        (f"{_FP}::test_per_channel_mean_and_std_are_the_training_images_own[fast]",),
+    ),
+    Mutation(
+        "folder-cache-ignores-seed",
+        "Another seed gives another split, also when the decoded images come from the disk cache",
+        "_cache_key",
+        '{val_fraction!r}|{seed}"',
+        '{val_fraction!r}"',
+        (f"{_FP}::test_a_seed_gives_one_split_on_both_paths_and_another_seed_another",),
+    ),
+    Mutation(
+        "folder-stream-split-unseeded",
+        "The DataLoader path splits a folder by the run's seed, as the fast path does",
+        "streamed_splits",
+        "    train, val = split_pairs(listing, val_fraction, seed)\n",
+        "    train, val = split_pairs(listing, val_fraction, 0)\n",
+        (f"{_FP}::test_a_seed_gives_one_split_on_both_paths_and_another_seed_another",),
+    ),
+    Mutation(
+        "folder-split-val-also-trained",
+        "No image of a folder is both trained and validated on",
+        "split_pairs",
+        "            (val if index in chosen else train).append(pair)\n",
+        "            if index in chosen:\n                val.append(pair)\n            train.append(pair)\n",
+        (f"{_FP}::test_a_seed_gives_one_split_on_both_paths_and_another_seed_another",),
+    ),
+    Mutation(
+        "run-skips-upper-case-suffixes",
+        "A run trains on IMG_0001.JPG as on any image: every image check-data counts",
+        "scan_folder",
+        "                if path.suffix.lower() in IMAGE_SUFFIXES:\n",
+        "                if path.suffix in IMAGE_SUFFIXES:\n",
+        (
+            f"{_FP}::test_a_run_trains_on_every_image_check_data_counts[fast]",
+            f"{_FP}::test_a_run_trains_on_every_image_check_data_counts[dataloader]",
+        ),
+    ),
+    Mutation(
+        "check-data-skips-upper-case-suffixes",
+        "check-data counts images whatever the case of their suffix",
+        "check_folder",
+        "                if path.suffix.lower() not in IMAGE_SUFFIXES:\n",
+        "                if path.suffix not in IMAGE_SUFFIXES:\n",
+        (f"{_FP}::test_check_data_counts_every_image_whatever_the_case_of_its_suffix",),
+    ),
+    Mutation(
+        "check-data-counts-unreadable",
+        "check-data counts only the images that decode: the ones a run trains on",
+        "check_folder",
+        "                    report.unreadable.append(path)\n",
+        "                    report.unreadable.append(path)\n                    per_class[name] += 1\n",
+        (f"{_FP}::test_check_data_counts_every_image_whatever_the_case_of_its_suffix",),
+    ),
+    Mutation(
+        "check-data-small-by-longer-side",
+        "check-data's far-smaller warning judges the shorter side: a thin strip is reported",
+        "check_folder",
+        "                if min(height, width) < SMALL_SHARE * image_size:\n",
+        "                if max(height, width) < SMALL_SHARE * image_size:\n",
+        (f"{_FP}::test_far_smaller_is_judged_by_the_shorter_side",),
+    ),
+    Mutation(
+        "check-data-small-at-half",
+        "check-data warns about images below half the training size, not at it",
+        "check_folder",
+        "                if min(height, width) < SMALL_SHARE * image_size:\n",
+        "                if min(height, width) <= SMALL_SHARE * image_size:\n",
+        (f"{_FP}::test_far_smaller_is_judged_by_the_shorter_side",),
+    ),
+    Mutation(
+        "check-data-small-size-transposed",
+        "check-data names a small image's size as width x height",
+        "check_folder",
+        '                            f"{width}x{height} is far smaller than the training "\n',
+        '                            f"{height}x{width} is far smaller than the training "\n',
+        (f"{_FP}::test_far_smaller_is_judged_by_the_shorter_side",),
+    ),
+    Mutation(
+        "folder-cache-prunes-newest",
+        "Pruning the decoded-image caches deletes the least recently used, never the one just written",
+        "_prune",
+        "reverse=True",
+        "reverse=False",
+        (f"{_FP}::test_pruning_keeps_the_four_most_recently_used_caches",),
+    ),
+    Mutation(
+        "folder-cache-read-not-touched",
+        "A decoded-image cache that was just read counts as recently used when pruning",
+        "_read_cache",
+        "    path.touch()  # pruning keeps the most recently used caches\n",
+        "",
+        (f"{_FP}::test_pruning_keeps_the_four_most_recently_used_caches",),
+    ),
+    Mutation(
+        "folder-dataloader-unnormalised",
+        "The DataLoader path normalises a folder's images with the run's statistics, as the fast path",
+        "FolderDataset.__getitem__",
+        "        return self.info.normalise(x), self.pairs[index][1]\n",
+        "        return x, self.pairs[index][1]\n",
+        (f"{_LP}::test_a_folder_reads_the_same_on_both_paths",),
+    ),
+    Mutation(
+        "folder-dataloader-val-shuffled",
+        "The DataLoader path validates a folder in the fast path's order",
+        "folder_loaders",
+        "            batch_size=val_batch_size,\n            shuffle=False,\n",
+        "            batch_size=val_batch_size,\n            shuffle=True,\n",
+        (f"{_LP}::test_a_folder_reads_the_same_on_both_paths",),
+    ),
+    Mutation(
+        "dataloader-crop-default-scale",
+        "The DataLoader path's random resized crop keeps the fast path's area share and ratio",
+        "augment_transform",
+        "                size, scale=CROP_SCALE, ratio=CROP_RATIO, antialias=True\n",
+        "                size, antialias=True\n",
+        (f"{_LP}::test_per_sample_crops_keep_the_fast_paths_area_and_ratio",),
+    ),
+    Mutation(
+        "dataloader-rotation-one-way",
+        "The DataLoader path rotates both ways within the fast path's angles",
+        "augment_transform",
+        "                MAX_DEGREES, interpolation=",
+        "                (0, MAX_DEGREES), interpolation=",
+        (f"{_LP}::test_per_sample_rotations_stay_within_the_fast_paths_angles",),
+    ),
+    Mutation(
+        "dataloader-jitter-without-brightness",
+        "The DataLoader path's colour jitter changes brightness within the fast path's range",
+        "augment_transform",
+        "            v2.ColorJitter(brightness=JITTER, contrast=JITTER, saturation=JITTER)\n",
+        "            v2.ColorJitter(contrast=JITTER, saturation=JITTER)\n",
+        (f"{_LP}::test_per_sample_jitter_and_flip_draw_from_the_fast_paths_ranges",),
+    ),
+    Mutation(
+        "dataloader-flip-always",
+        "The DataLoader path flips each image half the time, as the fast path",
+        "augment_transform",
+        "        steps.append(v2.RandomHorizontalFlip())\n",
+        "        steps.append(v2.RandomHorizontalFlip(p=1.0))\n",
+        (f"{_LP}::test_per_sample_jitter_and_flip_draw_from_the_fast_paths_ranges",),
+    ),
+    Mutation(
+        "builtin-dataloader-val-augmented",
+        "The DataLoader path never augments the validation images of MNIST-family datasets",
+        "_per_sample_datasets",
+        "            transform=transform,\n        )\n        train_set.transform = train_transform\n",
+        "            transform=train_transform,\n        )\n",
+        (f"{_BUILTIN_AUG}[mnist-dataloader]",),
+    ),
+    Mutation(
+        "builtin-dataloader-train-not-augmented",
+        "The DataLoader path augments the training images of MNIST-family datasets",
+        "_per_sample_datasets",
+        "        train_set.transform = train_transform\n",
+        "",
+        (f"{_BUILTIN_AUG}[mnist-dataloader]",),
+    ),
+    Mutation(
+        "builtin-array-val-augmented",
+        "The DataLoader path never augments CIFAR-10's validation images",
+        "_per_sample_datasets",
+        "arrays.test_labels.numpy(), transform)",
+        "arrays.test_labels.numpy(), train_transform)",
+        (f"{_BUILTIN_AUG}[cifar10-dataloader]",),
+    ),
+    Mutation(
+        "fast-val-augmented",
+        "The fast path never augments validation batches",
+        "fast_loaders",
+        "        shuffle=False,\n        **common,\n",
+        "        shuffle=False,\n        augment=batch_augment(cfg, info),\n        **common,\n",
+        (f"{_BUILTIN_AUG}[mnist-fast]", f"{_BUILTIN_AUG}[cifar10-fast]"),
+    ),
+    Mutation(
+        "array-dataset-axes-swapped",
+        "The DataLoader path hands a colour image to its transforms with rows and columns in place",
+        "ArrayDataset.__getitem__",
+        "pixels.transpose(1, 2, 0)",
+        "pixels.transpose(2, 1, 0)",
+        (f"{_BUILTIN_AUG}[cifar10-dataloader]",),
+    ),
+]
+MUTATIONS += [
+    Mutation(
+        "check-data-misses-class-without-training-images",
+        "check-data reports an error for a class with images in val/ but none to train on",
+        "_check_classes",
+        "        if training is not None and count and not training[name]:\n",
+        "        if False:\n",
+        (f"{_FP}::test_a_class_without_training_images_cannot_train_on_either_path",),
+    ),
+    Mutation(
+        "dataloader-path-trains-class-without-images",
+        "The DataLoader path refuses a class without training images, as the fast path does",
+        "streamed_splits",
+        "    check_splits(\n",
+        "    (\n",
+        (f"{_FP}::test_a_class_without_training_images_cannot_train_on_either_path",),
+    ),
+]
+
+# ------------------ issue 33: model cards, replaced heads, model files' builders
+_CARD = "tests/core/test_model_card.py"
+_BUILD = "tests/core/test_model_builders.py"
+MUTATIONS += [
+    Mutation(
+        "card-confusion-transposed",
+        "The model card's confusion matrix has the true class in rows, the predicted in columns",
+        "_confusion_lines",
+        "for name, row in zip(names, matrix.tolist(), strict=True)",
+        "for name, row in zip(names, matrix.T.tolist(), strict=True)",
+        (f"{_CARD}::test_the_card_shows_the_confusion_matrix_cell_by_cell",),
+    ),
+    Mutation(
+        "record-confusion-swapped",
+        "The export's record counts each image in the cell of its true and predicted class",
+        "EagerRecord.add",
+        "(y.numpy(), logits.argmax(1).numpy())",
+        "(logits.argmax(1).numpy(), y.numpy())",
+        (f"{_CARD}::test_the_record_counts_each_true_and_predicted_pair_in_its_cell",),
+    ),
+    Mutation(
+        "fingerprint-without-labels",
+        "The card's data fingerprint covers the verification images' labels as well as their pixels",
+        "EagerRecord.add",
+        "        self._digest.update(y.to(torch.int64).numpy().tobytes())\n",
+        "",
+        (
+            f"{_CARD}::test_the_fingerprint_is_the_sha256_of_the_inputs_and_labels_in_order",
+        ),
+    ),
+    Mutation(
+        "card-twenty-classes-not-a-table",
+        "A card shows the confusion table up to 20 classes, one line a class beyond",
+        "_confusion_lines",
+        "    if len(names) <= _TABLE_CLASSES:\n",
+        "    if len(names) < _TABLE_CLASSES:\n",
+        (f"{_CARD}::test_twenty_classes_are_a_table_and_more_are_one_line_each",),
+    ),
+    Mutation(
+        "card-per-class-totals-predicted",
+        "A many-class card says, per class, how many of its images were right out of its images",
+        "_confusion_lines",
+        "    totals = matrix.sum(1)\n",
+        "    totals = matrix.sum(0)\n",
+        (f"{_CARD}::test_twenty_classes_are_a_table_and_more_are_one_line_each",),
+    ),
+    Mutation(
+        "card-fingerprint-unsaid",
+        "The model card names the data it was verified on: image count and fingerprint",
+        "_data_lines",
+        '        f"them): `{record.fingerprint}`",\n',
+        '        "them)",\n',
+        (
+            f"{_CARD}::test_the_card_names_the_data_it_was_checked_on_and_its_fingerprint",
+        ),
+    ),
+    Mutation(
+        "card-figures-without-a-record",
+        "A card with no record of the verification images shows no confusion matrix or fingerprint",
+        "_data_lines",
+        "    if record is None or not record.images:\n",
+        "    if record is None:\n",
+        (f"{_CARD}::test_a_card_without_a_record_has_no_figures_it_cannot_know",),
+    ),
+    Mutation(
+        "card-agreement-not-percent",
+        "The card's verification table gives each format's agreement in percent with its counts",
+        "_figure_lines",
+        "{100 * v.agreement:.2f}%",
+        "{v.agreement:.2f}%",
+        (
+            f"{_CARD}::test_the_verification_table_has_one_line_per_format_with_its_figures",
+        ),
+    ),
+    Mutation(
+        "card-incomplete-export-looks-verified",
+        "A card whose export lacks a format says verification FAILED or incomplete",
+        "write_card",
+        "        if result.passed\n",
+        "        if not result.verification_failed\n",
+        (f"{_CARD}::test_a_format_that_could_not_export_leaves_the_card_incomplete",),
+    ),
+    Mutation(
+        "card-pretrained-weights-unsaid",
+        "The card names the pretrained weights a model started from",
+        "write_card",
+        'if cfg.weights != "none" else ""',
+        'if cfg.weights == "default" else ""',
+        (f"{_CARD}::test_the_card_states_the_model_its_inputs_and_outputs",),
+    ),
+    Mutation(
+        "card-input-without-channels",
+        "The card gives the model's input as channels x height x width",
+        "write_card",
+        "'x'.join(map(str, info.image_shape))",
+        "'x'.join(map(str, info.image_shape[1:]))",
+        (f"{_CARD}::test_the_card_states_the_model_its_inputs_and_outputs",),
+    ),
+    Mutation(
+        "card-accuracy-of-the-best-epoch",
+        "The card's validation accuracy is the last epoch's, with the best beside it",
+        "_accuracy_line",
+        "    last = epochs[-1]\n",
+        '    last = max(epochs, key=lambda e: e.get("val_accuracy", 0.0))\n',
+        (f"{_CARD}::test_the_card_states_how_the_model_was_trained_and_with_what",),
+    ),
+    Mutation(
+        "card-epoch-counted-from-zero",
+        "The card counts epochs from 1, as the rest of the program shows them",
+        "_accuracy_line",
+        "after epoch {last['epoch'] + 1} ",
+        "after epoch {last['epoch']} ",
+        (f"{_CARD}::test_the_card_states_how_the_model_was_trained_and_with_what",),
+    ),
+    Mutation(
+        "card-trained-versions-are-the-exporters",
+        "The card keeps the torch and workbench versions the model was trained with",
+        "write_card",
+        "{payload.get('torch_version', '?')}",
+        "{torch.__version__}",
+        (
+            f"{_CARD}::test_the_card_states_how_the_model_was_trained_and_with_what",
+            f"{_CARD}::test_a_run_stopped_before_its_first_epoch_says_so",
+        ),
+    ),
+    Mutation(
+        "labels-sorted",
+        "labels.json lists the class names in the model's output order",
+        "write_labels",
+        "list(info.class_names)",
+        "sorted(info.class_names)",
+        (f"{_CARD}::test_labels_are_the_class_names_in_output_order",),
+    ),
+    Mutation(
+        "export-digits-stats-not-the-style-datasets",
+        "A digit model's preprocess.json has the statistics of the dataset its drawings are styled on",
+        "input_stats",
+        "fit_to_model(dataset_info(cfg.style_dataset), cfg.model, cfg.weights)",
+        "fit_to_model(dataset_info(cfg.dataset), cfg.model, cfg.weights)",
+        (f"{_CARD}::test_a_digit_model_follows_its_style_datasets_statistics",),
+    ),
+    # --------------------------------------------------- replaced heads, inputs
+    Mutation(
+        "replaced-head-in-features-from-outputs",
+        "A replaced Linear head takes the features the published head took",
+        "_replace_head",
+        "nn.Linear(old.in_features, num_classes, bias=old.bias is not None)",
+        "nn.Linear(old.out_features, num_classes, bias=old.bias is not None)",
+        (
+            f"{_BUILD}::test_a_replaced_head_is_the_published_layer_for_the_runs_classes",
+        ),
+    ),
+    Mutation(
+        "replaced-head-loses-its-bias",
+        "A replaced Linear head keeps the published head's bias",
+        "_replace_head",
+        "bias=old.bias is not None",
+        "bias=False",
+        (
+            f"{_BUILD}::test_a_replaced_head_is_the_published_layer_for_the_runs_classes",
+        ),
+    ),
+    Mutation(
+        "replaced-conv-head-becomes-linear",
+        "SqueezeNet's Conv2d head is replaced by a Conv2d of the same kernel",
+        "_replace_head",
+        "        new = nn.Conv2d(old.in_channels, num_classes, kernel_size=old.kernel_size)\n",
+        "        new = nn.Linear(old.in_channels, num_classes)\n",
+        (
+            f"{_BUILD}::test_a_replaced_head_is_the_published_layer_for_the_runs_classes",
+        ),
+    ),
+    Mutation(
+        "head-is-the-first-layer-giving-the-classes",
+        "The classifier head is the last layer giving the class count, not an earlier one of that width",
+        "_find_head",
+        "    for path, module in model.named_modules():\n",
+        "    for path, module in reversed(list(model.named_modules())):\n",
+        (f"{_BUILD}::test_the_head_is_the_last_layer_giving_the_classes",),
+    ),
+    Mutation(
+        "pretrained-side-heads-kept",
+        "Pretrained GoogLeNet and Inception v3 drop their 1,000-class side heads",
+        "_drop_side_heads",
+        "                setattr(model, side, None)\n",
+        "                pass\n",
+        (f"{_BUILD}::test_pretrained_googlenet_and_inception_drop_their_side_heads",),
+    ),
+    Mutation(
+        "pretrained-googlenet-without-transform-input",
+        "Pretrained GoogLeNet and Inception v3 re-normalise their inputs as their weights were trained",
+        "_builder_options",
+        '        options["transform_input"] = pretrained\n',
+        '        options["transform_input"] = False\n',
+        (f"{_BUILD}::test_pretrained_googlenet_and_inception_drop_their_side_heads",),
+    ),
+    Mutation(
+        "pretrained-maxvit-size-unchecked",
+        "Pretrained MaxViT refuses another image size before any download, naming the one it takes",
+        "_check_pretrained_size",
+        '    if not (name.startswith("vit_") or name == "maxvit_t"):\n',
+        '    if not name.startswith("vit_"):\n',
+        (
+            f"{_BUILD}::test_pretrained_maxvit_refuses_another_image_size_before_any_download",
+        ),
+    ),
+    Mutation(
+        "weights-crop-is-the-resize",
+        "A pretrained model's preprocessing crops to the size its weights were trained at",
+        "weights_preprocess",
+        "    crop = transform.crop_size\n",
+        "    crop = transform.resize_size\n",
+        (f"{_BUILD}::test_the_weights_preprocessing_is_what_torchvision_publishes",),
+    ),
+    Mutation(
+        "preprocessing-line-says-gray-repeated-for-gray-models",
+        "The Data panel's line says gray is repeated only when the model takes 3 channels",
+        "preprocessing_text",
+        "    gray = info.channels == 1 and fitted.channels == 3\n",
+        "    gray = info.channels == 1\n",
+        (f"{_BUILD}::test_the_data_panel_line_says_what_is_done_to_each_image",),
+    ),
+    Mutation(
+        "replaced-head-notice-without-the-enum",
+        "The replaced-head note names the weights as torchvision does (ResNet18_Weights.IMAGENET1K_V1)",
+        "replaced_head_notice",
+        '    label = f"{type(member).__name__}.{member.name}"\n',
+        '    label = f"{member.name}"\n',
+        (
+            f"{_BUILD}::test_the_replaced_head_notice_names_the_weights_the_head_and_the_classes",
+        ),
+    ),
+    # ------------------------------------------------------------ model files
+    Mutation(
+        "model-file-in-channels-is-a-side",
+        "A model file's builder gets in_channels= the input's channel count",
+        "build_from_file",
+        '        kwargs["in_channels"] = input_shape[0]\n',
+        '        kwargs["in_channels"] = input_shape[-1]\n',
+        (
+            f"{_BUILD}::test_a_builder_is_called_with_num_classes_and_in_channels_by_keyword",
+        ),
+    ),
+    Mutation(
+        "model-file-kwargs-builder-without-channels",
+        "A model file's builder taking **kwargs gets in_channels= too",
+        "_accepts",
+        "    return name in parameters or any(\n",
+        "    return name in parameters and any(\n",
+        (
+            f"{_BUILD}::test_a_builder_is_called_with_num_classes_and_in_channels_by_keyword",
+        ),
+    ),
+    Mutation(
+        "model-file-builder-called-positionally",
+        "A model file's builder is called with keywords (num_classes=, in_channels=)",
+        "build_from_file",
+        "        model = builder(**kwargs)\n",
+        "        model = builder(*kwargs.values())\n",
+        (
+            f"{_BUILD}::test_a_builder_is_called_with_num_classes_and_in_channels_by_keyword",
+        ),
+    ),
+    Mutation(
+        "model-file-hash-not-on-the-model",
+        "A model built from a file carries the file's SHA-256 for the checkpoint and run.json",
+        "_construct",
+        "            model.model_file_sha256 = source.sha256  # type: ignore[assignment]\n",
+        "",
+        (f"{_BUILD}::test_the_model_carries_the_sha256_of_its_files_bytes",),
+    ),
+    Mutation(
+        "model-file-checked-in-train-mode",
+        "A model file's output check runs in eval mode: no BatchNorm statistics learnt from blank inputs",
+        "_check_output",
+        "    model.eval()\n",
+        "",
+        (f"{_BUILD}::test_the_output_check_leaves_the_model_as_its_builder_made_it",),
+    ),
+    Mutation(
+        "model-file-mode-not-restored",
+        "After its output check a model file's model is back in the mode its builder left it",
+        "_check_output",
+        "        model.train(was_training)\n",
+        "        model.train()\n",
+        (f"{_BUILD}::test_the_output_check_leaves_the_model_as_its_builder_made_it",),
+    ),
+    Mutation(
+        "model-file-error-at-the-shallowest-line",
+        "A failing model file is reported at the deepest line of that file, where it raised",
+        "_where",
+        '    line = f":{frames[-1].lineno}" if frames else ""\n',
+        '    line = f":{frames[0].lineno}" if frames else ""\n',
+        (
+            f"{_BUILD}::test_a_builder_that_fails_is_one_line_at_the_deepest_line_of_the_file",
+        ),
+    ),
+    Mutation(
+        "model-file-unrecorded-hash-silent",
+        "A checkpoint or run that recorded no model-file hash says the change cannot be told",
+        "model_file_change",
+        "    if not isinstance(recorded, str):\n        return (\n",
+        "    if not isinstance(recorded, str):\n        return None\n        return (\n",
+        (f"{_BUILD}::test_a_changed_unrecorded_or_missing_file_is_told",),
+    ),
+    Mutation(
+        "model-file-change-hashes-swapped",
+        "A changed model file's note gives the recorded hash as 'then' and the file's as 'now'",
+        "model_file_change",
+        "{recorded[:12]} then, {now[:12]} now",
+        "{now[:12]} then, {recorded[:12]} now",
+        (f"{_BUILD}::test_a_changed_unrecorded_or_missing_file_is_told",),
+    ),
+]
+
+# ------------- issue 33: every run's start waits; the window's process job
+_START_WAIT = (
+    "tests/ui/test_run_start_wait.py::"
+    "test_every_runs_first_step_waits_for_the_starts_repaints_and_what_they_posted"
+)
+_LAUNCH = "tests/ui/test_job_launch.py"
+_LAUNCH_SESSION = (
+    f"{_LAUNCH}::test_a_job_runs_in_a_session_of_its_own_and_its_lines_arrive_at_once"
+)
+_LAUNCH_FAILED = (
+    f"{_LAUNCH}::test_a_failed_job_shows_its_last_error_line_and_leaves_no_rank_running"
+)
+_LAUNCH_CLOSE = f"{_LAUNCH}::test_closing_asks_first_and_no_keeps_the_job"
+_LAUNCH_STUBBORN = (
+    f"{_LAUNCH}::test_a_job_that_ignores_stop_is_ended_with_every_process"
+)
+_LAUNCH_THREADS = f"{_LAUNCH}::test_each_process_gets_an_equal_share_of_the_cores"
+
+MUTATIONS += [
+    Mutation(
+        "catch-up-one-trip",
+        "a run's first step waits until the start's repaints, and what painting "
+        "posted, are done: not one trip through the event queue",
+        "_CatchUp.start",
+        "        self._trips_left = _CATCH_UP_TRIPS\n",
+        "        self._trips_left = 1\n",
+        (_START_WAIT,),
+    ),
+    Mutation(
+        "catch-up-not-rearmed",
+        "every run's start in the same window waits for the GUI thread, not the first",
+        "TrainerThread._wait_for_gui",
+        "        self._gui_caught_up.clear()\n",
+        "",
+        (_START_WAIT,),
+    ),
+    Mutation(
+        "catch-up-overtakes-repaints",
+        "the catch-up's trips queue behind the start's repaint requests (low priority)",
+        "_CatchUp._post_trip",
+        "Qt.EventPriority.LowEventPriority.value",
+        "Qt.EventPriority.NormalEventPriority.value",
+        (_START_WAIT,),
+    ),
+    Mutation(
+        "job-not-in-own-session",
+        "a job from the window runs in a session of its own: a terminal's Ctrl+C "
+        "never reaches it",
+        "ProcessJob.start",
+        "                start_new_session=True,\n",
+        "                start_new_session=False,\n",
+        (_LAUNCH_SESSION,),
+    ),
+    Mutation(
+        "job-lines-buffered",
+        "rank 0's lines reach the window while the job runs (unbuffered output)",
+        "ProcessJob.start",
+        '        env = {**os.environ, "PYTHONUNBUFFERED": "1"}',
+        "        env = dict(os.environ)",
+        (_LAUNCH_SESSION,),
+    ),
+    Mutation(
+        "job-environment-dropped",
+        "a job runs in the window's environment (runs folder, threads, paths)",
+        "ProcessJob.start",
+        '        env = {**os.environ, "PYTHONUNBUFFERED": "1"}',
+        '        env = {"PYTHONUNBUFFERED": "1"}',
+        (_LAUNCH_SESSION,),
+    ),
+    Mutation(
+        "job-stop-sent-twice",
+        "Stop sends SIGINT once however often it is asked (a second one aborts)",
+        "ProcessJob.stop",
+        "        if self.running and not self.stop_requested:\n",
+        "        if self.running:\n",
+        (_LAUNCH_SESSION,),
+    ),
+    Mutation(
+        "job-stop-button-stays",
+        "once Stop is asked of a job, the Stop button is off",
+        "RunController.stop",
+        "            self.job.stop()  # every rank stops after its batch\n"
+        "            self.state_changed.emit(self.state)\n",
+        "            self.job.stop()  # every rank stops after its batch\n",
+        (_LAUNCH_SESSION,),
+    ),
+    Mutation(
+        "job-stop-shown-as-failure",
+        "a job stopped by Stop (exit code 130) is shown as stopped, not failed",
+        "JobEnded.outcome",
+        "self.exit_code == STOPPED_EXIT_CODE",
+        "self.exit_code == -signal.SIGINT",
+        (_LAUNCH_SESSION,),
+    ),
+    Mutation(
+        "job-rank-left-after-failure",
+        "when a job's launcher exits, no rank of it stays running",
+        "ProcessJob.poll",
+        "            self._end_leftovers()\n",
+        "",
+        (_LAUNCH_FAILED,),
+    ),
+    Mutation(
+        "job-failure-shows-a-rule",
+        "a failed job shows the last line of its error output that says something",
+        "ProcessJob._failure",
+        'if re.search(r"\\w", s)]',
+        "if s.strip()]",
+        (_LAUNCH_FAILED,),
+    ),
+    Mutation(
+        "job-failure-not-noted",
+        "a failed job's reason is shown under the controls",
+        "JobView._on_controller_job_ended",
+        '            w.add_note(f"The run on several processes failed: {ended.message}")\n',
+        "",
+        (_LAUNCH_FAILED,),
+    ),
+    Mutation(
+        "job-close-ignores-no",
+        "answering No to closing keeps the window open and the job running",
+        "MainWindow.closeEvent",
+        "            event.ignore()\n",
+        "",
+        (_LAUNCH_CLOSE,),
+    ),
+    Mutation(
+        "job-close-leaves-it-running",
+        "closing the window (Yes) stops the job",
+        "RunController.shutdown",
+        "            self.job.shutdown()  # its ranks stop and rank 0 saves, or are ended\n",
+        "            pass\n",
+        (_LAUNCH_CLOSE,),
+    ),
+    Mutation(
+        "job-shutdown-spares-leftovers",
+        "a job that ignores Stop is ended with every process of it",
+        "ProcessJob.shutdown",
+        "        self._end_leftovers()\n        self._clean_up()\n",
+        "        self._clean_up()\n",
+        (_LAUNCH_STUBBORN,),
+    ),
+    Mutation(
+        "job-threads-not-shared",
+        "each process of a job gets an equal share of the cores (OMP_NUM_THREADS)",
+        "relaunch",
+        "    threads = max(1, (os.cpu_count() or 1) // nproc)\n",
+        "    threads = max(1, os.cpu_count() or 1)\n",
+        (_LAUNCH_THREADS,),
+    ),
+    Mutation(
+        "job-threads-override-the-user",
+        "an OMP_NUM_THREADS the user set stays theirs in every process of a job",
+        "relaunch",
+        '    os.environ.setdefault("OMP_NUM_THREADS", str(threads))\n',
+        '    os.environ["OMP_NUM_THREADS"] = str(threads)\n',
+        (_LAUNCH_THREADS,),
+    ),
+]
+
+# ------------------- distributed guards as unit tests (issue 33: no torchrun launch)
+_GUARDS = "tests/core/test_distributed_guards.py"
+MUTATIONS += [
+    Mutation(
+        "ddp-last-batch-of-world-refused",
+        "a last batch of as many samples as processes (or none) is accepted",
+        "check_batch",
+        "    if 0 < last < world:\n",
+        "    if 0 < last <= world:\n",
+        (
+            f"{_GUARDS}::"
+            "test_a_batch_is_refused_only_when_it_cannot_split_over_the_processes",
+        ),
+    ),
+    Mutation(
+        "ddp-last-batch-not-refused",
+        "a last batch with fewer samples than processes is refused before training",
+        "attach",
+        "    check_batch(train.batch_size, world, train.num_samples)\n",
+        "    check_batch(train.batch_size, world)\n",
+        (
+            f"{_GUARDS}::"
+            "test_a_last_batch_smaller_than_the_processes_is_refused_before_training",
+        ),
+    ),
+    Mutation(
+        "ddp-uneven-batch-opens-folder",
+        "a batch that cannot split over the processes opens no run folder",
+        "Session.begin",
+        "        check_batch(cfg.batch_size, world_size())\n",
+        "",
+        (
+            f"{_GUARDS}::"
+            "test_a_batch_that_cannot_split_opens_no_run_folder_even_on_rank_0",
+        ),
+    ),
+    Mutation(
+        "ddp-rank-saves-files",
+        "a rank other than 0 writes no --save or --metrics-json file",
+        "run_rank",
+        "        args.save = args.metrics_json = None\n",
+        "",
+        (
+            f"{_GUARDS}::test_another_rank_prints_nothing_and_writes_no_file",
+            f"{_GUARDS}::"
+            "test_another_rank_runs_quietly_and_its_ending_is_rank_0s_to_report",
+        ),
+    ),
+    Mutation(
+        "ddp-rank-prints",
+        "a rank other than 0 prints nothing",
+        "run_rank",
+        '        sys.stdout = open(os.devnull, "w")  # kept open for the process\'s life\n',
+        "",
+        (f"{_GUARDS}::test_another_rank_prints_nothing_and_writes_no_file",),
+    ),
+    Mutation(
+        "ddp-rank-stop-code-leaks",
+        "only rank 0's exit code tells how the run ended (another rank exits 0)",
+        "run_rank",
+        "        return code if main else 0\n",
+        "        return code\n",
+        (
+            f"{_GUARDS}::"
+            "test_another_rank_runs_quietly_and_its_ending_is_rank_0s_to_report",
+        ),
+    ),
+    Mutation(
+        "ddp-user-error-on-every-rank",
+        "a user error is said by rank 0 alone; the other ranks exit 2 quietly",
+        "run_rank",
+        "        if main:\n            raise\n        return 2\n",
+        "        raise\n",
+        (
+            f"{_GUARDS}::"
+            "test_another_rank_runs_quietly_and_its_ending_is_rank_0s_to_report",
+        ),
+    ),
+    Mutation(
+        "ddp-group-not-left",
+        "every rank leaves the process group at the end of the command",
+        "run_rank",
+        "    finally:\n        distributed.stop()\n",
+        "    finally:\n        pass\n",
+        (
+            f"{_GUARDS}::"
+            "test_another_rank_runs_quietly_and_its_ending_is_rank_0s_to_report",
+            f"{_GUARDS}::test_another_rank_prints_nothing_and_writes_no_file",
+        ),
+    ),
+    Mutation(
+        "ddp-every-rank-trains-chunk-0",
+        "each rank trains its own chunk of every global batch (attach sets its shard)",
+        "attach",
+        "    train.shard = (distributed.rank(), world)\n",
+        "    train.shard = (0, world)\n",
+        (
+            f"{_GUARDS}::test_rank_1_trains_its_own_half_of_every_global_batch",
+            f"{_GUARDS}::"
+            "test_a_resumed_rank_continues_with_its_share_of_the_stored_order",
+        ),
+    ),
+    Mutation(
+        "ddp-dataloader-path-unsharded",
+        "the DataLoader path shards every global batch as the fast path does",
+        "DataLoaderBatches.iter_from",
+        "self._sampler.plan(self.cut(order[start_batch * self.batch_size :]))",
+        "self._sampler.plan(split_batches(order[start_batch * self.batch_size :], self.batch_size))",
+        (
+            f"{_GUARDS}::"
+            "test_rank_1_trains_its_own_half_of_every_global_batch[dataloader]",
+        ),
+    ),
+    Mutation(
+        "ddp-resume-skips-local-batches",
+        "a rank resumed mid-epoch continues at the stored global batch",
+        "FastLoader.iter_from",
+        "order[start_batch * self.batch_size :]",
+        "order[start_batch * (self.batch_size // self.shard[1]) :]",
+        (
+            f"{_GUARDS}::"
+            "test_a_resumed_rank_continues_with_its_share_of_the_stored_order",
+        ),
+    ),
+    Mutation(
+        "ddp-feature-cache-on",
+        "the feature cache is off on several processes, and says why",
+        "run_blocker",
+        "    if run.ddp is not None:\n",
+        "    if False:\n",
+        (
+            f"{_GUARDS}::"
+            "test_the_feature_cache_is_off_on_several_processes_and_says_why",
+        ),
+    ),
+    Mutation(
+        "ddp-batchnorm-notice-twice",
+        "a BatchNorm model on several processes is told once (not twice) its statistics stay per process",
+        "attach",
+        "        run.notices.append(notice)\n",
+        "        run.notices += [notice, notice]\n",
+        (
+            f"{_GUARDS}::"
+            "test_the_feature_cache_is_off_on_several_processes_and_says_why",
+        ),
+    ),
+    Mutation(
+        "ddp-last-batch-weighed-as-full",
+        "an uneven last batch's chunks are weighed by their share of that batch",
+        "backward_loss",
+        "    global_n = min(train.batch_size, train.num_samples - start)\n",
+        "    global_n = train.batch_size\n",
+        (
+            f"{_GUARDS}::"
+            "test_each_rank_weighs_its_chunk_so_the_gradient_is_the_batchs_mean",
+        ),
+    ),
+    Mutation(
+        "ddp-logged-loss-mean-of-ranks",
+        "the logged loss is the whole batch's mean, not the mean of the ranks' means",
+        "step_loss",
+        "    pair = torch.tensor([loss.item() * local_n, float(local_n)], dtype=torch.float64)\n",
+        "    pair = torch.tensor([loss.item(), 1.0], dtype=torch.float64)\n",
+        (f"{_GUARDS}::test_the_logged_loss_is_the_whole_batchs_mean_over_the_ranks",),
+    ),
+    Mutation(
+        "ddp-sample-count-local",
+        "epoch metrics count every rank's samples",
+        "reduce_sums",
+        "    sums.samples = round(samples)\n",
+        "",
+        (f"{_GUARDS}::test_epoch_sums_add_every_ranks_loss_correct_and_samples",),
+    ),
+    Mutation(
+        "ddp-stop-needs-every-rank",
+        "a stop asked of any one rank stops them all",
+        "stop_agreed",
+        "    return distributed.all_reduce_sum(flag).item() > 0\n",
+        "    return distributed.all_reduce_sum(flag).item() >= distributed.world_size()\n",
+        (f"{_GUARDS}::test_a_stop_asked_of_any_rank_stops_them_all",),
+    ),
+    Mutation(
+        "ddp-rank-takes-rank-0-rng",
+        "each rank resumes its own random-number state, not rank 0's",
+        "restore_rank_rng",
+        "    mine = states[distributed.rank()]\n",
+        "    mine = states[0]\n",
+        (f"{_GUARDS}::test_each_rank_resumes_its_own_random_numbers",),
+    ),
+    Mutation(
+        "ddp-rng-from-another-count",
+        "random states saved by another number of processes are not restored",
+        "restore_rank_rng",
+        "len(states) != world",
+        "len(states) < world",
+        (f"{_GUARDS}::test_each_rank_resumes_its_own_random_numbers",),
+    ),
+    Mutation(
+        "world-size-zero-read",
+        "a checkpoint's unreadable process count reads as one process",
+        "saved_world_size",
+        " or value < 1:",
+        ":",
+        (f"{_GUARDS}::test_an_unreadable_process_count_reads_as_one",),
+    ),
+    Mutation(
+        "ddp-nccl-for-cpu-tensors",
+        "a run on the CPU joins with gloo even on a CUDA machine",
+        "workbench.core.distributed.env:start",
+        '    backend = "nccl" if device.type == "cuda" else "gloo"\n',
+        '    backend = "nccl" if torch.cuda.is_available() else "gloo"\n',
+        (f"{_GUARDS}::test_joining_says_the_backend_the_rank_and_its_threads",),
+    ),
+    Mutation(
+        "ddp-threads-notice-wrong",
+        "each process says the threads it really has",
+        "workbench.core.distributed.env:start",
+        "    threads = torch.get_num_threads()\n",
+        "    threads = os.cpu_count() or 1\n",
+        (f"{_GUARDS}::test_joining_says_the_backend_the_rank_and_its_threads",),
+    ),
+    Mutation(
+        "ddp-gpu-by-global-rank",
+        "each rank trains on the GPU of its place on its own machine (LOCAL_RANK)",
+        "rank_device",
+        'torch.device("cuda", local_rank())',
+        'torch.device("cuda", rank())',
+        (f"{_GUARDS}::test_each_rank_trains_on_the_gpu_of_its_place_on_its_machine",),
+    ),
+    Mutation(
+        "ddp-zero-threads",
+        "more processes than cores still get one thread each",
+        "relaunch",
+        "max(1, (os.cpu_count() or 1) // nproc)",
+        "(os.cpu_count() or 1) // nproc",
+        (f"{_GUARDS}::test_each_process_gets_an_equal_share_of_the_cores[2-4-1]",),
+    ),
+    Mutation(
+        "nproc-under-torchrun-accepted",
+        "--nproc under torchrun is refused in one line",
+        "relaunch",
+        "    if distributed.world_size() > 1:\n",
+        "    if False:\n",
+        (f"{_GUARDS}::test_nproc_refuses_what_would_fail_in_every_process",),
+    ),
+    Mutation(
+        "nproc-uneven-batch-launches",
+        "--nproc refuses a batch that cannot split before starting any process",
+        "relaunch",
+        "    check_batch(cfg.batch_size, nproc)\n",
+        "",
+        (f"{_GUARDS}::test_nproc_refuses_what_would_fail_in_every_process",),
+    ),
+    Mutation(
+        "ddp-user-error-reported-as-failure",
+        "a user error rank 0 printed ends --nproc with exit code 2, no 'rank failed' line",
+        "_report_failure",
+        "first.exitcode in (2, 130)",
+        "first.exitcode == 130",
+        (
+            f"{_GUARDS}::"
+            "test_how_the_processes_ended_is_the_commands_exit_code[user-error]",
+        ),
+    ),
+    Mutation(
+        "early-interrupt-only-other-ranks",
+        "every rank of several processes (rank 0 too) keeps an early Ctrl+C",
+        "install_if_rank",
+        '    if os.environ.get("WORLD_SIZE", "1").strip() not in ("", "1"):\n',
+        '    if os.environ.get("RANK", "0").strip() not in ("", "0"):\n',
+        (
+            f"{_GUARDS}::"
+            "test_a_rank_keeps_an_early_ctrl_c_and_stops_before_its_first_step",
+        ),
+    ),
+    Mutation(
+        "early-interrupt-forgotten",
+        "a Ctrl+C kept before training stops the run before its first step",
+        "stop_on_first_interrupt",
+        "    if received():  # a rank got Ctrl+C before it could train\n",
+        "    if False:\n",
+        (
+            f"{_GUARDS}::"
+            "test_a_rank_keeps_an_early_ctrl_c_and_stops_before_its_first_step",
+        ),
+    ),
+]
+MUTATIONS += [
+    Mutation(
+        "reproduce-nothing-logged-is-reproduced",
+        "Runs with no logged losses are never called reproduced",
+        "workbench.core.runs.reproduce:compare",
+        "    if not first or not repeated:  # nothing logged proves nothing\n",
+        "    if False:\n",
+        ("tests/core/test_ledger_verdicts.py::test_no_logged_losses_prove_nothing",),
+    ),
+]
