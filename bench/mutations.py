@@ -4600,3 +4600,15 @@ MUTATIONS += [
         ("tests/core/test_ledger_verdicts.py::test_no_logged_losses_prove_nothing",),
     ),
 ]
+MUTATIONS += [
+    Mutation(
+        "model-file-lists-torchvision",
+        "a run of the user's own model file never imports torchvision to list its models",
+        "is_torchvision",
+        "    if name in BUILTIN_MODELS or is_model_file(name):\n",
+        "    if name in BUILTIN_MODELS:\n",
+        (
+            "tests/core/test_model_file.py::test_a_model_file_run_never_lists_torchvisions_models",
+        ),
+    ),
+]

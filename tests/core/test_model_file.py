@@ -8,12 +8,15 @@ import pytest
 import torch
 from torch import nn
 
+from workbench.core.config import TrainConfig
+from workbench.core.models import catalog
 from workbench.core.models.user_file import (
     ModelFileError,
     build_from_file,
     defined_names,
     parse_spec,
 )
+from workbench.core.train.engine import prepare_run
 
 GOOD = """
 from torch import nn
@@ -155,3 +158,17 @@ def test_defined_names_are_read_without_running_the_file(tmp_path):
         defined_names(path)
     with pytest.raises(ModelFileError, match="no such file"):
         defined_names(tmp_path / "missing.py")
+
+
+def test_a_model_file_run_never_lists_torchvisions_models(tmp_path, monkeypatch):
+    """Listing them imports torchvision: seconds a model file never needs."""
+
+    def listed():
+        raise AssertionError("torchvision's models were listed")
+
+    monkeypatch.setattr(catalog, "torchvision_models", listed)
+    spec = f"{_file(tmp_path, GOOD)}:Tiny"
+    assert not catalog.is_torchvision(spec)
+    run = prepare_run(TrainConfig(model=spec, max_steps=1))
+    x = torch.zeros(2, *run.loaders.info.image_shape)
+    assert run.model(x).shape == (2, 10)

@@ -65,7 +65,10 @@ def is_model_file(name: str) -> bool:
 
 
 def is_torchvision(name: str) -> bool:
-    return name not in BUILTIN_MODELS and name in torchvision_models()
+    # A model file is told by its name: listing torchvision's models imports it.
+    if name in BUILTIN_MODELS or is_model_file(name):
+        return False
+    return name in torchvision_models()
 
 
 def model_slug(name: str) -> str:
