@@ -1,10 +1,13 @@
-"""Fixtures shared by the core tests: artefacts trained once per session."""
+"""Fixtures the core tests share: artefacts trained once, own folders, a model file."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+import torch
+
+from tests.model_files import NET
 
 
 @pytest.fixture(scope="session")
@@ -22,4 +25,27 @@ def trained_mlp_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
         mp.setenv("PTCORE_RUNS_DIR", str(folder / "runs"))
         flags = ["train", "--quiet", "--model", "mlp", "--epochs", "1"]
         assert main([*flags, "--save", str(path)]) == 0
+    return path
+
+
+@pytest.fixture
+def data_dir(tmp_path_factory, monkeypatch):
+    """Decoded-image caches go to a fresh folder, never the user's own."""
+    folder = tmp_path_factory.mktemp("data")
+    monkeypatch.setenv("PTCORE_DATA_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture
+def offline_weights(tmp_path, monkeypatch):
+    """No test may reach the network or the user's own hub cache."""
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch-home"))
+    monkeypatch.setattr(torch.hub, "_hub_dir", None)
+    monkeypatch.setenv("PTCORE_WEIGHTS_MIRROR", "http://127.0.0.1:9/")
+
+
+@pytest.fixture
+def net_file(tmp_path):
+    path = tmp_path / "net.py"
+    path.write_text(NET, encoding="utf-8")
     return path

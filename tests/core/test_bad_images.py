@@ -15,12 +15,7 @@ from PIL import Image
 from tests.image_folders import make_folder
 from workbench.cli.commands import main
 
-
-@pytest.fixture(autouse=True)
-def data_dir(tmp_path_factory, monkeypatch):
-    folder = tmp_path_factory.mktemp("data")
-    monkeypatch.setenv("PTCORE_DATA_DIR", str(folder))
-    return folder
+pytestmark = pytest.mark.usefixtures("data_dir")
 
 
 def _train(root, capsys, *more: str) -> tuple[int, str]:

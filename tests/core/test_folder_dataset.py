@@ -25,13 +25,7 @@ from workbench.core.runs.reproduce import original_config
 from workbench.core.session import Session
 from workbench.core.train.engine import TrainControl
 
-
-@pytest.fixture(autouse=True)
-def data_dir(tmp_path_factory, monkeypatch):
-    """Decoded-image caches go to a fresh folder, never the user's own."""
-    folder = tmp_path_factory.mktemp("data")
-    monkeypatch.setenv("PTCORE_DATA_DIR", str(folder))
-    return folder
+pytestmark = pytest.mark.usefixtures("data_dir")
 
 
 def _cfg(root: Path, **changes) -> TrainConfig:

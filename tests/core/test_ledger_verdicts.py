@@ -9,7 +9,6 @@ records no run of its own: the verdict goes into the original's ``run.json``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import shutil
@@ -17,6 +16,7 @@ import shutil
 import pytest
 
 from tests.image_folders import make_folder
+from tests.model_files import NET, sha_of
 from workbench.cli.commands import main
 from workbench.core.checkpoints.io import checkpoint_dict, write_checkpoint
 from workbench.core.config import ConfigError, TrainConfig
@@ -261,32 +261,6 @@ def test_an_image_folder_run_is_repeated_only_on_the_data_it_recorded(
     )
 
 
-NET = """
-from torch import nn
-
-
-class Net(nn.Module):
-    def __init__(self, num_classes, in_channels=1):
-        super().__init__()
-        self.body = nn.Sequential(nn.Flatten(), nn.LazyLinear(8), nn.ReLU())
-        self.head = nn.Linear(8, num_classes)
-
-    def forward(self, x):
-        return self.head(self.body(x))
-"""
-
-
-@pytest.fixture
-def net_file(tmp_path):
-    path = tmp_path / "net.py"
-    path.write_text(NET, encoding="utf-8")
-    return path
-
-
-def _sha(path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 @pytest.mark.parametrize("recorded", [None, 12, ["abc"]], ids=["none", "int", "list"])
 def test_a_model_file_run_without_its_hash_is_refused(runs_root, net_file, recorded):
     cfg = TrainConfig(model=f"{net_file}:Net", epochs=1)
@@ -301,13 +275,13 @@ def test_a_model_file_run_without_its_hash_is_refused(runs_root, net_file, recor
 
 def test_a_model_file_run_is_repeated_only_from_the_same_file(runs_root, net_file):
     cfg = TrainConfig(model=f"{net_file}:Net", epochs=1)
-    then = _sha(net_file)
+    then = sha_of(net_file)
     folder = _finished(cfg, **{SHA_KEY: then})
     assert original_config(folder) == cfg  # the same file: repeated
     net_file.write_text(NET + "# edited\n", encoding="utf-8")
     assert _refusal(folder) == (
         f"{net_file} changed since run {folder.id} was made from it (SHA-256 "
-        f"{then[:12]} then, {_sha(net_file)[:12]} now): it may build another model"
+        f"{then[:12]} then, {sha_of(net_file)[:12]} now): it may build another model"
     )
     net_file.unlink()
     assert _refusal(folder) == (
@@ -323,7 +297,7 @@ def test_opening_a_checkpoint_without_its_model_files_hash_says_so(
     run = prepare_run(cfg, arrays=tiny_arrays)
     fit(run)
     payload = checkpoint_dict(run)
-    assert payload[SHA_KEY] == _sha(net_file)
+    assert payload[SHA_KEY] == sha_of(net_file)
     payload[SHA_KEY] = None
     path = write_checkpoint(tmp_path / "net.pt", payload)
     opened = Session(origin="test").open(path, evaluate=False)

@@ -29,13 +29,7 @@ from workbench.core.data.registry import DATASET_INFO
 
 SIDE = 64  # of the test images the per-sample augmentations are measured on
 
-
-@pytest.fixture(autouse=True)
-def data_dir(tmp_path_factory, monkeypatch):
-    """Decoded-image caches go to a fresh folder, never the user's own."""
-    folder = tmp_path_factory.mktemp("data")
-    monkeypatch.setenv("PTCORE_DATA_DIR", str(folder))
-    return folder
+pytestmark = pytest.mark.usefixtures("data_dir")
 
 
 def _epoch(loader) -> tuple[torch.Tensor, torch.Tensor]:

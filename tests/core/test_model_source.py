@@ -7,7 +7,6 @@ same. Opening, resuming, predicting and reproducing say when it changed.
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 import numpy as np
@@ -15,6 +14,7 @@ import pytest
 import torch
 from PIL import Image
 
+from tests.model_files import NET, sha_of
 from workbench.cli.commands import main
 from workbench.core.config import ConfigError
 from workbench.core.data.sources import load_arrays
@@ -22,31 +22,6 @@ from workbench.core.models.source import SHA_KEY
 from workbench.core.runs.listing import list_runs
 from workbench.core.runs.reproduce import original_config
 from workbench.core.session import Session
-
-NET = """
-from torch import nn
-
-
-class Net(nn.Module):
-    def __init__(self, num_classes, in_channels=1):
-        super().__init__()
-        self.body = nn.Sequential(nn.Flatten(), nn.LazyLinear(32), nn.ReLU())
-        self.head = nn.Linear(32, num_classes)
-
-    def forward(self, x):
-        return self.head(self.body(x))
-"""
-
-
-@pytest.fixture
-def net_file(tmp_path):
-    path = tmp_path / "net.py"
-    path.write_text(NET, encoding="utf-8")
-    return path
-
-
-def _sha(path):
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _train(spec, *flags):
@@ -57,10 +32,10 @@ def test_the_hash_goes_into_the_checkpoint_and_run_json(tmp_path, net_file, caps
     ckpt = tmp_path / "net.pt"
     assert _train(f"{net_file}:Net", "--save", str(ckpt)) == 0
     payload = torch.load(ckpt, weights_only=True)
-    assert payload[SHA_KEY] == _sha(net_file)
+    assert payload[SHA_KEY] == sha_of(net_file)
     (run,) = list_runs()
     info = json.loads((run.folder.path / "run.json").read_text(encoding="utf-8"))
-    assert info[SHA_KEY] == _sha(net_file)
+    assert info[SHA_KEY] == sha_of(net_file)
 
 
 def test_open_resume_predict_and_reproduce_say_the_file_changed(
@@ -77,7 +52,7 @@ def test_open_resume_predict_and_reproduce_say_the_file_changed(
     opened = Session(origin="test").open(ckpt, evaluate=False)
     (note,) = [n for n in opened.notes if "changed since" in n]
     assert str(net_file) in note
-    assert _sha(net_file)[:12] in note
+    assert sha_of(net_file)[:12] in note
 
     capsys.readouterr()
     assert _train(spec, "--resume", str(ckpt), "--max-steps", "6") == 0

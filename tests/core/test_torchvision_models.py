@@ -37,13 +37,7 @@ CPU = torch.device("cpu")
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 
-
-@pytest.fixture(autouse=True)
-def offline_weights(tmp_path, monkeypatch):
-    """No test here may reach the network or the user's own hub cache."""
-    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch-home"))
-    monkeypatch.setattr(torch.hub, "_hub_dir", None)
-    monkeypatch.setenv("PTCORE_WEIGHTS_MIRROR", "http://127.0.0.1:9/")
+pytestmark = pytest.mark.usefixtures("offline_weights")
 
 
 @pytest.fixture(scope="module")
