@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import os
 
-from PySide6.QtGui import QAction, QFontInfo, QGuiApplication, QTextCharFormat
+from PySide6.QtGui import QAction, QFontMetrics, QGuiApplication, QTextCharFormat
 from PySide6.QtWidgets import QScrollArea
 
 from workbench.core import atomic_files as files
@@ -18,6 +18,16 @@ def written(qtbot, view):
     """Wait until the view has written the script for the settings it was told of."""
     qtbot.waitUntil(lambda: not view.is_busy(), timeout=15_000)
     return view.text()
+
+
+def columns_line_up(font) -> bool:
+    """Whether every character is as wide as every other, as a user sees it.
+
+    Some fixed-width fonts (Noto Sans Mono) report ``fixedPitch() == False``;
+    the advance widths are what keeps the script's columns straight.
+    """
+    metrics = QFontMetrics(font)
+    return len({metrics.horizontalAdvance(c) for c in "iW0 .m_|"}) == 1
 
 
 def code_page(window):
@@ -44,7 +54,7 @@ def test_the_code_tab_shows_the_run_as_a_plain_script(qtbot, window):
     assert "from the workbench window" in text
     assert "python run.py" in view.caption.text()
     assert view.editor.isReadOnly()
-    assert QFontInfo(view.editor.font()).fixedPitch()
+    assert columns_line_up(view.editor.font())
     assert view.copy_button.isEnabled()
     assert view.save_button.isEnabled()
 
