@@ -3,9 +3,8 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-import statistics
 import threading
-import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -13,6 +12,7 @@ import torch
 
 from workbench.core import events as E
 from workbench.core.config import TrainConfig
+from workbench.core.train import engine as engine_module
 from workbench.core.train.engine import (
     TrainControl,
     TrainingError,
@@ -115,29 +115,29 @@ def test_step_seconds_is_the_time_of_one_step_even_a_short_last_one(
     tiny_arrays, monkeypatch
 ):
     # 256 samples in batches of 96: two full steps and a last one of 64 each
-    # epoch. Every batch takes 200 ms to fetch, so a step takes 200 ms and a bit
-    # (long enough that a busy machine's noise stays small beside it);
+    # epoch. The engine's clock moves only when a batch is fetched (200 ms
+    # each), so the figures are exact on a busy machine too;
     # batch_size / images_per_s would make the short step 1.5 times longer.
     cfg = TrainConfig(model="mlp", epochs=2, batch_size=96, log_every=1)
     run = prepare_run(cfg, arrays=tiny_arrays)
     fetch = run.loaders.train.iter_from
+    clock = [100.0]
 
     def slow(start):
         for batch in fetch(start):
-            time.sleep(0.2)
+            clock[0] += 0.2
             yield batch
 
     monkeypatch.setattr(run.loaders.train, "iter_from", slow)
+    monkeypatch.setattr(
+        engine_module, "time", SimpleNamespace(perf_counter=lambda: clock[0])
+    )
     steps = [e for e in fit(run) if isinstance(e, E.StepMetrics)]
     assert [s.step for s in steps] == [1, 2, 3] * 2
-    for s in steps:
-        assert 0.2 <= s.step_seconds < 0.6, s
-    full = statistics.median(s.step_seconds for s in steps if s.step < 3)
-    for last in (s for s in steps if s.step == 3):
-        assert last.step_seconds < 1.3 * full
+    assert [s.step_seconds for s in steps] == pytest.approx([0.2] * 6)
     # The first step's time is what the run took to get there.
-    first = steps[0]
-    assert first.step_seconds <= first.elapsed_s < first.step_seconds + 0.5
+    assert steps[0].elapsed_s == pytest.approx(0.2)
+    assert steps[-1].elapsed_s == pytest.approx(1.2)
 
 
 def test_step_seconds_covers_a_log_interval(tiny_arrays):
