@@ -124,8 +124,8 @@ class JobView(QObject):
         w, cfg = self.window, self._config
         if self._last is None:
             w.training_panel.start_progress(0, ev.total_steps)
-            if cfg is not None and cfg.max_steps is None and cfg.epochs > 0:
-                self._know_epochs(ev.total_steps // cfg.epochs)
+            if cfg is not None and cfg.max_steps is None:
+                self._know_epochs(ev.total_steps // cfg.resolved_epochs)
         self._last = ev
         w.curves.add_step(ev)
         w.training_panel.show_step(ev.global_step, ev.total_steps, ev.images_per_s)
