@@ -15,7 +15,7 @@ from typing import Any
 
 from PySide6.QtCore import QSettings, QTimer, Slot
 from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import QMainWindow, QWidget
+from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
 from torch import nn
 
 from workbench.core.config import DEFAULT_IMAGE_SIZE, ConfigError, TrainConfig
@@ -50,6 +50,7 @@ from workbench.ui.plots.curves import TrainingCurves
 from workbench.ui.run_controller import RunController, RunState
 from workbench.ui.tasks import describe_error
 from workbench.ui.trainer_thread import TrainerThread
+from workbench.ui.widgets import wheel_guard
 from workbench.ui.window import layout as window_layout
 from workbench.ui.window import state as window_state
 from workbench.ui.window.actions import build_actions
@@ -139,6 +140,7 @@ class MainWindow(QMainWindow):
 
     def _build_layout(self) -> None:
         layout = window_layout.build_layout(self, self._settings)
+        wheel_guard.install(QApplication.instance())  # the columns scroll, fields stay
         self.main_splitter = layout.main_splitter
         self.plot_splitter = layout.plot_splitter
         self.tabs = layout.tabs
