@@ -4,9 +4,9 @@ import sys
 
 from workbench.cli import interrupts
 
-# Before the imports below (torch takes seconds): a rank keeps an early Ctrl+C.
-interrupts.install_if_rank()
+# Before the imports below: an early Ctrl+C or SIGTERM is kept (see interrupts).
+interrupts.hold()
 
-from workbench.cli.commands import main  # noqa: E402
+from workbench.cli import main  # noqa: E402
 
 sys.exit(main())

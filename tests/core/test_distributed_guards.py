@@ -30,6 +30,7 @@ from torch.testing._internal.distributed.fake_pg import FakeStore
 
 from workbench.cli import distributed as cli_distributed
 from workbench.cli import interrupts
+from workbench.cli import train as cli_train
 from workbench.cli.commands import main
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.data.loaders import shard_rows
@@ -537,23 +538,26 @@ def test_how_the_processes_ended_is_the_commands_exit_code(
 def test_a_rank_keeps_an_early_ctrl_c_and_stops_before_its_first_step(
     monkeypatch, capsys
 ):
-    installed = []
-    monkeypatch.setattr(signal, "signal", lambda *call: installed.append(call))
-    monkeypatch.setattr(interrupts, "_received", False)
-    monkeypatch.delenv("WORLD_SIZE", raising=False)
-    interrupts.install_if_rank()
-    _as_rank(monkeypatch, 0, 1)
-    interrupts.install_if_rank()
-    assert installed == []  # one process: Ctrl+C is Python's own
-
+    """Ranks hold a request during set-up; one process raises it at once."""
+    raised = []
+    monkeypatch.setattr(interrupts, "release", lambda: raised.append(1))
+    monkeypatch.setattr(cli_train, "cmd_train", lambda args: 0)
     _as_rank(monkeypatch, 0, 2)  # rank 0 too: the agent signals every rank
-    interrupts.install_if_rank()
-    ((number, remember),) = installed
-    assert number == signal.SIGINT
-    remember(signal.SIGINT, None)  # arrives while torch is still importing
-    stops = []
-    interrupts.stop_on_first_interrupt(
-        SimpleNamespace(request_stop=lambda: stops.append(1))
-    )
-    assert stops == [1]
+    assert main(["train"]) == 0
+    assert raised == []
+    monkeypatch.delenv("WORLD_SIZE")
+    assert main(["train"]) == 0
+    assert raised == [1]
+
+    monkeypatch.undo()
+    previous = interrupts.hold()
+    try:
+        os.kill(os.getpid(), signal.SIGINT)  # arrives while torch still imports
+        stops = []
+        interrupts.stop_on_first_interrupt(
+            SimpleNamespace(request_stop=lambda: stops.append(1))
+        )
+        assert stops == [1]
+    finally:
+        interrupts.restore(previous)
     assert "stopping after this batch" in capsys.readouterr().out

@@ -27,8 +27,14 @@ __all__ = ["main"]
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``ptcore-workbench`` with ``argv`` (see :mod:`workbench.cli.commands`)."""
-    # Imported on call, not with the package: ``python -m workbench`` imports
-    # cli.interrupts first, to keep a rank's early Ctrl+C while torch loads.
-    from workbench.cli.commands import main as run
+    # Before the command's imports (torch takes seconds): an early Ctrl+C or
+    # SIGTERM is kept, then acted on once the command runs.
+    from workbench.cli import interrupts
 
-    return run(argv)
+    previous = interrupts.hold()
+    try:
+        from workbench.cli.commands import main as run
+
+        return run(argv)
+    finally:
+        interrupts.restore(previous)

@@ -17,6 +17,7 @@ from workbench.cli import check_data as cli_check_data
 from workbench.cli import devices as cli_devices
 from workbench.cli import export as cli_export
 from workbench.cli import inspect as cli_inspect
+from workbench.cli import interrupts
 from workbench.cli import models as cli_models
 from workbench.cli import predict as cli_predict
 from workbench.cli import script as cli_script
@@ -100,11 +101,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``ptcore-workbench``."""
+    previous = interrupts.hold()  # kept until the command runs (see interrupts)
+    try:
+        return _main(argv)
+    finally:
+        interrupts.restore(previous)  # a command run in-process leaves no trace
+
+
+def _main(argv: Sequence[str] | None) -> int:
     keep_freed_memory()  # before any tensor: every command trains or reads faster
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     args = build_parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # for --nproc
     if args.command is None:
+        try:
+            interrupts.release_to_window()
+        except KeyboardInterrupt:
+            return 130  # Ctrl+C before the window showed: it does not
         # The window's Qt only when no command is given: commands stay Qt-free.
         from workbench.app import run_window
 
@@ -122,6 +135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "script": cli_script.cmd_script,
     }
     try:
+        if not interrupts.is_rank():  # a rank holds until its first step
+            interrupts.release()
         return commands[args.command](args)
     except USER_ERRORS as exc:
         sys.stderr.write(f"ptcore-workbench {args.command}: error: {exc}\n")

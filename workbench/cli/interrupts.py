@@ -1,16 +1,26 @@
-"""Ctrl+C on the command line: stop after the batch, and keep an early one.
+"""Ctrl+C and SIGTERM on the command line: one rule from the first line of main.
 
-:func:`stop_on_first_interrupt`: the first Ctrl+C of a training command stops
-it cleanly after the current batch; a second one aborts.
+:func:`hold`, first thing of every entry point: a stop request (SIGINT, or
+SIGTERM as a service manager or ``kill`` sends it) is remembered, not acted
+on, while torch and the command load. Without it, a Ctrl+C in the first
+seconds printed a ``KeyboardInterrupt`` traceback, and a process a script
+started in the background (SIGINT ignored) trained to the end.
 
-:func:`install_if_rank`: a rank of several processes keeps a Ctrl+C that comes
-before training starts.
-torchrun's agent passes Ctrl+C (or the window's Stop) to every rank at once. A
-rank still importing torch or joining the process group would die of it with a
-``KeyboardInterrupt`` traceback, and the others would wait for it until the
-agent's shutdown timeout (30 s). Installed first thing in such a process, this
-handler only remembers the signal; the training command then stops before its
-first step, together with the other ranks (``ddp.stop_agreed``).
+:func:`release`, when a one-process command starts its work: from then on a
+stop request raises ``KeyboardInterrupt`` (the command says "interrupted",
+exit code 130); one held earlier is raised at once.
+
+:func:`stop_on_first_interrupt`, when training starts: the first request
+stops the run cleanly after the current batch (one held earlier stops it
+before its first step); a second one aborts.
+
+A rank of several processes holds until training: torchrun's agent passes
+Ctrl+C (or the window's Stop) to every rank at once, and a rank that died of
+it while importing torch or joining the process group would leave the others
+waiting for it until the agent's shutdown timeout (30 s). Held, the ranks all
+stop before their first step together (``ddp.stop_agreed``).
+
+Imports nothing heavy: it is loaded before torch.
 """
 
 from __future__ import annotations
@@ -18,18 +28,20 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
-from workbench.cli.console import say
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 _received = False
 
+Handlers = dict[int, Any]
 
-def install_if_rank() -> None:
-    """Remember SIGINT instead of raising, in a process that torchrun started."""
-    if os.environ.get("WORLD_SIZE", "1").strip() not in ("", "1"):
-        signal.signal(signal.SIGINT, _remember)
+
+def _on_main_thread() -> bool:
+    # Signal handlers can only be installed from the main thread.
+    return threading.current_thread() is threading.main_thread()
 
 
 def _remember(signum: int, frame: FrameType | None) -> None:
@@ -37,21 +49,68 @@ def _remember(signum: int, frame: FrameType | None) -> None:
     _received = True
 
 
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def _install(handler: Callable[[int, FrameType | None], Any]) -> Handlers:
+    if not _on_main_thread():
+        return {}
+    return {number: signal.signal(number, handler) for number in STOP_SIGNALS}
+
+
+def hold() -> Handlers:
+    """Remember stop requests from now on; the handlers this replaced."""
+    return _install(_remember)
+
+
+def restore(previous: Handlers) -> None:
+    """Put back the handlers :func:`hold` replaced (a command run in-process)."""
+    for number, handler in previous.items():
+        signal.signal(number, signal.SIG_DFL if handler is None else handler)
+
+
 def received() -> bool:
-    """True if SIGINT came while :func:`install_if_rank`'s handler was in place."""
+    """True if a stop request came while :func:`hold`'s handler was in place."""
     return _received
 
 
+def _take() -> bool:
+    """Whether a request was held; it is acted on now, so forget it."""
+    global _received
+    held, _received = _received, False
+    return held
+
+
+def is_rank() -> bool:
+    """Whether this process is one of several that torchrun started."""
+    return os.environ.get("WORLD_SIZE", "1").strip() not in ("", "1")
+
+
+def release() -> None:
+    """A stop request raises ``KeyboardInterrupt`` from now on; a held one now."""
+    _install(_interrupt)
+    if _take():
+        raise KeyboardInterrupt
+
+
+def release_to_window() -> None:
+    """Python's own handling again (the window installs its Ctrl+C); a held one now."""
+    if _on_main_thread():
+        restore({signal.SIGINT: signal.default_int_handler, signal.SIGTERM: None})
+    if _take():
+        raise KeyboardInterrupt
+
+
 def stop_on_first_interrupt(control: Any) -> None:
-    """First Ctrl+C stops cleanly after the current batch; a second one kills."""
+    """First stop request stops cleanly after the current batch; a second kills."""
+    from workbench.cli.console import say  # loaded by now: keep hold() light
 
     def handler(signum: int, frame: FrameType | None) -> None:
         say("stopping after this batch (Ctrl+C again to abort)")
         control.request_stop()
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        _install(_interrupt)
 
-    # Signal handlers can only be installed from the main thread.
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, handler)
-    if received():  # a rank got Ctrl+C before it could train
+    _install(handler)
+    if _take():  # a request came before the run could train
         handler(signal.SIGINT, None)
