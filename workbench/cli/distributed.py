@@ -114,7 +114,13 @@ def _quiet_agent_logs() -> None:
 def _report_failure(exc: Any) -> int:
     """Say which rank failed and why (torchrun's ``ChildFailedError``); exit code."""
     failures = exc.failures
-    raised = [f for f in failures.values() if _own_fields(f).get("error")]
+    # A rank's own error; one that only lost its peer (rank 0, which had
+    # left) is no cause of its own.
+    raised = [
+        own
+        for own in map(_own_fields, failures.values())
+        if own.get("error") and not own.get("peer_lost")
+    ]
     first = failures.get(0)
     if first is not None and first.exitcode in (2, 130) and not raised:
         # A user error rank 0 printed, or a stop it reported; the others may
