@@ -8,6 +8,8 @@ import os
 import pytest
 import torch
 
+from tests import small_disk as small_disk_module
+
 # Set before anything imports Qt; tests never need a real screen.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -72,6 +74,14 @@ def warm_python():
     pythons = WarmPythons()
     yield pythons
     pythons.close()
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A real 2 MB file system the test can fill (tests/small_disk.py)."""
+    disk = small_disk_module.mount(tmp_path / "disk", "2m")
+    yield disk
+    small_disk_module.unmount(disk)
 
 
 @pytest.fixture(scope="session")

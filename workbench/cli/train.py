@@ -7,17 +7,17 @@ imported, so it works over SSH and in CI.
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 from pathlib import Path
 from typing import Any
 
 from workbench.cli import distributed as cli_distributed
 from workbench.cli.console import percent, say
 from workbench.cli.interrupts import stop_on_first_interrupt
+from workbench.cli.metrics_json import MetricsJson, metrics_document
 from workbench.cli.progress import DownloadBars, StepBar
 from workbench.core import config as C
 from workbench.core import events as E
-from workbench.core.atomic_files import write_atomically
 from workbench.core.checkpoints.io import (
     CheckpointError,
     config_of,
@@ -40,37 +40,6 @@ def config_from_args(args: argparse.Namespace, base: C.TrainConfig) -> C.TrainCo
     return base.replace(**changes)
 
 
-def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    text = json.dumps(data, indent=2, allow_nan=True) + "\n"
-    write_atomically(path, lambda handle: handle.write(text.encode("utf-8")))
-
-
-def metrics_document(
-    cfg: C.TrainConfig, history: Any, final: Any | None
-) -> dict[str, Any]:
-    """The ``--metrics-json`` document (see README, "Metrics JSON")."""
-    # Epochs count from 1 for people; the engine's events count from 0.
-    epochs = [{**e.to_dict(), "epoch": e.epoch + 1} for e in history.epochs]
-    doc: dict[str, Any] = {
-        "config": cfg.to_dict(),
-        "epochs": epochs,
-        "steps": [{"step": s, "loss": loss} for s, loss in history.steps],
-        "final": None,
-    }
-    if final is not None:
-        doc["final"] = {
-            "val_accuracy": final.val_accuracy,
-            "val_loss": final.val_loss,
-            "images_per_s": final.images_per_s,
-            "seconds": final.seconds,
-            "compile_seconds": final.compile_seconds,
-            "step_seconds": final.step_seconds,
-            "global_step": final.global_step,
-            "stopped": final.stopped,
-        }
-    return doc
-
-
 def cmd_train(args: argparse.Namespace) -> int:
     """Train headless, or re-launch on ``--nproc`` processes through torchrun."""
     if args.nproc > 1:
@@ -86,6 +55,8 @@ def _train(args: argparse.Namespace) -> int:
             "--resume continues a run, --init-from starts a new one from its "
             "weights: give one of them"
         )
+    # Before anything trains: a folder given by mistake is one line, not a loss.
+    metrics = MetricsJson(args.metrics_json) if args.metrics_json else None
     session = Session(origin="command line")
     session.tensorboard = args.tensorboard
     downloads = DownloadBars(args.quiet)
@@ -130,7 +101,6 @@ def _train(args: argparse.Namespace) -> int:
     control = TrainControl()
     stop_on_first_interrupt(control)
     save_path = Path(args.save) if args.save else None
-    metrics_path = Path(args.metrics_json) if args.metrics_json else None
     progress = StepBar(args.quiet)
     result = None
     try:
@@ -147,9 +117,10 @@ def _train(args: argparse.Namespace) -> int:
             if isinstance(event, E.EpochMetrics):
                 if save_path:
                     save_checkpoint(save_path, run)
-                if metrics_path:
+                if metrics is not None:
                     document = metrics_document(cfg, run.history, None)
-                    _write_json_atomic(metrics_path, document)
+                    if warning := metrics.write_during_run(document):
+                        say(f"warning: {warning}")
             elif isinstance(event, E.TrainResult):
                 result = event
     finally:
@@ -161,9 +132,12 @@ def _train(args: argparse.Namespace) -> int:
         return 130
     if save_path:
         save_checkpoint(save_path, run)
-    if metrics_path:
-        _write_json_atomic(metrics_path, metrics_document(cfg, run.history, result))
     say(summary_line(result, run, save_path))
+    if metrics is not None:
+        document = metrics_document(cfg, run.history, result)
+        if error := metrics.write_at_end(document):
+            sys.stderr.write(f"ptcore-workbench train: error: {error}\n")
+            return 1
     return 130 if result.stopped else 0
 
 
