@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import os
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -333,11 +335,50 @@ def save_config(cfg: TrainConfig, path: str | Path) -> None:
         raise ConfigError(f"cannot write config {path}: {exc.strerror or exc}") from exc
 
 
+# A config is a few hundred bytes; anything far larger is the wrong file.
+MAX_CONFIG_BYTES = 1 << 20
+
+_KINDS = {
+    stat.S_IFDIR: "a folder",
+    stat.S_IFIFO: "a named pipe",
+    stat.S_IFCHR: "a device",
+    stat.S_IFBLK: "a device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def _read_config_bytes(path: Path) -> bytes:
+    """The bytes of a regular file of sane size; ConfigError for anything else.
+
+    Opened without blocking, so a named pipe with no writer is refused rather
+    than waited on for ever; ``/dev/zero`` is refused rather than read into
+    gigabytes of memory.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        mode = os.fstat(fd).st_mode
+    except BaseException:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+        raise ConfigError(f"{path} is {kind}: give a JSON or TOML config file")
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(
+            f"{path} is over {MAX_CONFIG_BYTES >> 20} MB: a config is a few hundred "
+            "bytes of JSON or TOML; is it the right file?"
+        )
+    return data
+
+
 def load_config(path: str | Path) -> TrainConfig:
     """Read a JSON or TOML config; errors name the file and what is wrong."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read_config_bytes(path).decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"config file not found: {path}") from None
     except UnicodeDecodeError as exc:
