@@ -6,6 +6,7 @@ import http.client
 import logging
 import os
 import tempfile
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Sequence
@@ -34,6 +35,11 @@ log = logging.getLogger(__name__)
 MIRROR_ENV = "PTCORE_DATA_MIRROR"
 _CHUNK_BYTES = 64 * 1024
 _TIMEOUT_S = 30
+# A server that trickles (100 bytes every 10 s) never lets a read time out: a
+# transfer that gets less than STALL_MIN_BYTES in a window of STALL_WINDOW_S
+# is given up as stalled (the next mirror is tried).
+STALL_WINDOW_S = 60.0
+STALL_MIN_BYTES = 64 * 1024
 _MD5_MISMATCH = "MD5 checksum mismatch"
 
 
@@ -152,11 +158,16 @@ def _stream(
             length = response.headers.get("Content-Length")
             total = int(length) if length and length.isdigit() else None
             report(done, total)
-            while chunk := response.read(_CHUNK_BYTES):
+            stall = StallWatch()
+            # read1: back with whatever one receive brought, so Cancel and the
+            # stall rule are checked as bytes arrive, however slowly.
+            while chunk := response.read1(_CHUNK_BYTES):
                 check_cancel()
                 _write_chunk(out, chunk, out_path)
                 done += len(chunk)
                 report(done, total)
+                if stalled := stall.add(len(chunk)):
+                    raise FetchFailed(url, stalled, "interrupted")
     except urllib.error.HTTPError as exc:
         exc.close()  # it holds the response's socket
         raise FetchFailed(url, f"HTTP {exc.code} {exc.reason}", "http") from exc
@@ -169,6 +180,28 @@ def _stream(
     if total is not None and done != total:
         reason = f"connection closed after {done} of {total} bytes"
         raise FetchFailed(url, reason, "interrupted")
+
+
+class StallWatch:
+    """Each window of ``STALL_WINDOW_S`` seconds must bring ``STALL_MIN_BYTES``."""
+
+    def __init__(self) -> None:
+        self._since = time.monotonic()
+        self._bytes = 0
+
+    def add(self, count: int) -> str | None:
+        """``count`` more bytes arrived; why the transfer stalled, or None."""
+        self._bytes += count
+        now = time.monotonic()
+        if now - self._since < STALL_WINDOW_S:
+            return None
+        if self._bytes < STALL_MIN_BYTES:
+            return (
+                f"stalled: {self._bytes:,} bytes in the last "
+                f"{now - self._since:.0f} s"
+            )
+        self._since, self._bytes = now, 0
+        return None
 
 
 def download_dataset(
