@@ -17,6 +17,7 @@ from PySide6.QtGui import QAction
 
 from workbench.core.checkpoints.io import CheckpointError, save_checkpoint
 from workbench.core.config import ConfigError, load_config, save_config
+from workbench.core.errors import USER_ERRORS
 from workbench.core.model_offer import WeightsOffer, offer_weights
 from workbench.core.runs.folder import interrupted_runs
 from workbench.core.runs.listing import read_metrics
@@ -143,14 +144,17 @@ class FileActions(QObject):
         an exact fit loads; a partial fit (say, another number of classes) asks
         first, then keeps every matching tensor and reinitialises the rest.
         """
-        w = self.window
         if not self._idle:
             return False
         try:
-            offer = offer_weights(path, w.current_config())
-        except (CheckpointError, ConfigError) as exc:
-            w.show_error("Could not load the weights", exc)
+            return self._offer_weights(path)
+        except USER_ERRORS as exc:  # the file, or data the model cannot be built for
+            self.window.show_error("Could not load the weights", exc)
             return False
+
+    def _offer_weights(self, path: str | Path) -> bool:
+        w = self.window
+        offer = offer_weights(path, w.current_config())
         other = offer.other_architecture
         if other is not None:
             answer = dialogs.ask_switch_architecture(
