@@ -6,6 +6,7 @@ from workbench.cli import interrupts
 
 # Before the imports below: an early Ctrl+C or SIGTERM is kept (see interrupts).
 interrupts.hold()
+interrupts.end_with_launcher()
 
 from workbench.cli import main  # noqa: E402
 

@@ -224,3 +224,41 @@ def test_an_early_stop_while_the_ranks_start_ends_them_quickly_and_quietly(tmp_p
     assert "Traceback" not in err, err[-2000:]
     assert not [pid for pid in ranks if _alive(pid)]
     assert seconds < 20  # the agent would wait 30 s for a rank that died
+
+
+@pytest.mark.slow
+def test_ranks_stop_and_save_when_their_launcher_is_killed(tmp_path):
+    """kill -9 of the launcher: its ranks stop together, saved, within seconds."""
+    runs = tmp_path / "runs"
+    command = [*LAUNCH, "--model", "mlp", "--epochs", "60", "--batch-size", "64"]
+    launcher = subprocess.Popen(
+        [*command, "--nproc", "2"],
+        env=_env(runs),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    ranks: list[int] = []
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and len(ranks) < 2:
+            metrics = list(runs.glob("*/metrics.jsonl"))
+            if metrics and metrics[0].stat().st_size > 2000:
+                ranks = _children(launcher.pid)
+            time.sleep(0.2)
+        assert len(ranks) == 2, "the two ranks never started training"
+        launcher.kill()
+        launcher.wait()
+        deadline = time.monotonic() + 20
+        while [pid for pid in ranks if _alive(pid)] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = [pid for pid in ranks if _alive(pid)]
+    finally:
+        for pid in ranks:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert not left, "ranks trained on without their launcher"
+    (folder,) = runs.iterdir()
+    info = json.loads((folder / "run.json").read_text())
+    assert info["status"] == "stopped"
+    payload = torch.load(folder / "checkpoint.pt", weights_only=True)
+    assert payload["global_step"] > 0

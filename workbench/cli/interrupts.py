@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable
 from types import FrameType
 from typing import Any
@@ -85,6 +86,33 @@ def _take() -> bool:
 def is_rank() -> bool:
     """Whether this process is one of several that torchrun started."""
     return os.environ.get("WORLD_SIZE", "1").strip() not in ("", "1")
+
+
+# A rank whose launcher is gone gets this long to stop after its batch and save.
+ORPHAN_GRACE_S = 30.0
+
+
+def end_with_launcher(poll_s: float = 0.5) -> None:
+    """In a rank: when the launcher dies (``kill -9``), stop as if Stop was pressed.
+
+    torchrun's agent ends its ranks when it is told to stop; killed outright,
+    it cannot, and the ranks trained on by themselves. A daemon thread watches
+    the parent: once this process is orphaned it sends itself SIGTERM (a stop
+    request: the ranks agree to stop after a batch and rank 0 saves), and ends
+    the process if it is still there ``ORPHAN_GRACE_S`` later.
+    """
+    if not is_rank():
+        return
+    launcher = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == launcher:
+            time.sleep(poll_s)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(ORPHAN_GRACE_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="end-with-launcher", daemon=True).start()
 
 
 def release() -> None:
