@@ -143,8 +143,19 @@ def test_the_preprocessing_line_follows_model_weights_and_dataset(qtbot, window)
     assert "MobileNet_V3_Small_Weights.IMAGENET1K_V1" in label.line()
     combo = window.data_panel.dataset_combo
     combo.setCurrentIndex(combo.findData("cifar10"))
-    # CIFAR-10 takes the weights' size (224) and has colour: nothing repeated.
-    assert label.line().startswith("Preprocessing: 224x224; mean (0.485")
+    # CIFAR-10 takes the weights' size (224), says so and what it costs, and
+    # has colour: nothing repeated. The Image size field shows it, automatic.
+    assert label.line().startswith(
+        "Preprocessing: 224x224 (auto: the weights' size, 49x the pixels and time "
+        "of 32x32); mean (0.485"
+    )
+    size = window.data_panel.size_spin
+    assert size.text() == "224 px (auto)"
+    assert window.current_config().image_size is None
+    size.setValue(96)  # as the user would: their own size, no longer automatic
+    assert size.text() == "96 px"
+    assert window.current_config().image_size == 96
+    assert label.line().startswith("Preprocessing: 96x96; mean (0.485")
 
 
 def test_restored_window_shows_the_saved_model_and_weights(qtbot, window):

@@ -200,8 +200,10 @@ class MainWindow(QMainWindow):
         self.speed_panel.set_device_kind(kind)
         self.training_panel.set_dataset(self.data_panel.dataset())
         model, _classes, shape = self.chosen_model_key()
+        dataset, auto = self.data_panel.dataset(), self.data_panel.image_size() is None
+        self.data_panel.show_auto_size(shape[1])
         self.data_panel.preprocessing_label.show_for(
-            model, self.model_panel.weights(), self.data_panel.dataset(), shape[1]
+            model, self.model_panel.weights(), dataset, shape[1], auto=auto
         )
         self._sync_tree_model(frozen)
         self.run_view.show_measurements()
@@ -222,10 +224,12 @@ class MainWindow(QMainWindow):
         """(architecture, classes, input shape) the panels choose."""
         values = {**self.data_panel.config_values(), **self.model_panel.config_values()}
         model, dataset = values["model"], values["dataset"]
+        size = values.get("image_size") or DEFAULT_IMAGE_SIZE.get(dataset, 28)
         try:
-            return model_key(self._base_config.replace(**values))
+            cfg = self._base_config.replace(**values)
+            size = cfg.resolved_image_size  # the weights' own when automatic
+            return model_key(cfg)
         except (ConfigError, DataError):  # no folder chosen yet: preview 2 classes
-            size = values.get("image_size") or DEFAULT_IMAGE_SIZE.get(dataset, 28)
             return (model, 2, (model_channels(model, 3), size, size))
 
     def _sync_tree_model(self, frozen: tuple[str, ...] | None = None) -> None:

@@ -56,6 +56,9 @@ from workbench.ui.panels.samples import (
 from workbench.ui.tasks import TaskThread, describe_error, start_task
 from workbench.ui.widgets.preprocessing_label import PreprocessingLabel
 
+# The Image size field until the user sets one: the run's own choice.
+AUTO_SIZE_SUFFIX = " px (auto)"
+
 log = logging.getLogger(__name__)
 
 FOLDER_TITLE = "Image folder (your own)"
@@ -183,6 +186,7 @@ class DataPanel(ConfigPanel):
         self.form.addRow("Images", self.folder_field)
 
         self.size_spin = image_size_spin()
+        self.size_spin.setSuffix(AUTO_SIZE_SUFFIX)
         self.size_spin.valueChanged.connect(self._on_size_spin_changed)
         self.form.addRow("Image size", self.size_spin)
         self.share_spin = validation_share_spin()
@@ -203,6 +207,7 @@ class DataPanel(ConfigPanel):
         self._size_explicit = cfg.image_size is not None
         self._applied_size = cfg.image_size
         self.size_spin.setValue(cfg.resolved_image_size)
+        self._mark_size()
         self._applied_share = cfg.val_fraction
         self.share_spin.setValue(round(100 * cfg.val_fraction))
         self.augment_box.set_choices(cfg.augment)
@@ -231,14 +236,26 @@ class DataPanel(ConfigPanel):
         }
 
     def image_size(self) -> int | None:
-        """The image size the config gets: None for the dataset's own."""
+        """The image size the config gets: None for automatic (see show_auto_size)."""
         dataset = self.dataset()
         if dataset not in RESIZABLE_DATASETS:
             return 28 if self._applied_size == 28 else None
-        value = self.size_spin.value()
-        if not self._size_explicit and value == DEFAULT_IMAGE_SIZE[dataset]:
+        if not self._size_explicit:
             return None
-        return value
+        return self.size_spin.value()
+
+    def show_auto_size(self, side: int) -> None:
+        """Show the size a run takes when none is set (the weights' 224, say).
+
+        The field shows it marked "auto" until the user sets a size of their own.
+        """
+        if self._size_explicit or self.dataset() not in RESIZABLE_DATASETS:
+            return
+        with QSignalBlocker(self.size_spin):
+            self.size_spin.setValue(side)
+
+    def _mark_size(self) -> None:
+        self.size_spin.setSuffix(" px" if self._size_explicit else AUTO_SIZE_SUFFIX)
 
     def _show_dataset_rows(self) -> None:
         dataset = self.dataset()
@@ -450,6 +467,7 @@ class DataPanel(ConfigPanel):
         self._applied_size = None
         with QSignalBlocker(self.size_spin):
             self.size_spin.setValue(DEFAULT_IMAGE_SIZE.get(self.dataset(), 28))
+        self._mark_size()
         self._show_dataset_rows()
         self._reload()
         self.changed.emit()
@@ -565,6 +583,7 @@ class DataPanel(ConfigPanel):
     def _on_size_spin_changed(self, _value: int) -> None:
         if not self._applying:
             self._size_explicit = True
+            self._mark_size()
             if self.dataset() == FOLDER:
                 self._show_folder_examples()
             self._emit_changed()

@@ -12,6 +12,7 @@ import textwrap
 
 from PySide6.QtWidgets import QLabel, QWidget
 
+from workbench.core.config import DEFAULT_IMAGE_SIZE
 from workbench.core.data.registry import DATASET_INFO
 from workbench.core.models.catalog import pretrained
 from workbench.core.models.inputs import TORCHVISION_CHANNELS, preprocessing_text
@@ -23,8 +24,26 @@ FOLDER_TEXT = (
 )
 
 
-def preprocessing_line(model: str, weights: str, dataset: str, side: int) -> str:
-    """``Preprocessing: ...`` for ``model`` (``weights``) on ``dataset`` at ``side``."""
+def preprocessing_line(
+    model: str, weights: str, dataset: str, side: int, *, auto: bool = False
+) -> str:
+    """``Preprocessing: ...`` for ``model`` (``weights``) on ``dataset`` at ``side``.
+
+    ``auto``: nobody set the size; when the weights set it, the line says so
+    and what it costs beside the dataset's own size.
+    """
+    line = _line(model, weights, dataset, side)
+    default = DEFAULT_IMAGE_SIZE.get(dataset)
+    if auto and default is not None and side != default:
+        cost = side * side / (default * default)
+        note = f"{side}x{side} (auto: the weights' size"
+        if cost >= 1.5:
+            note += f", {cost:.0f}x the pixels and time of {default}x{default}"
+        line = line.replace(f"{side}x{side}", note + ")", 1)
+    return line
+
+
+def _line(model: str, weights: str, dataset: str, side: int) -> str:
     info = DATASET_INFO.get(dataset)
     if info is None:  # an image folder: its statistics are measured by the run
         if not pretrained(model, weights):
@@ -67,9 +86,11 @@ class PreprocessingLabel(QLabel):
         self.setStyleSheet("color: #555;")
         self._line = ""
 
-    def show_for(self, model: str, weights: str, dataset: str, side: int) -> None:
+    def show_for(
+        self, model: str, weights: str, dataset: str, side: int, *, auto: bool = False
+    ) -> None:
         """Describe the preprocessing of ``dataset`` images for ``model``."""
-        self._line = preprocessing_line(model, weights, dataset, side)
+        self._line = preprocessing_line(model, weights, dataset, side, auto=auto)
         self.setText("\n".join(wrapped(self._line)))
         self.setToolTip(
             f"{self._line}\n\nWhat each image goes through before the model sees "
