@@ -26,7 +26,9 @@ def run_command(args: argparse.Namespace) -> int:
             f"{'id':40} {'dataset':10} {'model':10} {'best val':>8} {'time':>7}  status"
         )
         for r in summaries:
-            best = percent(r.best_val_accuracy) if r.best_val_accuracy else "n/a"
+            best = (
+                "n/a" if r.best_val_accuracy is None else percent(r.best_val_accuracy)
+            )
             tags = f"  [{', '.join(r.tags)}]" if r.tags else ""
             name = f"  {r.name}" if r.name else ""
             say(
