@@ -659,7 +659,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "partial-load-default-ignores-fit",
         "Load what fits is not the default when fewer than half the tensors fit",
-        "FileActions.load_weights",
+        "FileActions._offer_weights",
         "            load_by_default=not offer.mostly_unfit,\n",
         "            load_by_default=True,\n",
         (
@@ -1693,9 +1693,8 @@ MUTATIONS: list[Mutation] = [
         "preprocessing-line-ignores-the-model",
         "The Data panel's preprocessing line follows the chosen model and weights",
         "MainWindow._after_config_change",
-        "            model, self.model_panel.weights(), self.data_panel.dataset(), "
-        "shape[1]\n",
-        '            "mlp", "none", self.data_panel.dataset(), shape[1]\n',
+        "            model, self.model_panel.weights(), dataset, shape[1], auto=auto\n",
+        '            "mlp", "none", dataset, shape[1], auto=auto\n',
         (
             f"{_MODEL_PANEL}::test_the_preprocessing_line_follows_model_weights_"
             "and_dataset",
@@ -2407,12 +2406,13 @@ MUTATIONS += [
     Mutation(
         "ddp-early-interrupt-kills",
         "a stop while the ranks start ends them quickly, without a traceback",
-        "install_if_rank",
-        "        signal.signal(signal.SIGINT, _remember)\n",
-        "        pass\n",
+        "hold",
+        "    return _install(_remember)\n",
+        "    return {}\n",
         (
             f"{_DDP_STOP}::"
             "test_an_early_stop_while_the_ranks_start_ends_them_quickly_and_quietly",
+            "tests/core/test_interrupts.py::test_ctrl_c_in_the_first_instant_of_train_is_one_line",
         ),
     ),
 ]
@@ -3322,7 +3322,7 @@ MUTATIONS += [
     Mutation(
         "commands-leave-malloc-defaults",
         "Every command (the window and torchrun's workers too) keeps freed memory in the process first thing, so training steps do not fault their blocks in again",
-        "workbench.cli.commands:main",
+        "workbench.cli.commands:_main",
         "    keep_freed_memory()  # before any tensor: every command trains or reads faster\n",
         "",
         ("tests/core/test_memory.py::test_every_command_keeps_freed_memory",),
@@ -4570,9 +4570,9 @@ MUTATIONS += [
     Mutation(
         "early-interrupt-only-other-ranks",
         "every rank of several processes (rank 0 too) keeps an early Ctrl+C",
-        "install_if_rank",
-        '    if os.environ.get("WORLD_SIZE", "1").strip() not in ("", "1"):\n',
-        '    if os.environ.get("RANK", "0").strip() not in ("", "0"):\n',
+        "is_rank",
+        'os.environ.get("WORLD_SIZE", "1").strip() not in ("", "1")',
+        'os.environ.get("RANK", "0").strip() not in ("", "0")',
         (
             f"{_GUARDS}::"
             "test_a_rank_keeps_an_early_ctrl_c_and_stops_before_its_first_step",
@@ -4582,7 +4582,7 @@ MUTATIONS += [
         "early-interrupt-forgotten",
         "a Ctrl+C kept before training stops the run before its first step",
         "stop_on_first_interrupt",
-        "    if received():  # a rank got Ctrl+C before it could train\n",
+        "    if _take():  # a request came before the run could train\n",
         "    if False:\n",
         (
             f"{_GUARDS}::"
@@ -4609,6 +4609,1117 @@ MUTATIONS += [
         "    if name in BUILTIN_MODELS:\n",
         (
             "tests/core/test_model_file.py::test_a_model_file_run_never_lists_torchvisions_models",
+        ),
+    ),
+]
+
+# issue 34: the Code tab's script in a font whose columns line up.
+MUTATIONS += [
+    Mutation(
+        name="code-view-proportional-font",
+        promise="The Code tab shows its script in a fixed-width font (equal advances)",
+        where="CodeView.__init__",
+        old="QFontDatabase.SystemFont.FixedFont",
+        new="QFontDatabase.SystemFont.GeneralFont",
+        tests=(
+            "tests/ui/test_code_view.py::test_the_code_tab_shows_the_run_as_a_plain_script",
+        ),
+    ),
+]
+
+# issue 33 second pass: distributed guards, thread sharing, the start wait, jobs
+_P2 = "tests/core/test_distributed_second_pass.py"
+_P2_UI = "tests/ui/test_start_wait_second_pass.py"
+_P2_RNG = f"{_P2}::test_a_checkpoint_keeps_each_ranks_own_random_numbers_in_rank_order"
+_P2_CUDA_RNG = f"{_P2}::test_a_resumed_rank_sets_its_cuda_random_numbers_on_its_own_gpu"
+_P2_ATTACH = (
+    f"{_P2}::test_ddp_wraps_each_ranks_model_on_its_gpu_with_the_batchnorm_asked_for"
+)
+_P2_PEER = f"{_P2}::test_a_rank_that_only_lost_its_peer_exits_quietly_and_says_so"
+_P2_SIGNAL = f"{_P2_UI}::test_a_job_ended_by_a_signal_failed_and_says_which"
+_P2_LINES = f"{_P2_UI}::test_the_lines_a_job_printed_as_it_exited_reach_the_window"
+_P2_START = (
+    f"{_P2_UI}::test_each_start_releases_the_gui_threads_pool_and_prepares_the_trainer"
+)
+_P2_WAIT = (
+    "tests/ui/test_run_start_wait.py::"
+    "test_every_runs_first_step_waits_for_the_starts_repaints_and_what_they_posted"
+)
+MUTATIONS += [
+    Mutation(
+        "ddp-every-rank-keeps-rank-0s-rng",
+        "a checkpoint keeps each rank's own random-number state, in rank order",
+        "gather_rng",
+        "{key: gathered[key][r] for key in mine}",
+        "{key: gathered[key][0] for key in mine}",
+        (_P2_RNG,),
+    ),
+    Mutation(
+        "ddp-cuda-rng-onto-the-default-gpu",
+        "a resumed rank sets its CUDA random numbers on its own GPU (LOCAL_RANK)",
+        "restore_rank_rng",
+        '        device = distributed.rank_device(torch.device("cuda"))\n',
+        '        device = torch.device("cuda")\n',
+        (_P2_CUDA_RNG,),
+    ),
+    Mutation(
+        "ddp-sync-bn-never-asked",
+        "--sync-bn on CUDA reaches the model DDP wraps",
+        "attach",
+        "sync_bn=run.config.sync_bn, world=world",
+        "sync_bn=False, world=world",
+        (_P2_ATTACH,),
+    ),
+    Mutation(
+        "ddp-wraps-on-gpu-0",
+        "DDP wraps each rank's model on that rank's own GPU",
+        "attach",
+        "    device_ids = [run.device.index] if",
+        "    device_ids = [0] if",
+        (_P2_ATTACH,),
+    ),
+    Mutation(
+        "main-rank-per-machine",
+        "only the first process of all (rank 0), not each machine's first, writes",
+        "is_main",
+        "    return rank() == 0\n",
+        "    return local_rank() == 0\n",
+        (
+            f"{_P2}::test_only_the_first_process_of_all_writes_not_each_machines_first",
+            f"{_GUARDS}::"
+            "test_another_rank_runs_quietly_and_its_ending_is_rank_0s_to_report",
+        ),
+    ),
+    Mutation(
+        "collectives-wait-ten-minutes",
+        "collectives time out after 60 s, so nothing waits for ever",
+        "workbench.core.distributed.env:TIMEOUT",
+        "seconds=60",
+        "seconds=600",
+        (f"{_P2}::test_a_collective_waits_60_seconds_at_most",),
+    ),
+    Mutation(
+        "resize-notice-ends-on-the-new-count",
+        "the resize notice says the run would have been different on the count that saved it",
+        "resize_notice",
+        '        f"on {_processes(saved)}"\n',
+        '        f"on {_processes(now)}"\n',
+        (f"{_P2}::test_the_resize_notice_compares_with_the_count_that_saved_the_run",),
+    ),
+    Mutation(
+        "rank-error-hidden-behind-rank-0s-stop",
+        "a rank that failed with an error is named even when rank 0 stopped or refused",
+        "_report_failure",
+        "first.exitcode in (2, 130) and not raised:",
+        "first.exitcode in (2, 130):",
+        (f"{_P2}::test_a_ranks_error_is_named_even_when_rank_0_stopped_or_refused",),
+    ),
+    Mutation(
+        "lost-peer-words-case-sensitive",
+        "a rank whose peer reset the connection (any case) is never named as the cause",
+        "peer_lost",
+        "    text = str(exc).lower()\n",
+        "    text = str(exc)\n",
+        (_P2_PEER,),
+    ),
+    Mutation(
+        "dist-error-not-a-lost-peer",
+        "a torch.distributed error (DistError) marks a lost peer, whatever its words",
+        "peer_lost",
+        "isinstance(exc, dist.DistError) or any(",
+        "any(",
+        (_P2_PEER,),
+    ),
+    Mutation(
+        "one-process-connection-error-silent",
+        "one process's error about a connection still ends with its traceback",
+        "run_rank",
+        "        if peer_lost(exc) and distributed.world_size() > 1:\n",
+        "        if peer_lost(exc):\n",
+        (f"{_P2}::test_one_process_shows_a_connection_error_like_any_other",),
+    ),
+    Mutation(
+        "failing-rank-error-not-written",
+        "a rank that fails writes its error for the agent to name",
+        "run_rank",
+        "        record_failure(exc)\n",
+        "",
+        (f"{_P2}::test_a_rank_that_fails_writes_its_error_for_the_agent",),
+    ),
+    Mutation(
+        "job-killed-reads-finished",
+        "a job ended by a signal reads as failed, not finished",
+        "JobEnded.outcome",
+        "        if self.exit_code == 0:\n",
+        "        if self.exit_code <= 0:\n",
+        (_P2_SIGNAL,),
+    ),
+    Mutation(
+        "job-warnings-not-shown",
+        "rank 0's warnings are shown under the controls, as its notes are",
+        "_NOTE_PREFIXES",
+        '("warning: ", "note: ")',
+        '("note: ",)',
+        (_P2_LINES,),
+    ),
+    Mutation(
+        "job-last-lines-missed",
+        "what a job printed right before it exited still reaches the window",
+        "ProcessJob.poll",
+        "        code = process.poll()  # before reading: nothing written after is missed\n"
+        "        for line in self._stdout.read():\n"
+        "            self._on_output_line(line)\n",
+        "        for line in self._stdout.read():\n"
+        "            self._on_output_line(line)\n"
+        "        code = process.poll()\n",
+        (_P2_LINES,),
+    ),
+    Mutation(
+        "job-signal-said-negative",
+        "a job ended by a signal says which signal, with nothing on its error output",
+        "ProcessJob._failure",
+        "ended by signal {-code}",
+        "ended by signal {code}",
+        (_P2_SIGNAL,),
+    ),
+    Mutation(
+        "job-failure-first-line",
+        "a failed job shows the last line of its error output, not the first",
+        "ProcessJob._failure",
+        "            return lines[-1]\n",
+        "            return lines[0]\n",
+        (f"{_P2_UI}::test_a_failed_job_says_the_last_line_of_its_error_output",),
+    ),
+    Mutation(
+        "job-uneven-batch-starts-processes",
+        "the window refuses a batch that cannot split before starting any process",
+        "JobView.start_if_several",
+        "            check_batch(cfg.batch_size, nproc)\n",
+        "",
+        (f"{_P2_UI}::test_a_batch_that_cannot_split_starts_no_process",),
+    ),
+    Mutation(
+        "catch-up-waits-out-the-deadline",
+        "once the GUI thread has caught up, the first step goes at once",
+        "TrainerThread._wait_for_gui",
+        "            if self._gui_caught_up.wait(0.01):\n                return\n",
+        "            self._gui_caught_up.wait(0.01)\n",
+        (_P2_WAIT,),
+    ),
+    Mutation(
+        "catch-up-two-trips",
+        "the catch-up waits for the start's repaint and two passes of what it posted",
+        "_CATCH_UP_TRIPS",
+        "_CATCH_UP_TRIPS = 3",
+        "_CATCH_UP_TRIPS = 2",
+        (_P2_WAIT,),
+    ),
+    Mutation(
+        "gui-pool-kept-at-start",
+        "the GUI thread releases its OpenMP pool right before each run starts",
+        "TrainerThread.start_run",
+        "        prepare_main_thread()\n",
+        "",
+        (_P2_START,),
+    ),
+    Mutation(
+        "trainer-not-prepared",
+        "the training thread copies the GUI thread's torch settings before training",
+        "TrainerThread.run",
+        "        prepare_training_thread()\n",
+        "",
+        (_P2_START,),
+    ),
+    Mutation(
+        "training-thread-keeps-stale-flush",
+        "a training thread copies the starter's flush-denormal setting",
+        "prepare_training_thread",
+        "        torch.set_flush_denormal(wanted.flush_denormal)\n",
+        "",
+        (
+            "tests/core/test_threads.py::"
+            "test_flush_denormal_set_after_the_worker_started_is_copied",
+        ),
+    ),
+    Mutation(
+        "lost-peer-names-rank-0",
+        "a user error or stop of rank 0 keeps its exit code when another rank only lost it",
+        "_report_failure",
+        '        if own.get("error") and not own.get("peer_lost")\n',
+        '        if own.get("error")\n',
+        (f"{_P2}::test_a_rank_that_only_lost_rank_0_leaves_its_ending_to_rank_0",),
+    ),
+]
+
+# issue 33 second pass: image folders and the DataLoader path
+_FOLDER_SP = "tests/core/test_folder_second_pass.py"
+MUTATIONS += [
+    Mutation(
+        "split-small-class-not-validated",
+        "Without a split, every class of two or more images keeps at least one for validation",
+        "split_pairs",
+        "            held = min(max(held, 1), len(pairs) - 1)\n",
+        "            held = min(held, len(pairs) - 1)\n",
+        (
+            f"{_FOLDER_SP}::test_each_class_holds_out_its_rounded_share_and_at_least_one_image",
+        ),
+    ),
+    Mutation(
+        "split-two-image-class-not-split",
+        "A class of two images gives one to training and one to validation",
+        "split_pairs",
+        "        if len(pairs) >= 2:  # each class in both splits when it can be\n",
+        "        if len(pairs) > 2:  # each class in both splits when it can be\n",
+        (
+            f"{_FOLDER_SP}::test_each_class_holds_out_its_rounded_share_and_at_least_one_image",
+        ),
+    ),
+    Mutation(
+        "split-share-floored",
+        "The validation share of each class is rounded to the nearest image, not down",
+        "split_pairs",
+        "        held = round(val_fraction * len(pairs))\n",
+        "        held = int(val_fraction * len(pairs))\n",
+        (
+            f"{_FOLDER_SP}::test_each_class_holds_out_its_rounded_share_and_at_least_one_image",
+        ),
+    ),
+    Mutation(
+        "split-test-folder-ignored",
+        "DIR/train beside DIR/test is the folder's own split, as DIR/val is",
+        "split_folders",
+        "        for name in VAL_FOLDERS:\n",
+        "        for name in VAL_FOLDERS[:1]:\n",
+        (f"{_FOLDER_SP}::test_train_beside_test_is_the_folders_own_split",),
+    ),
+    Mutation(
+        "run-misses-nested-images",
+        "A run trains on the images in sub-folders of a class folder, as check-data counts them",
+        "scan_folder",
+        'for p in class_dir.rglob("*") if p.is_file()',
+        'for p in class_dir.glob("*") if p.is_file()',
+        (f"{_FOLDER_SP}::test_a_run_trains_on_the_images_in_sub_folders_of_a_class",),
+    ),
+    Mutation(
+        "check-data-leak-names-train-copy-twice",
+        "check-data's leak warning is on the val copy and names the train copy",
+        "check_folder",
+        '                    hashes["val"][digest],\n',
+        '                    hashes["train"][digest],\n',
+        (
+            f"{_FOLDER_SP}::test_a_leak_is_reported_on_the_val_copy_and_names_the_train_copy",
+        ),
+    ),
+    Mutation(
+        "check-data-imbalance-above-ten",
+        "check-data warns when the largest class holds ten times the smallest's images, or more",
+        "_check_classes",
+        "max(present) >= IMBALANCE_RATIO * min(present)",
+        "max(present) > IMBALANCE_RATIO * min(present)",
+        ("tests/core/test_folder_check.py::test_strong_imbalance_is_a_warning",),
+    ),
+    Mutation(
+        "check-data-imbalance-names-empty-class",
+        "check-data's imbalance warning names the smallest class that has images",
+        "_check_classes",
+        "        smallest = min((n for n in totals if totals[n]), key=totals.__getitem__)\n",
+        "        smallest = min(totals, key=totals.__getitem__)\n",
+        (
+            f"{_FOLDER_SP}::test_the_imbalance_warning_names_the_smallest_class_with_images",
+        ),
+    ),
+    Mutation(
+        "stream-gray-if-last-file-gray",
+        "On the DataLoader path a folder trains on three channels when any image is colour",
+        "readable_pairs",
+        "                gray = result.is_gray and gray\n",
+        "                gray = result.is_gray\n",
+        (
+            f"{_FOLDER_SP}::test_one_colour_image_makes_the_folder_colour_whatever_its_place[dataloader]",
+        ),
+    ),
+    Mutation(
+        "stream-stats-first-images",
+        "The DataLoader path's statistics come from a seeded random sample of the training images",
+        "streamed_splits",
+        "    sample = torch.randperm(len(train), generator=generator)[:STATS_SAMPLE].tolist()\n",
+        "    sample = list(range(min(len(train), STATS_SAMPLE)))\n",
+        (
+            f"{_FOLDER_SP}::test_the_dataloader_paths_statistics_sample_draws_from_every_class",
+        ),
+    ),
+    Mutation(
+        "stream-unreadable-val-kept",
+        "The DataLoader path leaves unreadable validation files out before the run starts",
+        "streamed_splits",
+        "    val = [p for p in val if p in readable]\n",
+        "",
+        (
+            f"{_FOLDER_SP}::test_the_dataloader_path_leaves_unreadable_validation_files_out",
+        ),
+    ),
+    Mutation(
+        "memory-budget-env-in-gigabytes",
+        "PTCORE_MEMORY_BUDGET_MB is in megabytes",
+        "memory_budget",
+        "            return int(float(override) * 1024**2)\n",
+        "            return int(float(override) * 1024**3)\n",
+        (
+            f"{_FOLDER_SP}::test_the_budget_is_in_megabytes_and_counts_three_bytes_a_pixel",
+        ),
+    ),
+    Mutation(
+        "budget-counts-one-byte-a-pixel",
+        "The memory budget counts a decoded image at three bytes a pixel",
+        "decoded_bytes",
+        "    return listing.count * 3 * image_size * image_size\n",
+        "    return listing.count * image_size * image_size\n",
+        (
+            f"{_FOLDER_SP}::test_the_budget_is_in_megabytes_and_counts_three_bytes_a_pixel",
+        ),
+    ),
+    Mutation(
+        "over-budget-takes-configured-workers",
+        "A fast-path folder over the budget is read by fallback_workers() processes",
+        "folder_loaders",
+        '        workers = cfg.workers if cfg.loader == "dataloader" else fallback_workers()\n',
+        "        workers = cfg.workers\n",
+        (
+            f"{_FOLDER_SP}::test_over_the_budget_the_fast_path_reads_with_fallback_workers",
+        ),
+    ),
+    Mutation(
+        "skipped-notice-more-counts-all",
+        "The skipped-files notice names three and says how many more",
+        "folder_loaders",
+        '        more = f" and {count - _SKIPPED_SHOWN} more" if count > _SKIPPED_SHOWN else ""\n',
+        '        more = f" and {count} more" if count > _SKIPPED_SHOWN else ""\n',
+        (
+            f"{_FOLDER_SP}::test_the_skipped_notice_names_three_files_and_counts_the_rest",
+        ),
+    ),
+    Mutation(
+        "flat-channel-divides-by-zero",
+        "A channel of one value everywhere is normalised with std 1, not divided by ~0",
+        "channel_stats",
+        "    std = torch.where(std < 1e-3, torch.ones_like(std), std)\n",
+        "",
+        (
+            f"{_FOLDER_SP}::test_a_flat_channel_is_divided_by_one_not_by_nearly_zero[fast]",
+            f"{_FOLDER_SP}::test_a_flat_channel_is_divided_by_one_not_by_nearly_zero[dataloader]",
+        ),
+    ),
+    Mutation(
+        "folder-cache-ignores-size",
+        "A run at another image size decodes again instead of reading another size's cache",
+        "_cache_key",
+        "|{size}|",
+        "|",
+        (
+            "tests/core/test_folder_dataset.py::test_the_second_load_reads_the_decoded_cache_without_decoding",
+        ),
+    ),
+    Mutation(
+        "folder-cache-ignores-val-fraction",
+        "Another validation share gives another split, also when the cache is read",
+        "_cache_key",
+        "|{val_fraction!r}|",
+        "|",
+        (f"{_FOLDER_SP}::test_another_validation_share_decodes_another_split",),
+    ),
+    Mutation(
+        "data-change-added-as-removed",
+        "Reproduce names the files added since a run as added",
+        "DataFingerprint.difference",
+        "        added = sorted(now.files.keys() - self.files.keys())\n",
+        "        added = sorted(self.files.keys() - now.files.keys())\n",
+        (f"{_FOLDER_SP}::test_a_change_of_data_names_added_removed_and_changed_files",),
+    ),
+    Mutation(
+        "data-change-and-zero-more",
+        "A data change of exactly three files names them all, without 'and 0 more'",
+        "_some",
+        "if len(paths) > shown",
+        "if len(paths) >= shown",
+        (f"{_FOLDER_SP}::test_a_change_of_data_names_added_removed_and_changed_files",),
+    ),
+    Mutation(
+        "decoding-progress-stops-short",
+        "Decoding progress ends at every image decoded",
+        "read_many",
+        "                progress(start + len(chunk), len(paths))\n",
+        "                progress(start, len(paths))\n",
+        (f"{_FOLDER_SP}::test_decoding_progress_ends_at_every_image",),
+    ),
+    Mutation(
+        "missing-last-class-trains",
+        "A run refuses a folder whose last class has no readable training image",
+        "check_splits",
+        "    counts = torch.bincount(train_y, minlength=len(listing.classes))\n",
+        "    counts = torch.bincount(train_y)\n",
+        (
+            "tests/core/test_folder_promises.py::test_a_class_without_training_images_cannot_train_on_either_path",
+        ),
+    ),
+    Mutation(
+        "no-validation-images-trains",
+        "A run refuses a folder that leaves no readable image for validation",
+        "check_splits",
+        "    if len(val_y) == 0:\n",
+        "    if False:\n",
+        (
+            f"{_FOLDER_SP}::test_a_folder_without_readable_validation_images_cannot_train[fast]",
+            f"{_FOLDER_SP}::test_a_folder_without_readable_validation_images_cannot_train[dataloader]",
+        ),
+    ),
+    Mutation(
+        "dataloader-len-drops-last-batch",
+        "The DataLoader path counts its last, smaller batch (len is the batches it yields)",
+        "DataLoaderBatches.__len__",
+        "        return math.ceil(self._num_samples / self.batch_size)\n",
+        "        return self._num_samples // self.batch_size\n",
+        ("tests/core/test_data.py::test_dataloader_batches_match_the_fast_loader",),
+    ),
+    Mutation(
+        "resume-at-epoch-end-refused",
+        "A loader resumed at its last batch boundary yields nothing instead of failing",
+        "_check_start_batch",
+        "    if not 0 <= start_batch <= num_batches:\n",
+        "    if not 0 <= start_batch < num_batches:\n",
+        (
+            "tests/core/test_data.py::test_fast_loader_iter_from_is_the_tail_of_the_epoch",
+        ),
+    ),
+]
+
+# ------------------------------- issue 33 second pass: exports and model files
+_N2 = "tests/core/test_export_model_second_pass.py"
+_EXPORTED2 = (
+    f"{_N2}::test_a_failed_file_is_marked_with_its_reason_and_a_refusal_leaves_no_file"
+)
+MUTATIONS += [
+    Mutation(
+        "verify-nothing-checked-passes",
+        "An export checked on no image is not verified",
+        "Verification.passed",
+        "            and self.total > 0\n",
+        "",
+        (
+            f"{_N2}::test_no_image_checked_or_a_logit_past_the_tolerance_is_not_verified",
+        ),
+    ),
+    Mutation(
+        "verify-tolerance-exclusive",
+        "A logit exactly 1e-4 from the eager one still passes (no further than 1e-4)",
+        "Verification.passed",
+        "self.max_diff <= self.tolerance",
+        "self.max_diff < self.tolerance",
+        (
+            f"{_N2}::test_no_image_checked_or_a_logit_past_the_tolerance_is_not_verified",
+        ),
+    ),
+    Mutation(
+        "verify-difference-signed",
+        "A file whose logits are lower than the eager model's fails like one higher",
+        "workbench.core.export.verify:verify",
+        "float((got.float() - expected).abs().max())",
+        "float((got.float() - expected).max())",
+        (f"{_N2}::test_logits_lower_than_the_eager_ones_fail_like_higher_ones",),
+    ),
+    Mutation(
+        "verify-difference-of-the-last-batch",
+        "The largest difference is over every batch, not the last one compared",
+        "workbench.core.export.verify:verify",
+        "worst[fmt] = max(worst[fmt], float((got.float() - expected).abs().max()))",
+        "worst[fmt] = float((got.float() - expected).abs().max())",
+        (f"{_N2}::test_the_largest_difference_is_over_every_batch_not_the_last",),
+    ),
+    Mutation(
+        "verify-logit-shape-unchecked",
+        "A file giving logits of another shape fails with the shape it gave",
+        "workbench.core.export.verify:verify",
+        "        if got.shape != expected.shape:\n",
+        "        if len(got) != len(expected):\n",
+        (f"{_N2}::test_logits_of_another_shape_fail_with_the_shape_given",),
+    ),
+    Mutation(
+        "export-formats-in-the-users-order",
+        "Formats export in the standard order, each once, whatever order they are given in",
+        "check_formats",
+        "    return tuple(f for f in FORMATS if f in formats)\n",
+        "    return tuple(formats)\n",
+        (f"{_N2}::test_formats_come_in_the_standard_order_once_and_none_is_refused",),
+    ),
+    Mutation(
+        "export-no-format-accepted",
+        "An export of no format is refused, not reported verified",
+        "check_formats",
+        "    if unknown or not formats:\n",
+        "    if unknown:\n",
+        (f"{_N2}::test_formats_come_in_the_standard_order_once_and_none_is_refused",),
+    ),
+    Mutation(
+        "export-stale-failure-marker-kept",
+        "A verified export into a folder of a failed one removes the old failure marker",
+        "_publish",
+        "(*FILE_NAMES.values(), FAILED_MARKER)",
+        "tuple(FILE_NAMES.values())",
+        (_EXPORTED2,),
+    ),
+    Mutation(
+        "export-marker-lists-passing-formats",
+        "VERIFICATION_FAILED.txt names only the files that failed",
+        "_mark",
+        "        if r.verification is not None and not r.passed\n",
+        "        if r.verification is not None\n",
+        (_EXPORTED2,),
+    ),
+    Mutation(
+        "export-refusal-is-a-failed-verification",
+        "A format that could not export is not a failed verification (no marker, not 'files kept')",
+        "ExportResult.verification_failed",
+        "any(r.verification is not None and not r.passed for r in self.formats)",
+        "any(not r.passed for r in self.formats)",
+        (_EXPORTED2,),
+    ),
+    Mutation(
+        "export-error-reason-lost",
+        "A file that could not run a batch says why on its line",
+        "workbench.core.export.formats:_result",
+        '        message = f"FAILED: {check.error}"\n',
+        '        message = "FAILED: could not run"\n',
+        (_EXPORTED2,),
+    ),
+    Mutation(
+        "export-refused-file-kept",
+        "A format whose exporter fails leaves no half-written file in the export",
+        "_export_into",
+        "            path.unlink(missing_ok=True)\n",
+        "            pass\n",
+        (_EXPORTED2,),
+    ),
+    Mutation(
+        "model-file-any-extension",
+        "A model file must be a .py file: another is refused with the form to give",
+        "workbench.core.models.user_file:parse_spec",
+        'not sep or not path_text.endswith(".py") or ',
+        "not sep or ",
+        (f"{_N2}::test_a_model_file_must_be_a_py_file",),
+    ),
+    Mutation(
+        "model-file-missing-name-lists-imports",
+        "A missing name lists what the file itself defines, not what it imports",
+        "build_from_file",
+        '            and getattr(value, "__module__", None) == namespace["__name__"]\n',
+        "",
+        (f"{_N2}::test_a_missing_name_lists_what_the_file_itself_defines",),
+    ),
+    Mutation(
+        "model-file-tuple-output-crashes",
+        "A model whose forward gives a tuple is one ModelFileError saying what it gave",
+        "_check_output",
+        "    shape = tuple(out.shape) if isinstance(out, torch.Tensor) else None\n",
+        "    shape = tuple(out.shape)\n",
+        (f"{_N2}::test_a_forward_giving_a_tuple_is_one_error_saying_so",),
+    ),
+    Mutation(
+        "model-file-error-line-outside-the-file",
+        "A model file's error names a line of that file, never one of torch's",
+        "_where",
+        " if f.filename == str(path)",
+        "",
+        (f"{_N2}::test_a_forward_error_inside_torch_is_told_at_the_files_own_line",),
+    ),
+    Mutation(
+        "model-file-without-its-path",
+        "A model file runs with __file__ set to its path (it may read files beside it)",
+        "_run_file",
+        "    module.__file__ = str(path)\n",
+        "",
+        (f"{_N2}::test_a_model_file_can_read_the_files_beside_it",),
+    ),
+    Mutation(
+        "defined-names-inside-classes",
+        "A model file offers its top-level names only, not methods such as forward",
+        "defined_names",
+        "        for node in tree.body\n",
+        "        for node in ast.walk(tree)\n",
+        (f"{_N2}::test_defined_names_are_the_top_level_ones_only",),
+    ),
+    Mutation(
+        "pretrained-weights-not-loaded",
+        "A pretrained torchvision model starts from the published weights",
+        "build_torchvision",
+        "            model.load_state_dict(state)\n",
+        "            pass\n",
+        (
+            f"{_N2}::test_a_pretrained_model_holds_the_published_weights_under_a_fresh_head",
+        ),
+    ),
+    Mutation(
+        "model-slug-keeps-the-folder",
+        "A model file's run folder is named after the file's stem and name (net-Net)",
+        "model_slug",
+        'name = f"{PurePath(path).stem}-{attr}"',
+        'name = f"{path}-{attr}"',
+        (f"{_N2}::test_a_model_files_run_folder_is_named_after_its_stem_and_name",),
+    ),
+    Mutation(
+        "predict-script-longer-side-rounded",
+        "predict.py keeps the longer side rounded down when it resizes a photo, as the workbench does",
+        "workbench.core.export.predict_template:photo_pixels",
+        "longer = int(size * long / short)",
+        "longer = round(size * long / short)",
+        (f"{_N2}::test_predict_py_resizes_a_photo_like_the_workbench",),
+    ),
+]
+# issue 33 second pass: the runs ledger's verdicts and checkpoint validation
+_LEDGER2 = "tests/core/test_ledger_second_pass.py"
+MUTATIONS += [
+    Mutation(
+        "interrupted-offers-a-live-run",
+        "a run still training in a live process on this machine is not offered for resume",
+        "workbench.core.runs.folder:interrupted_runs",
+        "                continue  # still training somewhere\n",
+        "                pass  # still training somewhere\n",
+        (
+            f"{_LEDGER2}::test_only_runs_whose_process_is_gone_and_that_saved_are_offered_newest_first",
+        ),
+    ),
+    Mutation(
+        "interrupted-without-checkpoint-offered",
+        "only an interrupted run with a checkpoint is offered for resume",
+        "workbench.core.runs.folder:interrupted_runs",
+        " or not folder.checkpoint_path.is_file()",
+        "",
+        (
+            f"{_LEDGER2}::test_only_runs_whose_process_is_gone_and_that_saved_are_offered_newest_first",
+        ),
+    ),
+    Mutation(
+        "someone-elses-process-taken-as-dead",
+        "a run whose process belongs to another user (no permission to signal it) is live, not interrupted",
+        "_process_alive",
+        "        return True  # someone else's live process\n",
+        "        return False  # someone else's live process\n",
+        (f"{_LEDGER2}::test_a_run_of_another_users_live_process_is_not_offered",),
+    ),
+    Mutation(
+        "interrupted-oldest-first",
+        "interrupted runs are offered newest first",
+        "workbench.core.runs.folder:interrupted_runs",
+        'key=lambda f: f.info().get("updated") or "", reverse=True)',
+        'key=lambda f: f.info().get("updated") or "")',
+        (
+            f"{_LEDGER2}::test_only_runs_whose_process_is_gone_and_that_saved_are_offered_newest_first",
+        ),
+    ),
+    Mutation(
+        "stopped-run-offered-for-resume",
+        "only interrupted (running) and closed runs are offered for resume, not stopped ones",
+        "workbench.core.runs.folder:RESUMABLE",
+        '("running", "closed")',
+        '("running", "closed", "stopped")',
+        (
+            f"{_LEDGER2}::test_only_runs_whose_process_is_gone_and_that_saved_are_offered_newest_first",
+        ),
+    ),
+    Mutation(
+        "find-run-ambiguous-prefix-picks-one",
+        "an id prefix several runs share is refused, naming them, not resolved to one",
+        "find_run",
+        "    if len(matches) == 1:\n",
+        "    if matches:\n",
+        (f"{_LEDGER2}::test_a_prefix_several_runs_share_is_refused_naming_them",),
+    ),
+    Mutation(
+        "tag-run-keeps-blank-tags",
+        "blank tags are dropped",
+        "tag_run",
+        "for t in tags if t.strip()}",
+        "for t in tags}",
+        (f"{_LEDGER2}::test_blank_tags_are_dropped",),
+    ),
+    Mutation(
+        "delete-run-any-folder",
+        "delete refuses a folder that is not a run's (no run.json)",
+        "delete_run",
+        "    if not (folder.path / RUN_FILE).is_file():\n",
+        "    if False:\n",
+        (f"{_LEDGER2}::test_delete_refuses_a_folder_that_is_no_run",),
+    ),
+    Mutation(
+        "resume-forgets-earlier-changes",
+        "every setting changed on any resume stays recorded (changed_on_resume accumulates)",
+        "RunFolder.claim",
+        'set(info.get("changed_on_resume") or []) | set(changed)',
+        "set(changed)",
+        (f"{_LEDGER2}::test_every_setting_changed_on_any_resume_stays_recorded",),
+    ),
+    Mutation(
+        "best-val-accuracy-is-the-worst",
+        "run.json's best validation accuracy is the best epoch's",
+        "RunRecorder._record",
+        "            best = max(\n",
+        "            best = min(\n",
+        (
+            f"{_LEDGER2}::test_the_best_accuracy_is_the_best_measured_epochs[best-of-several]",
+        ),
+    ),
+    Mutation(
+        "best-val-accuracy-nan",
+        "an epoch without a validation accuracy (NaN) never becomes the best nor damages run.json",
+        "RunRecorder._record",
+        "                    if not math.isnan(e.val_accuracy)\n",
+        "",
+        (f"{_LEDGER2}::test_the_best_accuracy_is_the_best_measured_epochs",),
+    ),
+    Mutation(
+        "autosave-every-n-off-by-one",
+        "--autosave-every N saves after every N-th completed epoch",
+        "RunRecorder._record",
+        "run.epoch % self.every == 0",
+        "(run.epoch + 1) % self.every == 0",
+        (
+            f"{_LEDGER2}::test_autosave_every_n_saves_after_every_nth_epoch_and_at_the_end",
+        ),
+    ),
+    Mutation(
+        "resumed-run-forgets-its-seconds",
+        "a resumed run's duration adds the time trained before",
+        "RunRecorder._record",
+        "                seconds=self._seconds_before + event.seconds,\n",
+        "                seconds=event.seconds,\n",
+        (f"{_LEDGER2}::test_a_continued_runs_duration_adds_the_time_trained_before",),
+    ),
+    Mutation(
+        "runs-list-zero-accuracy-as-na",
+        "runs list shows a best accuracy of 0 as 0.00%, n/a only when none was measured",
+        "workbench.cli.runs:run_command",
+        '"n/a" if r.best_val_accuracy is None else',
+        '"n/a" if not r.best_val_accuracy else',
+        (f"{_LEDGER2}::test_the_best_accuracy_is_the_best_measured_epochs[zero]",),
+    ),
+    Mutation(
+        "runs-show-first-loss-as-last",
+        "runs show says the last logged loss and its step",
+        "_run_report",
+        "last loss {steps[-1].loss:.4f}",
+        "last loss {steps[0].loss:.4f}",
+        (f"{_LEDGER2}::test_runs_show_says_the_last_logged_loss_and_its_step",),
+    ),
+    Mutation(
+        "checkpoint-format-true-read-as-1",
+        "a checkpoint whose format_version is true/false is refused, not read as version 1",
+        "migrate",
+        " or isinstance(version, bool)",
+        "",
+        (f"{_LEDGER2}::test_a_true_or_false_format_version_is_refused",),
+    ),
+    Mutation(
+        "checkpoint-optimizer-entries-unchecked",
+        "each entry of a checkpoint's optimizer state is checked to be a dict",
+        "workbench.core.checkpoints.schema:_optimizer",
+        '        _need(isinstance(entry, dict), f"{name}.state[{index!r}]", entry, "a dict")\n',
+        "        pass\n",
+        (f"{_LEDGER2}::test_each_optimizer_state_entry_and_history_step_is_checked",),
+    ),
+    Mutation(
+        "checkpoint-history-triples-accepted",
+        "a checkpoint's history steps are (step, loss) pairs",
+        "workbench.core.checkpoints.schema:_history",
+        "isinstance(s, list | tuple) and len(s) == 2",
+        "isinstance(s, list | tuple) and len(s) >= 2",
+        (f"{_LEDGER2}::test_each_optimizer_state_entry_and_history_step_is_checked",),
+    ),
+    Mutation(
+        "weights-from-an-empty-dict",
+        "a file holding an empty dict holds no model weights",
+        "load_weights_file",
+        "            and candidate\n",
+        "",
+        (
+            f"{_LEDGER2}::test_weights_under_a_model_key_load_and_an_empty_dict_holds_none",
+        ),
+    ),
+    Mutation(
+        "weights-under-model-key-refused",
+        "weights kept under 'model' (as some tutorials save them) load",
+        "load_weights_file",
+        '("state_dict", "model_state_dict", "model")',
+        '("state_dict", "model_state_dict")',
+        (
+            f"{_LEDGER2}::test_weights_under_a_model_key_load_and_an_empty_dict_holds_none",
+        ),
+    ),
+    Mutation(
+        "schedule-restart-silent",
+        "resuming with another run length says the learning-rate schedule starts over",
+        "restore_run",
+        "            run.notices.append(\n"
+        '                "the learning-rate schedule starts over: the run\'s length changed"\n'
+        "            )\n",
+        "            pass\n",
+        (
+            f"{_LEDGER2}::test_resuming_for_another_length_says_the_schedule_starts_over",
+        ),
+    ),
+    Mutation(
+        "checkpoint-without-torch-version",
+        "a checkpoint records the torch and workbench versions that wrote it",
+        "checkpoint_dict",
+        '        "torch_version": str(torch.__version__),\n',
+        "",
+        (f"{_LEDGER2}::test_a_checkpoint_records_the_versions_that_wrote_it",),
+    ),
+    Mutation(
+        "checkpoint-int-setting-refused",
+        "a saved optimizer or scheduler number may be whole where this program has a float (lr 1 for 1.0)",
+        "check_like",
+        "(_number(expected) and _number(value))\n            or (isinstance",
+        "(isinstance",
+        (f"{_LEDGER2}::test_saved_settings_are_checked_by_kind_not_by_exact_type",),
+    ),
+    Mutation(
+        "checkpoint-setting-unset-here-refused",
+        "a saved setting this program leaves unset (None, e.g. foreach) is not checked against None",
+        "check_like",
+        " or expected is None",
+        "",
+        (f"{_LEDGER2}::test_saved_settings_are_checked_by_kind_not_by_exact_type",),
+    ),
+]
+
+# issue 34: a job with Epochs "auto" is plotted from its first step.
+MUTATIONS += [
+    Mutation(
+        name="job-view-epochs-auto",
+        promise="A job on several processes with Epochs auto is followed without errors",
+        where="JobView._on_step",
+        old="ev.total_steps // cfg.resolved_epochs",
+        new="ev.total_steps // cfg.epochs",
+        tests=(
+            "tests/ui/test_job_view.py::test_a_job_is_plotted_from_its_first_step_whatever_its_epochs",
+        ),
+    ),
+]
+
+# issue 34: the wheel over an unfocused field scrolls the page, not the field.
+MUTATIONS += [
+    Mutation(
+        name="wheel-guard-not-installed",
+        promise="Scrolling the settings column never changes the spin box or combo under the pointer",
+        where="workbench.ui.widgets.wheel_guard:install",
+        old="app.installEventFilter(guard)",
+        new="pass",
+        tests=(
+            "tests/ui/test_wheel_guard.py::test_the_wheel_passes_an_unfocused_field_on_to_the_column",
+        ),
+    ),
+    Mutation(
+        name="wheel-guard-blocks-focused-field",
+        promise="A spin box or combo with the focus still takes the wheel",
+        where="WheelGuard.eventFilter",
+        old="and not watched.hasFocus()",
+        new="",
+        tests=("tests/ui/test_wheel_guard.py::test_a_focused_field_takes_the_wheel",),
+    ),
+]
+
+# issue 34: one rule for a stop request from the first line of main.
+MUTATIONS += [
+    Mutation(
+        name="sigterm-not-a-stop-request",
+        promise="SIGTERM stops a command-line run like Ctrl+C (after its batch, saved)",
+        where="workbench.cli.interrupts:_install",
+        old="for number in STOP_SIGNALS",
+        new="for number in (signal.SIGINT,)",
+        tests=(
+            "tests/core/test_interrupts.py::test_sigterm_stops_training_like_ctrl_c_and_a_second_request_aborts",
+        ),
+    ),
+    Mutation(
+        name="held-request-not-raised-when-the-command-starts",
+        promise="A stop request held while the command loaded interrupts it as it starts",
+        where="workbench.cli.interrupts:release",
+        old="    if _take():\n",
+        new="    if False:\n",
+        tests=(
+            "tests/core/test_interrupts.py::test_a_request_while_the_command_loads_is_kept_then_raised",
+        ),
+    ),
+    Mutation(
+        name="command-leaves-its-handlers",
+        promise="A command run in-process puts back the signal handlers it replaced",
+        where="workbench.cli.commands:main",
+        old="        interrupts.restore(previous)",
+        new="        pass",
+        tests=(
+            "tests/core/test_interrupts.py::test_a_command_run_in_process_puts_the_handlers_back",
+        ),
+    ),
+    Mutation(
+        name="rank-raises-early-request-in-set-up",
+        promise="A rank holds a stop request until its first step, with the other ranks",
+        where="workbench.cli.commands:_main",
+        old="        if not interrupts.is_rank():",
+        new="        if True:",
+        tests=(
+            "tests/core/test_distributed_guards.py::test_a_rank_keeps_an_early_ctrl_c_and_stops_before_its_first_step",
+        ),
+    ),
+]
+
+# issue 34: --metrics-json on a folder or a full disk.
+MUTATIONS += [
+    Mutation(
+        name="metrics-json-folder-accepted",
+        promise="--metrics-json naming a folder is refused in one line before training",
+        where="MetricsJson.__init__",
+        old="if self.path.is_dir():",
+        new="if False:",
+        tests=(
+            "tests/core/test_metrics_json_file.py::test_a_folder_is_refused_in_one_line_before_training",
+        ),
+    ),
+    Mutation(
+        name="metrics-json-warns-every-epoch",
+        promise="A --metrics-json write failing mid-run is said once, not every epoch",
+        where="MetricsJson.write_during_run",
+        old="            if self._warned:\n                return None\n",
+        new="",
+        tests=(
+            "tests/core/test_metrics_json_file.py::test_a_full_disk_is_said_once_and_the_run_finishes_saved",
+        ),
+    ),
+    Mutation(
+        name="metrics-json-full-disk-stops-run",
+        promise="A full disk under --metrics-json never stops the run",
+        where="MetricsJson.write_during_run",
+        old="        except OSError as exc:",
+        new="        except ValueError as exc:",
+        tests=(
+            "tests/core/test_metrics_json_file.py::test_a_full_disk_is_said_once_and_the_run_finishes_saved",
+        ),
+    ),
+    Mutation(
+        name="metrics-json-final-failure-exits-0",
+        promise="The final --metrics-json write failing makes the exit code 1",
+        where="workbench.cli.train:_train",
+        old="            return 1\n",
+        new="            return 0\n",
+        tests=(
+            "tests/core/test_metrics_json_file.py::test_a_full_disk_is_said_once_and_the_run_finishes_saved",
+        ),
+    ),
+]
+
+# issue 34: --config reads a regular file of sane size only.
+MUTATIONS += [
+    Mutation(
+        name="config-reads-any-file-kind",
+        promise="--config on /dev/zero, a named pipe or a folder is refused in one line",
+        where="workbench.core.config:_read_config_bytes",
+        old="    if not stat.S_ISREG(mode):\n",
+        new="    if stat.S_ISDIR(mode):\n",
+        tests=(
+            "tests/core/test_config_file_kinds.py::test_dev_zero_is_refused_without_reading_it",
+        ),
+    ),
+    Mutation(
+        name="config-pipe-blocks",
+        promise="A named pipe given as --config is refused, never waited on",
+        where="workbench.core.config:_read_config_bytes",
+        old="os.O_RDONLY | os.O_NONBLOCK",
+        new="os.O_RDONLY",
+        tests=(
+            "tests/core/test_config_file_kinds.py::test_a_named_pipe_with_no_writer_is_refused_not_waited_on",
+        ),
+    ),
+    Mutation(
+        name="config-size-unbounded",
+        promise="A config file over 1 MB is refused, not read whole",
+        where="workbench.core.config:_read_config_bytes",
+        old="    if len(data) > MAX_CONFIG_BYTES:\n",
+        new="    if len(data) > 2 * MAX_CONFIG_BYTES:\n",
+        tests=(
+            "tests/core/test_config_file_kinds.py::test_a_huge_file_is_refused_and_a_config_at_the_limit_reads",
+        ),
+    ),
+]
+
+# issue 34: a trickling download is given up, and Cancel is heard as bytes come.
+MUTATIONS += [
+    Mutation(
+        name="download-waits-for-whole-chunks",
+        promise="Cancel is heard while a download trickles in, not after a 64 KB chunk",
+        where="workbench.core.data.download:_stream",
+        old="response.read1(_CHUNK_BYTES)",
+        new="response.read(_CHUNK_BYTES)",
+        tests=(
+            "tests/core/test_download_stall.py::test_cancel_is_heard_while_bytes_trickle_in",
+        ),
+    ),
+    Mutation(
+        name="download-stall-never-given-up",
+        promise="A server trickling bytes is given up as stalled, not waited on for ever",
+        where="StallWatch.add",
+        old="        if self._bytes < STALL_MIN_BYTES:\n",
+        new="        if False:\n",
+        tests=(
+            "tests/core/test_download_stall.py::test_a_trickling_weights_server_is_given_up_as_stalled",
+        ),
+    ),
+]
+
+# issue 34: Load weights says why it cannot.
+MUTATIONS += [
+    Mutation(
+        name="load-weights-data-error-swallowed",
+        promise="File > Load weights says why in a dialog when the data cannot train",
+        where="FileActions.load_weights",
+        old="        except USER_ERRORS as exc:",
+        new="        except (CheckpointError, ConfigError) as exc:",
+        tests=(
+            "tests/ui/test_load_weights_refusals.py::test_data_that_cannot_train_is_said_not_swallowed",
+        ),
+    ),
+]
+
+# issue 34: ranks end when their launcher dies.
+MUTATIONS += [
+    Mutation(
+        name="ranks-outlive-a-killed-launcher",
+        promise="kill -9 of a --nproc launcher stops its ranks (saved), not left training",
+        where="workbench.cli.interrupts:end_with_launcher",
+        old="        os.kill(os.getpid(), signal.SIGTERM)\n",
+        new="        return\n",
+        tests=(
+            "tests/core/test_distributed_stop.py::test_ranks_stop_and_save_when_their_launcher_is_killed",
+        ),
+    ),
+]
+
+# issue 34: the Image size field shows the size a run will use.
+MUTATIONS += [
+    Mutation(
+        name="image-size-auto-not-shown",
+        promise="Image size shows the size the run uses (the weights' 224), marked auto",
+        where="DataPanel.show_auto_size",
+        old="            self.size_spin.setValue(side)\n",
+        new="            pass\n",
+        tests=(
+            "tests/ui/test_model_panel.py::test_the_preprocessing_line_follows_model_weights_and_dataset",
+        ),
+    ),
+    Mutation(
+        name="image-size-auto-cost-unsaid",
+        promise="The preprocessing line says an automatic size comes from the weights, and its cost",
+        where="workbench.ui.widgets.preprocessing_label:preprocessing_line",
+        old="    if auto and default is not None and side != default:\n",
+        new="    if False:\n",
+        tests=(
+            "tests/ui/test_model_panel.py::test_the_preprocessing_line_follows_model_weights_and_dataset",
         ),
     ),
 ]
