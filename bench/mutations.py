@@ -5723,3 +5723,38 @@ MUTATIONS += [
         ),
     ),
 ]
+
+# issue 34: saved files get the user's usual mode; --nproc 0 is refused.
+MUTATIONS += [
+    Mutation(
+        name="saved-files-private",
+        promise="Checkpoints, scripts and configs are created with the umask's mode, not 0600",
+        where="workbench.core.atomic_files:write_atomically",
+        old="        os.fchmod(fd, mode_for(path))\n",
+        new="",
+        tests=(
+            "tests/core/test_file_modes.py::test_a_script_the_user_saves_is_readable_like_their_other_files",
+            "tests/core/test_file_modes.py::test_a_new_file_follows_the_umask",
+        ),
+    ),
+    Mutation(
+        name="replaced-file-loses-its-mode",
+        promise="A file saved over keeps the mode the user gave it",
+        where="workbench.core.atomic_files:mode_for",
+        old="        return stat.S_IMODE(path.stat().st_mode)\n",
+        new="        return new_file_mode()\n",
+        tests=(
+            "tests/core/test_file_modes.py::test_a_replaced_file_keeps_its_own_mode",
+        ),
+    ),
+    Mutation(
+        name="nproc-zero-accepted",
+        promise="--nproc 0 is refused in one line",
+        where="workbench.cli.distributed:process_count",
+        old="    if count < 1:\n",
+        new="    if count < 0:\n",
+        tests=(
+            "tests/core/test_nproc_flag.py::test_a_process_count_below_one_is_refused",
+        ),
+    ),
+]

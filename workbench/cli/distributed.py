@@ -31,11 +31,24 @@ from workbench.core.distributed.ddp import check_batch
 from workbench.core.errors import USER_ERRORS
 
 
+def process_count(text: str) -> int:
+    """``--nproc``'s value: a whole number of at least 1 (argparse says why not)."""
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if count < 1:
+        raise argparse.ArgumentTypeError(
+            f"{count} processes cannot train: give 1 or more"
+        )
+    return count
+
+
 def add_process_flags(add: Callable[..., Any]) -> None:
     """The flags of ``train`` for several processes: ``--nproc``, ``--sync-bn``."""
     add(
         "--nproc",
-        type=int,
+        type=process_count,
         default=1,
         metavar="N",
         help="train on N processes of this machine through torchrun and "

@@ -9,11 +9,34 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
+
+
+def new_file_mode() -> int:
+    """The mode ``open()`` gives a new file: 0666 less the process's umask."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # elsewhere: read it by setting it (and put it back)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def mode_for(path: Path) -> int:
+    """The mode a file written to ``path`` should have: the old file's, or new."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        return new_file_mode()
 
 
 def write_atomically(path: str | Path, write: Callable[[BinaryIO], None]) -> Path:
@@ -31,6 +54,9 @@ def write_atomically(path: str | Path, write: Callable[[BinaryIO], None]) -> Pat
         prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
     )
     try:
+        # mkstemp makes it private (0600); the file gets the mode any other
+        # file the user saves gets, or keeps the mode of the one it replaces.
+        os.fchmod(fd, mode_for(path))
         with os.fdopen(fd, "wb") as handle:
             write(handle)
             handle.flush()

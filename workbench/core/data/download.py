@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Literal
 
+from workbench.core.atomic_files import new_file_mode
 from workbench.core.data import cifar
 from workbench.core.data.registry import (
     CancelCallback,
@@ -129,6 +130,7 @@ def fetch_file(
     )
     tmp_path = Path(tmp_name)
     try:
+        os.fchmod(fd, new_file_mode())  # not mkstemp's private 0600
         with os.fdopen(fd, "wb") as out:
             _stream(url, out, tmp_path, report, check_cancel)
         problem = corrupt(tmp_path)
