@@ -5758,3 +5758,17 @@ MUTATIONS += [
         ),
     ),
 ]
+
+# issue 34: messages never name an internal object.
+MUTATIONS += [
+    Mutation(
+        name="unreadable-image-names-a-buffer",
+        promise="A file that is no image says so without naming Pillow's in-memory buffer",
+        where="workbench.core.data.folder_images:_read_square",
+        old="    except UnidentifiedImageError:\n",
+        new="    except ZeroDivisionError:\n",
+        tests=(
+            "tests/ui/test_draw_photos.py::test_files_that_are_no_image_give_a_message_in_the_tab",
+        ),
+    ),
+]

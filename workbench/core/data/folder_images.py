@@ -131,7 +131,12 @@ def _read_square(path: Path, size: int) -> DecodedImage:
         raise UnreadableImage(
             f"more than {MAX_PIXELS:,} pixels: too large to decode safely"
         ) from None
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+    except UnidentifiedImageError:
+        # Pillow's own text names the in-memory buffer, not the file.
+        raise UnreadableImage(
+            "not a readable image (not an image format Pillow knows)"
+        ) from None
+    except (OSError, SyntaxError, ValueError) as exc:
         raise UnreadableImage(f"not a readable image ({exc})") from None
     from torchvision.transforms.v2 import functional as F  # 1.5 s import: lazy
 
