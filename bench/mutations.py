@@ -5772,3 +5772,37 @@ MUTATIONS += [
         ),
     ),
 ]
+
+# issue 34: a run's ledger on a full disk.
+MUTATIONS += [
+    Mutation(
+        name="ledger-glued-to-torn-line",
+        promise="A record after a torn last line starts a line of its own (nothing glued, nothing lost)",
+        where="workbench.core.atomic_files:append_jsonl",
+        old='            line = b"\\n" + line\n',
+        new="            pass\n",
+        tests=(
+            "tests/core/test_ledger_full_disk.py::test_a_record_after_a_torn_line_starts_a_line_of_its_own",
+        ),
+    ),
+    Mutation(
+        name="ledger-full-disk-fragment-kept",
+        promise="A line a full disk cut short is taken back, so the next record reads",
+        where="workbench.core.atomic_files:append_jsonl",
+        old="                os.ftruncate(fd, size)\n",
+        new="                pass\n",
+        tests=(
+            "tests/core/test_ledger_full_disk.py::test_a_line_the_disk_cut_short_is_taken_back",
+        ),
+    ),
+    Mutation(
+        name="ledger-failure-said-every-step",
+        promise="A full disk under a run's ledger is said once, not at every step",
+        where="RunRecorder._failed",
+        old="        if what in self._said:\n            return None\n",
+        new="",
+        tests=(
+            "tests/core/test_ledger_full_disk.py::test_a_full_disk_is_said_once_and_the_ledger_resumes_whole",
+        ),
+    ),
+]

@@ -105,12 +105,29 @@ def remove_stale_temps(path: Path, older_than_s: float = STALE_AFTER_S) -> int:
 def append_jsonl(path: Path, record: dict[str, Any]) -> None:
     """Append ``record`` as one JSON line and flush it (NaN allowed).
 
-    A killed process leaves every line written so far.
+    A killed process leaves every line written so far; a line a full disk
+    refused leaves nothing, and a torn last line is never continued.
     """
-    line = json.dumps(record, allow_nan=True) + "\n"
-    with open(path, "a", encoding="utf-8") as handle:
-        handle.write(line)
-        handle.flush()
+    line = (json.dumps(record, allow_nan=True) + "\n").encode("utf-8")
+    # Unbuffered, so nothing waits in a buffer to be written after an error.
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o666)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            # A torn last line (a kill mid-write): this record starts its own.
+            line = b"\n" + line
+        try:
+            written = 0
+            while written < len(line):
+                written += os.write(fd, line[written:])
+        except OSError:
+            # A full disk may have taken part of the line: take it back, so the
+            # next record, once there is room, is not glued to a fragment.
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+            raise
+    finally:
+        os.close(fd)
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

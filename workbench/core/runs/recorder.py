@@ -54,6 +54,7 @@ class RunRecorder:
         self.folder = folder
         self.every = autosave_every
         self.last_error: str | None = None
+        self._said: set[str] = set()  # failures said, until a write succeeds
         self._tensorboard = tensorboard
         self._writer: Any = None
         self._seconds_before = float(folder.info().get("seconds") or 0.0)
@@ -83,9 +84,12 @@ class RunRecorder:
     def on_event(self, event: TrainEvent, run: TrainingRun) -> str | None:
         """Record ``event``; save the checkpoint when due. A message if it failed."""
         try:
-            return self._record(event, run)
+            message = self._record(event, run)
         except OSError as exc:
             return self._failed(f"cannot write the run folder {self.folder.path}", exc)
+        if message is None:
+            self._said.clear()  # writing again: a new failure is news again
+        return message
 
     def _record(self, event: TrainEvent, run: TrainingRun) -> str | None:
         if isinstance(event, StepMetrics):
@@ -171,8 +175,15 @@ class RunRecorder:
             return self._failed(f"autosave to {self.folder.path} failed", exc)
         return None
 
-    def _failed(self, what: str, exc: Exception) -> str:
+    def _failed(self, what: str, exc: Exception) -> str | None:
+        """The message for a failed write; None when it was said and still holds.
+
+        A full disk fails every write of every step: said once, not 42 times.
+        """
         self.last_error = f"{what}: {exc}"
+        if what in self._said:
+            return None
+        self._said.add(what)
         log.warning("%s", self.last_error)
         return self.last_error
 
