@@ -5575,41 +5575,41 @@ MUTATIONS += [
     Mutation(
         name="metrics-json-folder-accepted",
         promise="--metrics-json naming a folder is refused in one line before training",
-        where="MetricsJson.__init__",
+        where="OutputFile.__init__",
         old="if self.path.is_dir():",
         new="if False:",
         tests=(
-            "tests/core/test_metrics_json_file.py::test_a_folder_is_refused_in_one_line_before_training",
+            "tests/core/test_run_outputs_full_disk.py::test_a_folder_is_refused_in_one_line_before_training",
         ),
     ),
     Mutation(
         name="metrics-json-warns-every-epoch",
         promise="A --metrics-json write failing mid-run is said once, not every epoch",
-        where="MetricsJson.write_during_run",
+        where="OutputFile.write_during_run",
         old="            if self._warned:\n                return None\n",
         new="",
         tests=(
-            "tests/core/test_metrics_json_file.py::test_a_full_disk_is_said_once_and_the_run_finishes_saved",
+            "tests/core/test_run_outputs_full_disk.py::test_a_full_disk_is_said_once_and_the_run_finishes_saved",
         ),
     ),
     Mutation(
         name="metrics-json-full-disk-stops-run",
         promise="A full disk under --metrics-json never stops the run",
-        where="MetricsJson.write_during_run",
-        old="        except OSError as exc:",
+        where="OutputFile.write_during_run",
+        old="        except (OSError, CheckpointError) as exc:",
         new="        except ValueError as exc:",
         tests=(
-            "tests/core/test_metrics_json_file.py::test_a_full_disk_is_said_once_and_the_run_finishes_saved",
+            "tests/core/test_run_outputs_full_disk.py::test_a_full_disk_is_said_once_and_the_run_finishes_saved",
         ),
     ),
     Mutation(
         name="metrics-json-final-failure-exits-0",
         promise="The final --metrics-json write failing makes the exit code 1",
         where="workbench.cli.train:_train",
-        old="            return 1\n",
-        new="            return 0\n",
+        old="        return 1\n",
+        new="        return 0\n",
         tests=(
-            "tests/core/test_metrics_json_file.py::test_a_full_disk_is_said_once_and_the_run_finishes_saved",
+            "tests/core/test_run_outputs_full_disk.py::test_a_full_disk_is_said_once_and_the_run_finishes_saved",
         ),
     ),
 ]
@@ -5803,6 +5803,21 @@ MUTATIONS += [
         new="",
         tests=(
             "tests/core/test_ledger_full_disk.py::test_a_full_disk_is_said_once_and_the_ledger_resumes_whole",
+        ),
+    ),
+]
+
+# issue 34: a checkpoint save on a real full disk.
+MUTATIONS += [
+    Mutation(
+        name="checkpoint-full-disk-runtime-error",
+        promise="A checkpoint save on a full disk says the disk is full (torch raises RuntimeError)",
+        where="workbench.core.checkpoints.io:_torch_save",
+        old="        if recording.error is not None:\n            raise recording.error from None\n",
+        new="",
+        tests=(
+            "tests/core/test_run_outputs_full_disk.py::test_a_checkpoint_on_a_full_disk_keeps_the_previous_file",
+            "tests/core/test_run_outputs_full_disk.py::test_save_onto_a_full_disk_is_said_once_and_the_run_finishes",
         ),
     ),
 ]

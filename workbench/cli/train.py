@@ -14,7 +14,7 @@ from typing import Any
 from workbench.cli import distributed as cli_distributed
 from workbench.cli.console import percent, say
 from workbench.cli.interrupts import stop_on_first_interrupt
-from workbench.cli.metrics_json import MetricsJson, metrics_document
+from workbench.cli.metrics_json import MetricsJson, OutputFile, metrics_document
 from workbench.cli.progress import DownloadBars, StepBar
 from workbench.core import config as C
 from workbench.core import events as E
@@ -57,6 +57,7 @@ def _train(args: argparse.Namespace) -> int:
         )
     # Before anything trains: a folder given by mistake is one line, not a loss.
     metrics = MetricsJson(args.metrics_json) if args.metrics_json else None
+    save = OutputFile("--save", args.save, save_checkpoint) if args.save else None
     session = Session(origin="command line")
     session.tensorboard = args.tensorboard
     downloads = DownloadBars(args.quiet)
@@ -100,7 +101,6 @@ def _train(args: argparse.Namespace) -> int:
 
     control = TrainControl()
     stop_on_first_interrupt(control)
-    save_path = Path(args.save) if args.save else None
     progress = StepBar(args.quiet)
     result = None
     try:
@@ -115,12 +115,12 @@ def _train(args: argparse.Namespace) -> int:
                 say(text)
             progress.show(event)
             if isinstance(event, E.EpochMetrics):
-                if save_path:
-                    save_checkpoint(save_path, run)
+                said = [save.write_during_run(run)] if save is not None else []
                 if metrics is not None:
                     document = metrics_document(cfg, run.history, None)
-                    if warning := metrics.write_during_run(document):
-                        say(f"warning: {warning}")
+                    said.append(metrics.write_during_run(document))
+                for warning in filter(None, said):
+                    say(f"warning: {warning}")
             elif isinstance(event, E.TrainResult):
                 result = event
     finally:
@@ -130,14 +130,15 @@ def _train(args: argparse.Namespace) -> int:
     if result is None:  # stopped before the first step
         say("stopped before training began")
         return 130
-    if save_path:
-        save_checkpoint(save_path, run)
-    say(summary_line(result, run, save_path))
+    errors = [save.write_at_end(run)] if save is not None else []
+    saved = save.path if save is not None and not errors[0] else None
+    say(summary_line(result, run, saved))
     if metrics is not None:
-        document = metrics_document(cfg, run.history, result)
-        if error := metrics.write_at_end(document):
-            sys.stderr.write(f"ptcore-workbench train: error: {error}\n")
-            return 1
+        errors.append(metrics.write_at_end(metrics_document(cfg, run.history, result)))
+    for error in filter(None, errors):
+        sys.stderr.write(f"ptcore-workbench train: error: {error}\n")
+    if any(errors):
+        return 1
     return 130 if result.stopped else 0
 
 

@@ -1,11 +1,21 @@
-"""``train --metrics-json``: a wrong path or a full disk never costs the run."""
+"""``--metrics-json`` and ``--save``: a wrong path or a full disk never costs the run.
+
+The full disk is a real one (a 2 MB tmpfs): torch meets ENOSPC as it would.
+"""
 
 from __future__ import annotations
 
 import json
 
+import pytest
+import torch
+
 from workbench.cli.commands import main
-from workbench.core.checkpoints.io import load_checkpoint
+from workbench.core.checkpoints.io import (
+    CheckpointError,
+    load_checkpoint,
+    write_checkpoint,
+)
 
 TRAIN = ["train", "--quiet", "--model", "mlp", "--log-every", "5"]
 
@@ -61,3 +71,40 @@ def test_room_again_by_the_end_writes_the_whole_document(
     document = json.loads(metrics.read_text())
     assert [e["epoch"] for e in document["epochs"]] == [1, 2, 3]
     assert document["final"]["global_step"] == 18
+
+
+def test_save_onto_a_full_disk_is_said_once_and_the_run_finishes(
+    small_disk, runs_root, capsys
+):
+    """torch raises RuntimeError on a full disk; the user reads one line."""
+    checkpoint = small_disk.path / "run.pt"
+    small_disk.fill(leave=65536)  # room for a little: torch's RuntimeError
+    code = main([*TRAIN, "--epochs", "3", "--save", str(checkpoint)])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    assert out.count("warning: cannot write --save") == 1
+    assert f"cannot write --save {checkpoint} (No space left on device)" in out
+    assert "done: step 18/18" in out
+    assert "saved" not in out.splitlines()[-1]
+    assert err == (
+        f"ptcore-workbench train: error: cannot write --save {checkpoint}: "
+        "No space left on device\n"
+    )
+    assert code == 1
+    assert sorted(p.name for p in small_disk.path.iterdir()) == [".filler"]
+    (run,) = runs_root.iterdir()  # the run folder's own checkpoint is whole
+    assert load_checkpoint(run / "checkpoint.pt")["global_step"] == 18
+
+
+def test_a_checkpoint_on_a_full_disk_keeps_the_previous_file(small_disk):
+    path = small_disk.path / "model.pt"
+    write_checkpoint(path, {"w": torch.ones(4)})
+    small_disk.fill(leave=65536)  # room for a little: torch's RuntimeError
+    with pytest.raises(CheckpointError) as refused:
+        write_checkpoint(path, {"w": torch.zeros(100_000)})
+    assert str(refused.value) == (
+        f"cannot save {path}: the disk is full (the previous file is intact)"
+    )
+    small_disk.free()
+    assert torch.equal(torch.load(path, weights_only=True)["w"], torch.ones(4))
+    assert sorted(p.name for p in small_disk.path.iterdir()) == ["model.pt"]
