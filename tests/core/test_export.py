@@ -296,28 +296,6 @@ def test_verification_images_stream_instead_of_being_held_at_once():
 
 
 @pytest.mark.slow
-def test_a_failed_write_is_one_line_and_leaves_no_half_export(
-    checkpoints, tmp_path, monkeypatch, capsys
-):
-    out = tmp_path / "out"
-    out.mkdir()
-    (out / "notes.txt").write_text("the user's own file")
-
-    def disk_full(*args, **kwargs):
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(X, "write_card", disk_full)
-    flags = ["--format", "torchscript", "--out", str(out)]
-    code = main(["export", str(checkpoints["mlp"]), *flags])
-    err = capsys.readouterr().err
-    assert code == 2
-    assert "No space left on device" in err
-    assert "nothing there was changed" in err
-    assert len(err.strip().splitlines()) == 1
-    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
-
-
-@pytest.mark.slow
 def test_exporting_again_leaves_no_stale_model_beside_the_new_card(
     checkpoints, tmp_path
 ):

@@ -9,6 +9,8 @@ that does not match is kept, marked with ``VERIFICATION_FAILED.txt``.
 from __future__ import annotations
 
 import copy
+import io
+import os
 import shutil
 import tempfile
 import warnings
@@ -29,10 +31,13 @@ from workbench.core.checkpoints.io import (
 from workbench.core.data.build import build_loaders
 from workbench.core.export import verify as V
 from workbench.core.export.card import write_card, write_labels, write_preprocess
+from workbench.core.host.process_tree import process_alive
 
 FORMATS = ("torchscript", "exported", "onnx")
 FILE_NAMES = {"torchscript": "model.pt", "exported": "model.pt2", "onnx": "model.onnx"}
 FAILED_MARKER = "VERIFICATION_FAILED.txt"
+# Hidden folders an export is written into, then moved out of: .export-<pid>-...
+STAGING = ".export-"
 # A standalone script (numpy, Pillow, torch or onnxruntime; no workbench) that
 # prepares a picture like the workbench and runs the exported model on it.
 PREDICT_SCRIPT = "predict.py"
@@ -101,7 +106,9 @@ def _torchscript(model: nn.Module, shape: tuple[int, ...], path: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # TorchScript's deprecation
         traced = torch.jit.trace(model, _example(shape))
-        traced.save(str(path))
+        buffer = io.BytesIO()
+        torch.jit.save(traced, buffer)
+    _write_bytes(path, buffer)
 
 
 def _batch_dim() -> Any:
@@ -112,7 +119,19 @@ def _exported(model: nn.Module, shape: tuple[int, ...], path: Path) -> None:
     program = torch.export.export(
         model, (_example(shape),), dynamic_shapes=(_batch_dim(),)
     )
-    torch.export.save(program, str(path))
+    buffer = io.BytesIO()
+    torch.export.save(program, buffer)
+    _write_bytes(path, buffer)
+
+
+def _write_bytes(path: Path, buffer: io.BytesIO) -> None:
+    """Write what torch saved in memory: a full disk is an ``OSError`` here.
+
+    Saved to a path, TorchScript writes from C++ and a full disk aborts the
+    whole process (exit 134) with its file half written.
+    """
+    with open(path, "wb") as handle:
+        handle.write(buffer.getbuffer())
 
 
 def _onnx(model: nn.Module, shape: tuple[int, ...], path: Path) -> None:
@@ -178,8 +197,9 @@ def export_checkpoint(
         raise ExportError(f"cannot create {out}: {exc.strerror or exc}") from None
     # Everything is written into a hidden folder inside ``out`` and moved in
     # when complete: a failure (a full disk) leaves no half-written export.
+    remove_abandoned_staging(out)
     try:
-        staging = Path(tempfile.mkdtemp(prefix=".export-", dir=out))
+        staging = Path(tempfile.mkdtemp(prefix=f"{STAGING}{os.getpid()}-", dir=out))
     except OSError as exc:
         raise ExportError(f"cannot write in {out}: {exc.strerror or exc}") from None
     try:
@@ -193,6 +213,18 @@ def export_checkpoint(
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return replace(result, out_dir=out)
+
+
+def remove_abandoned_staging(out: Path) -> None:
+    """Remove hidden staging folders an export killed mid-way left in ``out``.
+
+    Each is named after its process: one whose process is gone is abandoned
+    (one of a running export, in another window, is left alone).
+    """
+    for folder in out.glob(f"{STAGING}*"):
+        owner = folder.name.removeprefix(STAGING).split("-", 1)[0]
+        if not (owner.isdigit() and process_alive(int(owner))):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _export_into(
@@ -216,6 +248,8 @@ def _export_into(
             # A copy: an exporter may trace or rewrite the module it is given.
             EXPORTERS[fmt](copy.deepcopy(model), info.image_shape, path)
             runners[fmt] = V.load_runner(fmt, path)
+        except OSError:
+            raise  # the disk (full, gone): the whole export stops, nothing kept
         except Exception as exc:  # an exporter's refusal is a result, not a crash
             reasons[fmt] = f"cannot export {name}: {V.first_line(exc)}"
             path.unlink(missing_ok=True)

@@ -19,6 +19,17 @@ import psutil
 _GONE = (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
 
 
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` is running (another user's counts as running)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's live process
+    return True
+
+
 def processes_with(marker: str) -> list[int]:
     """Live processes (not zombies, not this one) whose command line has ``marker``."""
     found: list[int] = []

@@ -47,6 +47,7 @@ from workbench.core.atomic_files import write_atomically
 from workbench.core.checkpoints.io import save_checkpoint
 from workbench.core.config import TrainConfig
 from workbench.core.distributed.env import world_size
+from workbench.core.host.process_tree import process_alive
 from workbench.core.models.catalog import model_slug
 from workbench.core.runs.run_file import DamagedRunFile, read_run_file
 from workbench.core.training_run import TrainingRun
@@ -104,16 +105,6 @@ def versions() -> dict[str, str]:
         "python": platform.python_version(),
         "cuda": str(torch.version.cuda or "none"),
     }
-
-
-def _process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's live process
-    return True
 
 
 @dataclass
@@ -284,7 +275,7 @@ def interrupted_runs(root: Path | None = None) -> list[RunFolder]:
         if info.get("status") == "running":
             same_host = info.get("host") == socket.gethostname()
             pid = info.get("pid")
-            if same_host and isinstance(pid, int) and _process_alive(pid):
+            if same_host and isinstance(pid, int) and process_alive(pid):
                 continue  # still training somewhere
         found.append(folder)
     return sorted(found, key=lambda f: f.info().get("updated") or "", reverse=True)
