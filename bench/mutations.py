@@ -4275,7 +4275,7 @@ MUTATIONS += [
         "job-close-leaves-it-running",
         "closing the window (Yes) stops the job",
         "RunController.shutdown",
-        "            self.job.shutdown()  # its ranks stop and rank 0 saves, or are ended\n",
+        "            job.shutdown()  # its ranks stop and rank 0 saves, or are ended\n",
         "            pass\n",
         (_LAUNCH_CLOSE,),
     ),
@@ -5281,9 +5281,9 @@ MUTATIONS += [
     Mutation(
         "interrupted-offers-a-live-run",
         "a run still training in a live process on this machine is not offered for resume",
-        "workbench.core.runs.folder:interrupted_runs",
-        "                continue  # still training somewhere\n",
-        "                pass  # still training somewhere\n",
+        "workbench.core.runs.folder:still_training",
+        "    return not isinstance(pid, int) or process_alive(pid)\n",
+        "    return not isinstance(pid, int)\n",
         (
             f"{_LEDGER2}::test_only_runs_whose_process_is_gone_and_that_saved_are_offered_newest_first",
         ),
@@ -5864,6 +5864,50 @@ MUTATIONS += [
         new="        if True:\n",
         tests=(
             "tests/core/test_export_full_disk.py::test_an_abandoned_staging_folder_goes_and_a_live_ones_stays",
+        ),
+    ),
+]
+
+# issue 34: what runs list says of dead runs; closed jobs are offered again.
+MUTATIONS += [
+    Mutation(
+        name="dead-run-listed-as-running",
+        promise="runs list shows a running run whose process is gone as interrupted",
+        where="workbench.core.runs.listing:shown_status",
+        old='    if status == "running" and not still_training(info):\n',
+        new="    if False:\n",
+        tests=(
+            "tests/core/test_run_status_shown.py::test_a_running_run_whose_process_is_gone_is_listed_as_interrupted",
+        ),
+    ),
+    Mutation(
+        name="other-hosts-run-called-interrupted",
+        promise="A run training on another host is not called interrupted from here",
+        where="workbench.core.runs.folder:still_training",
+        old='    if info.get("host") != socket.gethostname():\n        return True\n',
+        new="",
+        tests=(
+            "tests/core/test_run_status_shown.py::test_a_running_run_whose_process_is_gone_is_listed_as_interrupted",
+        ),
+    ),
+    Mutation(
+        name="failed-set-up-left-running",
+        promise="A new run whose set-up fails is marked failed, not running for ever",
+        where="Session.train",
+        old='                new.mark("failed")\n',
+        new="                pass\n",
+        tests=(
+            "tests/core/test_run_status_shown.py::test_a_new_run_whose_set_up_fails_is_marked_failed",
+        ),
+    ),
+    Mutation(
+        name="closed-job-not-offered-again",
+        promise="A job on several processes the closing window stopped is offered for resume on relaunch",
+        where="RunController.shutdown",
+        old="                mark_closed_if_stopped(RunFolder(job.folder))\n",
+        new="                pass\n",
+        tests=(
+            "tests/ui/test_process_job.py::test_closing_asks_first_and_stops_the_job",
         ),
     ),
 ]

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from workbench.core.events import StepMetrics
-from workbench.core.runs.folder import METRICS_FILE, RunFolder
+from workbench.core.runs.folder import METRICS_FILE, RunFolder, interrupted_runs
 from workbench.ui import dialogs
 from workbench.ui.job_follower import JobFollower
 from workbench.ui.main_window import MainWindow
@@ -190,7 +190,10 @@ def test_closing_asks_first_and_stops_the_job(qtbot, window, job_env, monkeypatc
     assert job.processes() == []
     assert not job.running
     assert time.monotonic() - closed < 5  # every rank stopped after its batch
-    assert RunFolder(job.folder).info()["status"] == "stopped"
+    # Closed, not stopped by the user: offered for resume on relaunch, as a
+    # run of one process is.
+    assert RunFolder(job.folder).info()["status"] == "closed"
+    assert [f.path for f in interrupted_runs(job.folder.parent)] == [job.folder]
 
 
 @pytest.mark.slow

@@ -394,13 +394,26 @@ class Session:
 
         if plan.kind is StartKind.CONTINUE:
             control.notify_mask_changed()  # the mask may have changed since
-        run = self._prepare(plan, progress, cancel)
-        self.run = run
-        problem = self._record_data(run)
+        recorder = self.recorder
+        # A new run whose set-up fails (data, weights, a model file) never
+        # trained: its folder says so instead of "running" for ever. A resumed
+        # one stays resumable (once its process is gone it reads interrupted).
+        new = recorder if plan.kind is StartKind.NEW else None
+        try:
+            run = self._prepare(plan, progress, cancel)
+            self.run = run
+            problem = self._record_data(run)
+        except KeyboardInterrupt:
+            if new is not None:
+                new.mark("stopped")  # stopped before it trained: no failure
+            raise
+        except Exception:
+            if new is not None:
+                new.mark("failed")
+            raise
         if problem is not None:
             yield E.Notice(problem)
         yield RunPrepared(run, self.fine_tune)
-        recorder = self.recorder
         if control.stop_requested:
             if recorder is not None:
                 recorder.mark("stopped")

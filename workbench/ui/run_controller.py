@@ -23,6 +23,7 @@ from workbench.core import events as E
 from workbench.core.config import TrainConfig
 from workbench.core.data.cache import ArraysCache
 from workbench.core.export.formats import export_checkpoint
+from workbench.core.runs.folder import RunFolder, mark_closed_if_stopped
 from workbench.core.session import Finished, Opened, Plan, RunPrepared, Session
 from workbench.core.train.engine import TrainingRun
 from workbench.ui.process_job import JobEnded, ProcessJob
@@ -359,7 +360,12 @@ class RunController(QObject):
         """Stop the run and tasks and wait for their threads (the window closes)."""
         self.closing = True
         if self.job is not None:
-            self.job.shutdown()  # its ranks stop and rank 0 saves, or are ended
+            job = self.job
+            job.shutdown()  # its ranks stop and rank 0 saves, or are ended
+            if job.folder is not None:
+                # As for one process: closed, not stopped by the user, so the
+                # next start offers to resume it.
+                mark_closed_if_stopped(RunFolder(job.folder))
         if self.trainer.isRunning():
             self.trainer.control.request_stop()
             if not self.trainer.wait(SHUTDOWN_WAIT_MS):
@@ -369,10 +375,8 @@ class RunController(QObject):
             # Stopped by closing, not by the user: the next start offers to
             # resume it. (Its queued events are never delivered now.)
             recorder = self.session.recorder
-            if recorder is not None and recorder.folder.info().get("status") == (
-                "stopped"
-            ):
-                recorder.mark("closed")
+            if recorder is not None:
+                mark_closed_if_stopped(recorder.folder)
         if self._task is not None:
             self._task.cancel()  # a download in it stops at the next chunk
             self._task.wait()

@@ -256,6 +256,24 @@ def folder_of(checkpoint: Path) -> RunFolder | None:
     return None
 
 
+def still_training(info: dict[str, Any]) -> bool:
+    """Whether the process of a ``running`` run may still be training it.
+
+    On this host its process must be alive; a run on another host (a shared
+    folder) cannot be checked from here, and counts as training.
+    """
+    if info.get("host") != socket.gethostname():
+        return True
+    pid = info.get("pid")
+    return not isinstance(pid, int) or process_alive(pid)
+
+
+def mark_closed_if_stopped(folder: RunFolder) -> None:
+    """A run the closing window stopped is "closed": the next start offers it."""
+    if folder.info().get("status") == "stopped":
+        folder.update(status="closed")
+
+
 def interrupted_runs(root: Path | None = None) -> list[RunFolder]:
     """Runs that can be resumed: interrupted or closed mid-run, newest first.
 
@@ -272,11 +290,8 @@ def interrupted_runs(root: Path | None = None) -> list[RunFolder]:
         info = folder.info()
         if info.get("status") not in RESUMABLE or not folder.checkpoint_path.is_file():
             continue
-        if info.get("status") == "running":
-            same_host = info.get("host") == socket.gethostname()
-            pid = info.get("pid")
-            if same_host and isinstance(pid, int) and process_alive(pid):
-                continue  # still training somewhere
+        if info.get("status") == "running" and still_training(info):
+            continue
         found.append(folder)
     return sorted(found, key=lambda f: f.info().get("updated") or "", reverse=True)
 

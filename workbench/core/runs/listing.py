@@ -21,6 +21,7 @@ from workbench.core.runs.folder import (
     RUN_FILE,
     RunFolder,
     runs_dir,
+    still_training,
 )
 from workbench.core.runs.run_file import read_run_file
 
@@ -54,6 +55,18 @@ class RunSummary:
         return self.name or self.id
 
 
+def shown_status(info: dict[str, Any]) -> str:
+    """The run's status as the list shows it: a dead "running" run is interrupted.
+
+    ``run.json`` keeps "running" (only a resume changes it): a killed run, one
+    whose process died of an error it could not record, reads "interrupted".
+    """
+    status = info.get("status") or "?"
+    if status == "running" and not still_training(info):
+        return "interrupted"
+    return status
+
+
 def summarize(folder: RunFolder) -> RunSummary | None:
     """The runs-list line of ``folder``; None without a ``run.json``.
 
@@ -73,7 +86,7 @@ def summarize(folder: RunFolder) -> RunSummary | None:
         created=info.get("created") or "",
         dataset=str(cfg.get("dataset", "?")),
         model=str(cfg.get("model", "?")),
-        status="damaged" if problem else info.get("status") or "?",
+        status="damaged" if problem else shown_status(info),
         best_val_accuracy=info.get("best_val_accuracy"),
         seconds=float(info.get("seconds") or 0.0),
         global_step=info.get("global_step") or 0,
