@@ -5911,3 +5911,17 @@ MUTATIONS += [
         ),
     ),
 ]
+
+# issue 34: one run folder, one writer.
+MUTATIONS += [
+    Mutation(
+        name="second-writer-admitted",
+        promise="A second resume of a run folder being written is refused before it writes",
+        where="WriterLock.__init__",
+        old="            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\n",
+        new="            pass\n",
+        tests=(
+            "tests/core/test_one_writer.py::test_a_second_resume_of_a_run_being_written_is_refused",
+        ),
+    ),
+]

@@ -58,6 +58,7 @@ from workbench.core.runs.reproduce import (
     compare_with_folder,
     original_config,
 )
+from workbench.core.runs.writer_lock import WriterLock
 from workbench.core.train.devices import DeviceError, resolve_device
 from workbench.core.train.engine import (
     TrainControl,
@@ -221,6 +222,7 @@ class Session:
         self.arrays = arrays if arrays is not None else ArraysCache()
         self.run: TrainingRun | None = None
         self.folder: RunFolder | None = None
+        self._writer_lock: WriterLock | None = None  # this session writes folder
         self.recorder: RunRecorder | None = None
         self.initial_weights: InitialWeights | None = None
         self.fine_tune: FineTune | None = None
@@ -338,7 +340,9 @@ class Session:
                 self.folder = RunFolder.create(
                     cfg, origin=self.origin, started_from=plan.started_from
                 )
+                self._hold(self.folder)
             else:
+                self._hold(folder)  # before claiming it: FolderBusy if another has it
                 folder.claim(cfg)
         except OSError as exc:
             self.folder = None
@@ -357,6 +361,15 @@ class Session:
             frozen=list(cfg.frozen),  # the mask may change between runs
         )
         return notes
+
+    def _hold(self, folder: RunFolder) -> None:
+        """Hold ``folder``'s writer lock (and drop the previous folder's)."""
+        lock = self._writer_lock
+        if lock is not None and lock.folder == folder.path:
+            return  # a Continue: this session writes it already
+        self._writer_lock = WriterLock(folder.path)
+        if lock is not None:
+            lock.release()
 
     def _record_data(self, run: TrainingRun) -> str | None:
         """Keep the data fingerprint and model file hash in the run's folder.
