@@ -153,6 +153,11 @@ class ProcessJob(QObject):
                 log.warning("the training job did not stop; sending %s", sig.name)
                 signal_all(self.processes(), sig)
                 wait_s = 2.0
+        else:
+            # SIGKILL was sent: the launcher is gone in moments. Reaped here,
+            # so a last poll() sees the end (SIGTERM is a graceful stop now).
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(wait_s)
         self._end_leftovers()
         self._clean_up()
 
