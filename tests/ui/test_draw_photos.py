@@ -174,8 +174,9 @@ def test_files_that_are_no_image_give_a_message_in_the_tab(
         assert panel.reading is before  # what was shown stays
     assert "(0 bytes)" in messages["empty.png"]
     # Pillow's own text names its in-memory buffer (<_io.BytesIO object at 0x...>).
-    assert "not a readable image (not an image format Pillow knows)" in (
-        messages["notes.png"]
+    assert (
+        "not a readable image (not an image format Pillow knows)"
+        in (messages["notes.png"])
     )
     assert "BytesIO" not in messages["notes.png"]
     assert "truncated" in messages["cut.png"]

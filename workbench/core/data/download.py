@@ -199,8 +199,7 @@ class StallWatch:
             return None
         if self._bytes < STALL_MIN_BYTES:
             return (
-                f"stalled: {self._bytes:,} bytes in the last "
-                f"{now - self._since:.0f} s"
+                f"stalled: {self._bytes:,} bytes in the last {now - self._since:.0f} s"
             )
         self._since, self._bytes = now, 0
         return None
