@@ -54,7 +54,7 @@ def test_a_full_disk_is_said_once_and_the_run_finishes_saved(
 def test_room_again_by_the_end_writes_the_whole_document(
     tmp_path, small_disk, capsys, monkeypatch
 ):
-    from workbench.cli import metrics_json
+    from workbench.cli import run_outputs as metrics_json
 
     small_disk.fill()
     during = metrics_json.MetricsJson.write_during_run

@@ -4,6 +4,7 @@ commands      the parser, ``main(argv)``: the window when no command is given, e
               the command it names
 train         train: headless training, --init-from, --metrics-json, the last line
 train_flags   train's flags, one per config field
+run_outputs   the files train rewrites each epoch: --save, --metrics-json
 predict       predict: images classified with a checkpoint
 inspect       inspect: what a checkpoint holds, and how it fits a model
 check_data    check-data: a folder of labelled images checked before training

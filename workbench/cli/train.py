@@ -14,8 +14,8 @@ from typing import Any
 from workbench.cli import distributed as cli_distributed
 from workbench.cli.console import percent, say
 from workbench.cli.interrupts import stop_on_first_interrupt
-from workbench.cli.metrics_json import MetricsJson, OutputFile, metrics_document
 from workbench.cli.progress import DownloadBars, StepBar
+from workbench.cli.run_outputs import MetricsJson, OutputFile, metrics_document
 from workbench.core import config as C
 from workbench.core import events as E
 from workbench.core.checkpoints.io import (
