@@ -13,13 +13,8 @@ from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.model_offer import offer_weights
 from workbench.core.models.builtins import build_model
 from workbench.core.runs.listing import read_events
-from workbench.core.session import (
-    RESUME_SAFE,
-    RunPrepared,
-    Session,
-    StartKind,
-    plan_start,
-)
+from workbench.core.session import RunPrepared, Session
+from workbench.core.start_plan import RESUME_SAFE, StartKind, plan_start
 from workbench.core.train.engine import TrainControl
 from workbench.core.train.freezing import frozen_names, set_frozen
 

@@ -25,7 +25,8 @@ from workbench.core.checkpoints.io import (
     save_checkpoint,
 )
 from workbench.core.model_offer import offer_weights
-from workbench.core.session import RunPrepared, Session, StartKind
+from workbench.core.session import RunPrepared, Session
+from workbench.core.start_plan import StartKind
 from workbench.core.train.engine import TrainControl
 
 

@@ -6,6 +6,7 @@ config         one run's configuration: a validated frozen dataclass, JSON/TOML
 events         the plain-data events the engine yields (steps, epochs, results)
 training_run   a run's state: what the engine trains and a checkpoint stores
 session        the run lifecycle: plan, begin, train, finish, open, reproduce
+start_plan     what Start does with a config: continue, resume or begin anew
 finetune       teaching a trained model the user's handwriting, and its cost
 model_offer    which model a config asks for, and weights offered to it
 predict        from a picture to class probabilities, the way the data was made
@@ -44,6 +45,7 @@ __all__ = [
     "runs",
     "script",
     "session",
+    "start_plan",
     "train",
     "training_run",
 ]

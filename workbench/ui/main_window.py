@@ -25,7 +25,7 @@ from workbench.core.models.builtins import head_name
 from workbench.core.models.inputs import model_channels
 from workbench.core.models.state_dict_match import load_exact
 from workbench.core.runs.folder import RunFolder
-from workbench.core.session import Plan, StartKind
+from workbench.core.start_plan import Plan, StartKind
 from workbench.core.train.engine import TrainingRun
 from workbench.core.train.freezing import (
     FreezeError,

@@ -24,7 +24,8 @@ from workbench.core.config import TrainConfig
 from workbench.core.data.cache import ArraysCache
 from workbench.core.export.formats import export_checkpoint
 from workbench.core.runs.folder import RunFolder, mark_closed_if_stopped
-from workbench.core.session import Finished, Opened, Plan, RunPrepared, Session
+from workbench.core.session import Finished, Opened, RunPrepared, Session
+from workbench.core.start_plan import Plan
 from workbench.core.train.engine import TrainingRun
 from workbench.ui.process_job import JobEnded, ProcessJob
 from workbench.ui.tasks import TaskThread, describe_error, start_task

@@ -29,7 +29,8 @@ from workbench.core.host.threads import (
     prepare_main_thread,
     prepare_training_thread,
 )
-from workbench.core.session import Plan, Session
+from workbench.core.session import Session
+from workbench.core.start_plan import Plan
 from workbench.core.train.engine import TrainControl
 from workbench.ui.gui_gc import collect_in_gui_thread
 from workbench.ui.tasks import describe_error

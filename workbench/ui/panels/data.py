@@ -11,7 +11,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QProgressBar,
     QPushButton,
     QSpinBox,
     QWidget,
@@ -32,7 +31,6 @@ from workbench.core.data.registry import (
     FOLDER,
     DataError,
     DataMissing,
-    DownloadProgress,
     ImageArrays,
     default_data_dir,
 )
@@ -40,6 +38,7 @@ from workbench.core.data.sources import load_arrays
 from workbench.ui import dialogs
 from workbench.ui.formatting import gray_pixmap
 from workbench.ui.panels.base import ConfigPanel, select_data
+from workbench.ui.panels.download_row import DownloadRow
 from workbench.ui.panels.image_folder import (
     DataCheckRow,
     FolderField,
@@ -138,20 +137,13 @@ class DataPanel(ConfigPanel):
         self.count_label.setWordWrap(True)
         self._build_folder_rows()
 
-        self.download_button = QPushButton("Download", objectName="downloadButton")
+        self.download_row = DownloadRow()
+        self.download_button = self.download_row.download_button
         self.download_button.clicked.connect(self._on_download_clicked)
-        self.cancel_button = QPushButton("Cancel", objectName="cancelDownloadButton")
+        self.cancel_button = self.download_row.cancel_button
         self.cancel_button.clicked.connect(self._on_cancel_clicked)
-        self.cancel_button.setVisible(False)
-        self.download_bar = QProgressBar(objectName="downloadProgress")
-        self.download_bar.setVisible(False)
-        self.download_bar.setTextVisible(True)
-        row = QHBoxLayout()
-        row.addWidget(self.download_button)
-        row.addWidget(self.download_bar, 1)
-        row.addWidget(self.cancel_button)
-        self._download_row = row
-        self.form.addRow("", row)
+        self.download_bar = self.download_row.bar
+        self.form.addRow("", self.download_row)
 
         self.check_row = DataCheckRow(self.count_label, self._check_target)
         self.check_row.start_cleared.connect(self.start_cleared)
@@ -264,7 +256,7 @@ class DataPanel(ConfigPanel):
             (self.base_combo, dataset == "my-digits"),
             (self.replay_spin, dataset == "my-digits"),
             (self._dir_row, not folder),
-            (self._download_row, not folder),
+            (self.download_row, not folder),
             (self.strip_label, not folder),
             (self.folder_field, folder),
             (self.size_spin, dataset in RESIZABLE_DATASETS),
@@ -350,7 +342,7 @@ class DataPanel(ConfigPanel):
             succeeded=self._on_task_succeeded,
             failed=self._on_task_failed,
             finished=self._on_task_finished,
-            progressed=self._on_task_progressed if download else None,
+            progressed=self.download_row.show_progress if download else None,
             cancelled=self._on_task_cancelled,
         )
         # Set after start, yet before any slot: they are queued to this thread.
@@ -393,17 +385,6 @@ class DataPanel(ConfigPanel):
     @Slot()
     def _on_task_cancelled(self) -> None:
         self.count_label.setText("Download cancelled")
-
-    @Slot(object)
-    def _on_task_progressed(self, p: DownloadProgress) -> None:
-        if p.bytes_total:
-            self.download_bar.setRange(0, 1000)
-            self.download_bar.setValue(int(1000 * p.bytes_done / p.bytes_total))
-        else:
-            self.download_bar.setRange(0, 0)
-        self.download_bar.setFormat(
-            f"{p.file_index}/{p.file_count}: {p.bytes_done / 1e6:.1f} MB"
-        )
 
     @Slot()
     def _on_task_finished(self) -> None:
@@ -512,11 +493,7 @@ class DataPanel(ConfigPanel):
             self.count_label.setText("Cancelling…")
 
     def _show_download_controls(self, downloading: bool) -> None:
-        self.download_bar.setVisible(downloading)
-        self.download_bar.setRange(0, 0)
-        self.download_bar.setFormat("connecting…")
-        self.cancel_button.setVisible(downloading)
-        self.download_button.setVisible(not downloading)
+        self.download_row.show_downloading(downloading)
         self.dataset_combo.setEnabled(not downloading and not self._run_active)
         self._update_folder_enabled()
 

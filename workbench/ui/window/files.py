@@ -21,7 +21,8 @@ from workbench.core.errors import USER_ERRORS
 from workbench.core.model_offer import WeightsOffer, offer_weights
 from workbench.core.runs.folder import interrupted_runs
 from workbench.core.runs.listing import read_metrics
-from workbench.core.session import Opened, StartKind
+from workbench.core.session import Opened
+from workbench.core.start_plan import StartKind
 from workbench.ui import dialogs
 from workbench.ui.run_controller import RunController, RunState
 from workbench.ui.window import state as window_state

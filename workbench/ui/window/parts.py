@@ -26,7 +26,8 @@ from workbench.core.config import TrainConfig
 from workbench.core.model_offer import ModelKey
 from workbench.core.runs.folder import RunFolder
 from workbench.core.runs.listing import RunSummary
-from workbench.core.session import Finished, Plan
+from workbench.core.session import Finished
+from workbench.core.start_plan import Plan
 from workbench.core.train.engine import TrainingRun
 from workbench.ui.panels.data import DataPanel
 from workbench.ui.panels.device import DevicePanel
