@@ -1328,8 +1328,8 @@ MUTATIONS: list[Mutation] = [
         "folder-cache-never-read",
         "The second run on the same files reads the decoded images from the disk cache",
         "load_folder",
-        "    cached = _read_cache(cache, fingerprint)\n",
-        "    cached = None\n",
+        "    cached, damage = _read_cache(cache, fingerprint)\n",
+        '    cached, damage = None, ""\n',
         (
             "tests/core/test_folder_dataset.py::test_the_second_load_reads_the_decoded_cache_without_decoding",
         ),
@@ -5814,7 +5814,7 @@ MUTATIONS += [
     Mutation(
         name="checkpoint-full-disk-runtime-error",
         promise="A checkpoint save on a full disk says the disk is full (torch raises RuntimeError)",
-        where="workbench.core.checkpoints.io:_torch_save",
+        where="workbench.core.atomic_files:torch_save",
         old="        if recording.error is not None:\n            raise recording.error from None\n",
         new="",
         tests=(
@@ -5922,6 +5922,44 @@ MUTATIONS += [
         new="            pass\n",
         tests=(
             "tests/core/test_one_writer.py::test_a_second_resume_of_a_run_being_written_is_refused",
+        ),
+    ),
+]
+
+# issue 34: the decoded-image cache proves its content; a full disk under it
+# costs only a decode.
+_CACHE_TESTS = "tests/core/test_folder_cache_integrity.py::"
+MUTATIONS += [
+    Mutation(
+        name="folder-cache-digest-unchecked",
+        promise="A decoded-image cache whose content fails its digest is not used: the images are decoded again and the cache rebuilt",
+        where="workbench.core.data.folder:_read_cache",
+        old='        if stored.get("digest") != _content_digest(stored):\n',
+        new="        if False:\n",
+        tests=(
+            f"{_CACHE_TESTS}test_a_cache_with_other_pixels_is_refused_and_rebuilt",
+            f"{_CACHE_TESTS}test_a_run_says_its_cache_was_damaged",
+        ),
+    ),
+    Mutation(
+        name="folder-cache-full-disk-stops-run",
+        promise="A full disk under the decoded-image cache does not stop the run: it trains without the cache",
+        where="workbench.core.data.folder:_write_cache",
+        old="        write_atomically(path, lambda handle: torch_save(payload, handle))\n",
+        new="        write_atomically(path, lambda handle: torch.save(payload, handle))\n",
+        tests=(
+            f"{_CACHE_TESTS}test_a_full_disk_under_the_cache_trains_without_it_and_says_so",
+        ),
+    ),
+    Mutation(
+        name="folder-cache-note-unsaid",
+        promise="A run says when its decoded-image cache was damaged or could not be written",
+        where="workbench.core.data.folder_loading:folder_loaders",
+        old="        if data.cache_note:\n",
+        new="        if False:\n",
+        tests=(
+            f"{_CACHE_TESTS}test_a_run_says_its_cache_was_damaged",
+            f"{_CACHE_TESTS}test_a_full_disk_under_the_cache_trains_without_it_and_says_so",
         ),
     ),
 ]

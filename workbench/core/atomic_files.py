@@ -146,3 +146,38 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
         if isinstance(record, dict):
             records.append(record)
     return records
+
+
+class _WriteErrors:
+    """A file handle that remembers the ``OSError`` its writes raised."""
+
+    def __init__(self, handle: BinaryIO) -> None:
+        self.handle = handle
+        self.error: OSError | None = None
+
+    def write(self, data: bytes) -> int:
+        try:
+            return self.handle.write(data)
+        except OSError as exc:
+            self.error = exc
+            raise
+
+    def flush(self) -> None:
+        self.handle.flush()
+
+
+def torch_save(payload: dict[str, Any], handle: BinaryIO) -> None:
+    """``torch.save``, a failed write raised as the ``OSError`` it was (a full disk).
+
+    torch's zip writer turns it into ``RuntimeError: [enforce fail at
+    inline_container.cc] unexpected pos``, which says nothing of a full disk.
+    """
+    import torch  # here: the ledger's readers use this module without torch
+
+    recording = _WriteErrors(handle)
+    try:
+        torch.save(payload, recording)
+    except RuntimeError:
+        if recording.error is not None:
+            raise recording.error from None
+        raise

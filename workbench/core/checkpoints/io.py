@@ -12,14 +12,14 @@ import random
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
 import workbench
-from workbench.core.atomic_files import write_atomically
+from workbench.core.atomic_files import torch_save, write_atomically
 from workbench.core.checkpoints.schema import SchemaError, check_like, check_payload
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.data.registry import (
@@ -158,42 +158,9 @@ def write_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
     """Save ``payload`` atomically; the previous file survives any failure."""
     path = Path(path).expanduser()
     try:
-        return write_atomically(path, lambda handle: _torch_save(payload, handle))
+        return write_atomically(path, lambda handle: torch_save(payload, handle))
     except OSError as exc:
         raise CheckpointError(_os_error_text(path, exc)) from exc
-
-
-class _WriteErrors:
-    """A file handle that remembers the ``OSError`` its writes raised."""
-
-    def __init__(self, handle: BinaryIO) -> None:
-        self.handle = handle
-        self.error: OSError | None = None
-
-    def write(self, data: bytes) -> int:
-        try:
-            return self.handle.write(data)
-        except OSError as exc:
-            self.error = exc
-            raise
-
-    def flush(self) -> None:
-        self.handle.flush()
-
-
-def _torch_save(payload: dict[str, Any], handle: BinaryIO) -> None:
-    """``torch.save``, with a failed write raised as the ``OSError`` it was.
-
-    torch's zip writer turns it into ``RuntimeError: [enforce fail at
-    inline_container.cc] unexpected pos``, which says nothing of a full disk.
-    """
-    recording = _WriteErrors(handle)
-    try:
-        torch.save(payload, recording)
-    except RuntimeError:
-        if recording.error is not None:
-            raise recording.error from None
-        raise
 
 
 def _os_error_text(path: Path, exc: OSError) -> str:

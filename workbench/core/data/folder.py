@@ -12,7 +12,10 @@ files starts without decoding. Files that do not decode are skipped and listed.
 
 from __future__ import annotations
 
+import dataclasses
+import errno
 import hashlib
+import json
 import logging
 import os
 from collections.abc import Callable, Mapping
@@ -23,7 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from workbench.core.atomic_files import write_atomically
+from workbench.core.atomic_files import torch_save, write_atomically
 from workbench.core.data.folder_check import IMAGE_SUFFIXES, split_folders
 from workbench.core.data.folder_images import (
     Cancelled,
@@ -48,7 +51,7 @@ log = logging.getLogger(__name__)
 MEMORY_BUDGET_BYTES = 2 * 1024**3
 MEMORY_BUDGET_ENV = "PTCORE_MEMORY_BUDGET_MB"
 CACHE_FOLDER = "folder-cache"
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: the payload carries a digest of its content
 CACHES_KEPT = 4
 
 FolderProgress = Callable[[int, int], None]  # (images done, images in all)
@@ -265,6 +268,9 @@ class FolderData:
     fingerprint : DataFingerprint
     from_cache : bool
         True when the decoded images came from the disk cache.
+    cache_note : str
+        What went wrong with the disk cache ("" when nothing did): a cache that
+        failed its check and was rebuilt, or one that could not be written.
     """
 
     arrays: ImageArrays
@@ -272,6 +278,7 @@ class FolderData:
     skipped: tuple[str, ...]
     fingerprint: DataFingerprint
     from_cache: bool = False
+    cache_note: str = ""
 
 
 def load_folder(
@@ -301,7 +308,7 @@ def load_folder(
     fingerprint = fingerprint_folder(listing, cancel)
     cache_dir = default_data_dir() / CACHE_FOLDER if cache_dir is None else cache_dir
     cache = cache_dir / f"{_cache_key(fingerprint, image_size, val_fraction, seed)}.pt"
-    cached = _read_cache(cache, fingerprint)
+    cached, damage = _read_cache(cache, fingerprint)
     if cached is not None:
         return cached
     train_pairs, val_pairs = split_pairs(listing, val_fraction, seed)
@@ -315,8 +322,9 @@ def load_folder(
     arrays = ImageArrays(train_x, train_y, val_x, val_y)
     info = folder_info(listing, arrays.train_images)
     data = FolderData(arrays, info, tuple(skipped), fingerprint)
-    _write_cache(cache, data)
-    return data
+    failure = _write_cache(cache, data)
+    notes = [n for n in (damage, failure) if n]
+    return dataclasses.replace(data, cache_note="; ".join(notes)) if notes else data
 
 
 def _decode_all(
@@ -427,28 +435,44 @@ def _cache_key(
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
-def _read_cache(path: Path, fingerprint: DataFingerprint) -> FolderData | None:
+_PAYLOAD_TENSORS = ("train_images", "train_labels", "test_images", "test_labels")
+
+
+def _content_digest(payload: Mapping[str, Any]) -> str:
+    """SHA-256 of the cached tensors' bytes, shapes and dtypes, info and skips."""
+    digest = hashlib.sha256()
+    for key in _PAYLOAD_TENSORS:
+        tensor = payload[key].contiguous()
+        digest.update(f"{key}|{tuple(tensor.shape)}|{tensor.dtype}|".encode())
+        digest.update(tensor.numpy())
+    rest = json.dumps([payload["info"], payload["skipped"]], sort_keys=True)
+    digest.update(rest.encode("utf-8"))
+    return digest.hexdigest()
+
+
+def _read_cache(
+    path: Path, fingerprint: DataFingerprint
+) -> tuple[FolderData | None, str]:
+    """The cached data, or None and why the cache was not used ("" when absent)."""
     try:
         stored = torch.load(path, map_location="cpu", weights_only=True)
-        arrays = ImageArrays(
-            *(
-                stored[k]
-                for k in ("train_images", "train_labels", "test_images", "test_labels")
-            )
-        )
+        if stored.get("digest") != _content_digest(stored):
+            raise ValueError("its content does not match its digest")
+        arrays = ImageArrays(*(stored[k] for k in _PAYLOAD_TENSORS))
         info = DatasetInfo.from_dict(stored["info"])
         skipped = tuple(str(s) for s in stored["skipped"])
     except FileNotFoundError:
-        return None
+        return None, ""
     except Exception as exc:  # a damaged cache costs a decode, never the run
         log.warning("ignoring the decoded-image cache %s: %s", path, exc)
-        return None
+        return None, f"the decoded-image cache was damaged ({exc}): decoded again"
     path.touch()  # pruning keeps the most recently used caches
-    return FolderData(arrays, info, skipped, fingerprint, from_cache=True)
+    return FolderData(arrays, info, skipped, fingerprint, from_cache=True), ""
 
 
-def _write_cache(path: Path, data: FolderData) -> None:
-    payload = {
+def _write_cache(path: Path, data: FolderData) -> str:
+    """Cache ``data``; "" or why it is not cached (the run goes on either way)."""
+    payload: dict[str, Any] = {
         "train_images": data.arrays.train_images,
         "train_labels": data.arrays.train_labels,
         "test_images": data.arrays.test_images,
@@ -456,14 +480,18 @@ def _write_cache(path: Path, data: FolderData) -> None:
         "info": data.info.to_dict(),
         "skipped": list(data.skipped),
     }
+    payload["digest"] = _content_digest(payload)
     try:
-        write_atomically(path, lambda handle: torch.save(payload, handle))
-    except (
-        OSError
-    ) as exc:  # a full or read-only disk only costs the next run its decode
+        write_atomically(path, lambda handle: torch_save(payload, handle))
+    except OSError as exc:  # a full or read-only disk costs the next run a decode
         log.warning("decoded images not cached in %s: %s", path, exc)
-        return
+        reason = "the disk is full" if exc.errno == errno.ENOSPC else exc.strerror
+        return (
+            f"decoded images not cached in {path.parent} ({reason or exc}): "
+            "the next run decodes them again"
+        )
     _prune(path.parent)
+    return ""
 
 
 def _prune(folder: Path) -> None:

@@ -74,6 +74,8 @@ def folder_loaders(
             f"{memory_budget() / 1024**2:,.0f} MB budget."
         )
         skipped, fingerprint = data.skipped, data.fingerprint
+        if data.cache_note:
+            notices.append(data.cache_note[0].upper() + data.cache_note[1:] + ".")
         val_images: torch.Tensor | None = arrays.test_images
     else:
         from torchvision.transforms import v2  # 1.5 s import: this path only
