@@ -5963,3 +5963,39 @@ MUTATIONS += [
         ),
     ),
 ]
+
+# issue 34: weights keep their modules' versions (MNASNet checks them).
+_META_TESTS = "tests/core/test_state_metadata.py::"
+MUTATIONS += [
+    Mutation(
+        name="snapshot-drops-module-versions",
+        promise="A copy of a model's weights (the Draw tab's reader, fine-tuning, Load weights) keeps the modules' versions, so MNASNet loads it",
+        where="workbench.core.models.builtins:snapshot_state",
+        old="    return copy_metadata(copy, state)  # module versions, which loading may check\n",
+        new="    return copy\n",
+        tests=(
+            f"{_META_TESTS}test_a_snapshot_keeps_the_module_versions_and_loads_into_mnasnet",
+        ),
+    ),
+    Mutation(
+        name="strip-prefixes-drops-module-versions",
+        promise="Loading saved or compiled weights keeps their modules' versions (MNASNet's --resume, Open, predict)",
+        where="workbench.core.models.state_dict_match:strip_wrapper_prefixes",
+        old="    if metadata is not None:\n",
+        new="    if False:\n",
+        tests=(
+            f"{_META_TESTS}test_a_saved_state_loads_back_into_mnasnet",
+            f"{_META_TESTS}test_a_compiled_models_prefixed_state_keeps_its_versions_unprefixed",
+        ),
+    ),
+    Mutation(
+        name="plain-dict-has-no-module-versions",
+        promise="A plain dict of weights without versions loads as this code's module versions",
+        where="workbench.core.models.state_dict_match:load_exact",
+        old='    if getattr(cleaned, "_metadata", None) is None:\n',
+        new="    if False:\n",
+        tests=(
+            f"{_META_TESTS}test_a_plain_dict_without_versions_loads_as_this_codes_versions",
+        ),
+    ),
+]

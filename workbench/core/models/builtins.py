@@ -7,6 +7,7 @@ width)`` and class count; at MNIST's (1, 28, 28) they are the classic networks.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 
 import torch
@@ -22,6 +23,7 @@ from workbench.core.models.catalog import (
     model_problem,
 )
 from workbench.core.models.pretrained import load_pretrained_state
+from workbench.core.models.state_dict_match import copy_metadata
 from workbench.core.models.torchvision_models import ModelBuildError, build_torchvision
 from workbench.core.models.user_file import ModelFileError, build_from_file, parse_spec
 
@@ -307,10 +309,11 @@ def snapshot_state(model: nn.Module) -> dict[str, torch.Tensor]:
     Call it only where nothing updates the model (between two training steps):
     a copy taken during ``optimizer.step()`` could mix old and new weights.
     """
-    return {
-        name: tensor.detach().to("cpu", copy=True)
-        for name, tensor in model.state_dict().items()
-    }
+    state = model.state_dict()
+    copy = OrderedDict(
+        (name, tensor.detach().to("cpu", copy=True)) for name, tensor in state.items()
+    )
+    return copy_metadata(copy, state)  # module versions, which loading may check
 
 
 def build_unseeded(

@@ -13,6 +13,7 @@ weights load into an eager one and back.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import torch
@@ -26,19 +27,42 @@ class WeightsMismatch(ValueError):
     """Weights that do not fit a model; the text names the differences."""
 
 
+def _strip_prefixes(key: str) -> str:
+    changed = True
+    while changed:
+        changed = False
+        for prefix in WRAPPER_PREFIXES:
+            if key.startswith(prefix):
+                key = key[len(prefix) :]
+                changed = True
+    return key
+
+
 def strip_wrapper_prefixes(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """Drop ``_orig_mod.`` and ``module.`` prefixes that wrappers add to keys."""
-    cleaned = {}
-    for key, value in state.items():
-        changed = True
-        while changed:
-            changed = False
-            for prefix in WRAPPER_PREFIXES:
-                if key.startswith(prefix):
-                    key = key[len(prefix) :]
-                    changed = True
-        cleaned[key] = value
+    """Drop ``_orig_mod.`` and ``module.`` prefixes that wrappers add to keys.
+
+    The state's ``_metadata`` (each module's version, which e.g. MNASNet's
+    loading checks) is kept, under the stripped module names too.
+    """
+    cleaned = OrderedDict((_strip_prefixes(k), v) for k, v in state.items())
+    metadata = getattr(state, "_metadata", None)
+    if metadata is not None:
+        # Module names carry no trailing dot: "_orig_mod" is the wrapped root.
+        cleaned._metadata = {  # type: ignore[attr-defined]
+            _strip_prefixes(f"{name}.")[:-1]: dict(entry)
+            for name, entry in metadata.items()
+        }
     return cleaned
+
+
+def copy_metadata(
+    copy: dict[str, torch.Tensor], source: dict[str, torch.Tensor]
+) -> dict[str, torch.Tensor]:
+    """``copy`` (an ``OrderedDict``) with ``source``'s module versions, if any."""
+    metadata = getattr(source, "_metadata", None)
+    if metadata is not None:
+        copy._metadata = {name: dict(entry) for name, entry in metadata.items()}  # type: ignore[attr-defined]
+    return copy
 
 
 def unwrap(model: nn.Module) -> nn.Module:
@@ -177,7 +201,12 @@ def load_exact(model: nn.Module, state: dict[str, torch.Tensor]) -> None:
         raise WeightsMismatch(
             "the weights do not fit this model: " + "; ".join(diff.lines(limit=8))
         )
-    unwrap(model).load_state_dict(strip_wrapper_prefixes(state))
+    target = unwrap(model)
+    cleaned = strip_wrapper_prefixes(state)
+    if getattr(cleaned, "_metadata", None) is None:
+        # A plain dict (a user's own file) loads as this code's module versions.
+        copy_metadata(cleaned, target.state_dict())
+    target.load_state_dict(cleaned)
 
 
 @dataclass(frozen=True, slots=True)
