@@ -5999,3 +5999,59 @@ MUTATIONS += [
         ),
     ),
 ]
+
+# issue 34: Reproduce trains on the run's own processes and always ends with a verdict.
+_REPRO_TESTS = "tests/ui/test_reproduce_processes.py::"
+MUTATIONS += [
+    Mutation(
+        name="reproduce-on-the-device-panels-processes",
+        promise="Reproduce trains a run on its own number of processes, whatever the Device panel's Processes says",
+        where="workbench.ui.window.runs:RunsTab._on_panel_reproduce_requested",
+        old="        w.start(nproc=run.world_size)\n",
+        new="        w.start()\n",
+        tests=(
+            f"{_REPRO_TESTS}test_a_one_process_run_is_reproduced_in_the_window_while_processes_is_two",
+            f"{_REPRO_TESTS}test_a_two_process_run_is_reproduced_on_two_processes_with_a_verdict",
+        ),
+    ),
+    Mutation(
+        name="reproduce-job-never-judged",
+        promise="A reproduction on several processes ends with a verdict comparing every logged loss",
+        where="workbench.ui.window.runs:RunsTab.after_job",
+        old="            verdict = judge_repeat(original, RunFolder(ended.folder))\n",
+        new="            pass\n",
+        tests=(
+            f"{_REPRO_TESTS}test_a_two_process_run_is_reproduced_on_two_processes_with_a_verdict",
+        ),
+    ),
+    Mutation(
+        name="reproduce-job-left-pending-in-the-session",
+        promise="A reproduction on several processes leaves nothing pending: the next run is not judged against the original",
+        where="workbench.ui.window.runs:RunsTab._on_panel_reproduce_requested",
+        old="            session.reproducing = None\n            self._job_reproducing = run.folder\n",
+        new="            self._job_reproducing = run.folder\n",
+        tests=(
+            f"{_REPRO_TESTS}test_a_two_process_run_is_reproduced_on_two_processes_with_a_verdict",
+        ),
+    ),
+    Mutation(
+        name="reproduce-stopped-without-a-verdict",
+        promise="A reproduction stopped early still ends with a verdict in the Runs tab and the status bar",
+        where="workbench.ui.window.runs:RunsTab.after_run",
+        old="        self.window.set_status(text)\n",
+        new="",
+        tests=(f"{_REPRO_TESTS}test_a_reproduction_stopped_early_ends_with_a_verdict",),
+    ),
+]
+MUTATIONS += [
+    Mutation(
+        name="cli-reproduces-a-multi-process-run-on-one",
+        promise="runs reproduce does not repeat a run of several processes on one: it says where to reproduce it",
+        where="workbench.cli.runs:_reproduce",
+        old="    if summary is not None and summary.world_size > 1:\n",
+        new="    if False:\n",
+        tests=(
+            "tests/core/test_ledger_verdicts.py::test_runs_reproduce_refuses_a_run_of_several_processes_saying_where",
+        ),
+    ),
+]

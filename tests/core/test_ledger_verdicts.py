@@ -334,3 +334,21 @@ def test_runs_reproduce_records_no_run_and_keeps_the_verdict(runs_root, capsys):
     assert said.startswith("not reproduced: the losses first differ at step 2 (9.0 vs ")
     assert said in capsys.readouterr().out
     assert [r.id for r in list_runs()] == [original.id]
+
+
+def test_runs_reproduce_refuses_a_run_of_several_processes_saying_where(
+    runs_root, capsys
+):
+    flags = ["--model", "mlp", "--max-steps", "2", "--log-every", "1"]
+    assert main(["train", "--quiet", *flags]) == 0
+    (original,) = list_runs()
+    original.folder.update(world_size=2)  # as `train --nproc 2` records it
+    capsys.readouterr()
+    assert main(["runs", "reproduce", original.id]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"ptcore-workbench runs: error: run {original.id} trained on 2 processes: "
+        "here a repeat trains on one, which is not the same run; reproduce it "
+        "from the window's Runs tab, which trains it on 2\n"
+    )
+    assert "last_reproduction" not in original.folder.info()

@@ -100,6 +100,13 @@ def _reproduce(folder: Any) -> int:
     ``runs list`` does not list it); the verdict goes into the original's
     ``run.json`` (``last_reproduction``).
     """
+    summary = listing.summarize(folder)
+    if summary is not None and summary.world_size > 1:
+        raise C.ConfigError(
+            f"run {folder.id} trained on {summary.world_size} processes: here a "
+            "repeat trains on one, which is not the same run; reproduce it from "
+            f"the window's Runs tab, which trains it on {summary.world_size}"
+        )
     session = Session(origin="command line")
     cfg = session.reproduce(folder)
     say(f"training {folder.id} again: {cfg.model} on {cfg.dataset}, seed {cfg.seed}")

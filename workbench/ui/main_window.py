@@ -306,8 +306,11 @@ class MainWindow(QMainWindow):
         return True
 
     @Slot()
-    def start(self) -> None:
-        """Start a new run, or continue the current one (Start/Continue button)."""
+    def start(self, nproc: int | None = None) -> None:
+        """Start a new run, or continue the current one (Start/Continue button).
+
+        ``nproc``: processes to train on (default: the Device panel's).
+        """
         if self.state is not RunState.IDLE:
             return
         try:
@@ -315,7 +318,9 @@ class MainWindow(QMainWindow):
         except ConfigError as exc:
             self.show_error("Invalid settings", exc)
             return
-        if self._all_frozen("in the freeze tree") or self.jobs.start_if_several(cfg):
+        if self._all_frozen("in the freeze tree") or self.jobs.start_if_several(
+            cfg, nproc
+        ):
             return
         plan = self.controller.plan(cfg)
         new = plan.kind is StartKind.NEW

@@ -165,3 +165,13 @@ def compare_with_folder(
 ) -> Reproduction:
     """Compare a repeat's history with the losses ``folder`` logged."""
     return compare(read_metrics(folder)["step"], repeated)
+
+
+def judge_repeat(original: RunFolder, repeat: RunFolder) -> Reproduction:
+    """Compare a repeat that logged into its own run folder (a run on several
+    processes) with ``original``, and record the verdict in both folders."""
+    steps = [(s.global_step, s.loss) for s in read_metrics(repeat)["step"]]
+    verdict = compare(read_metrics(original)["step"], steps)
+    original.update(last_reproduction=verdict.describe())
+    repeat.update(reproduction_of=original.id)
+    return verdict

@@ -70,9 +70,11 @@ class JobView(QObject):
         """How many processes Start trains on."""
         return int(self.window.device_panel.processes())
 
-    def start_if_several(self, cfg: TrainConfig) -> bool:
-        """Start ``cfg`` as a job when Processes > 1; False leaves it to the window."""
-        nproc = self.processes()
+    def start_if_several(self, cfg: TrainConfig, nproc: int | None = None) -> bool:
+        """Start ``cfg`` as a job on ``nproc`` processes (default: the Device
+        panel's Processes) when that is more than one; False leaves it to the
+        window."""
+        nproc = self.processes() if nproc is None else nproc
         if nproc <= 1:
             return False
         w = self.window
@@ -178,4 +180,4 @@ class JobView(QObject):
                 f"{outcome.capitalize()} at step {step:,}{accuracy}; its checkpoint "
                 "is in the run folder (Runs tab: Open)"
             )
-        w.runs_tab.refresh()
+        w.runs_tab.after_job(ended)  # last: a reproduction's verdict is the status

@@ -40,6 +40,7 @@ from workbench.ui.panels.model import ModelPanel
 from workbench.ui.panels.runs import RunsPanel
 from workbench.ui.panels.speed import SpeedPanel
 from workbench.ui.panels.training import TrainingPanel
+from workbench.ui.process_job import JobEnded
 from workbench.ui.run_controller import RunState
 
 # ------------------------------------------------------------- the window's parts
@@ -74,6 +75,7 @@ class RunsTabPart(Protocol):
 
     def refresh(self) -> None: ...
     def after_run(self, finished: Finished) -> None: ...
+    def after_job(self, ended: JobEnded) -> None: ...
 
 
 class RunViewPart(Protocol):
@@ -232,7 +234,7 @@ class RunsWindow(StatusWindow, ErrorWindow, Protocol):
     run_view: RunViewPart
 
     def apply_config(self, cfg: TrainConfig) -> None: ...
-    def start(self) -> None: ...
+    def start(self, nproc: int | None = None) -> None: ...
     def reset_run(self) -> None: ...
 
 

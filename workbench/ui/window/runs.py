@@ -11,8 +11,11 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, QSettings, Slot
 
 from workbench.core.config import ConfigError
+from workbench.core.runs.folder import RunFolder
 from workbench.core.runs.listing import RunSummary
+from workbench.core.runs.reproduce import judge_repeat
 from workbench.core.session import Finished
+from workbench.ui.process_job import JobEnded
 from workbench.ui.run_controller import RunController, RunState
 from workbench.ui.window.parts import RunsWindow
 
@@ -41,6 +44,7 @@ class RunsTab(QObject):
         panel.set_tensorboard(tensorboard)
         panel.tensorboard_changed.connect(self._on_panel_tensorboard_changed)
         controller.session.tensorboard = tensorboard
+        self._job_reproducing: RunFolder | None = None  # the original a job repeats
 
     @Slot(bool)
     def _on_panel_tensorboard_changed(self, checked: bool) -> None:
@@ -64,24 +68,43 @@ class RunsTab(QObject):
 
     @Slot(object)
     def _on_panel_reproduce_requested(self, run: RunSummary) -> None:
-        """Train ``run`` again from scratch: same config, same seed."""
-        w = self.window
+        """Train ``run`` again from scratch: same config, seed and processes."""
+        w, session = self.window, self.controller.session
         if self.controller.state is not RunState.IDLE:
             return
         try:
-            cfg = self.controller.session.reproduce(run.folder)
+            cfg = session.reproduce(run.folder)
         except ConfigError as exc:
             w.show_error("Cannot reproduce this run", exc)
             return
         w.run_view.borrow_settings()
         w.reset_run()
         w.apply_config(cfg)
-        w.start()
+        # The run's own process count, whatever the Device panel says.
+        w.start(nproc=run.world_size)
         if self.controller.state is RunState.IDLE:  # the start was refused
-            self.controller.session.reproducing = None
+            session.reproducing = None
             w.run_view.give_back_settings()
             return
-        self.panel.show_message(f"Reproducing {run.title}…")
+        on = ""
+        if run.world_size > 1:
+            # A job logs into a run folder of its own, judged when it ends.
+            session.reproducing = None
+            self._job_reproducing = run.folder
+            on = f" on {run.world_size} processes"
+        self.panel.show_message(f"Reproducing {run.title}{on}…")
+
+    def after_job(self, ended: JobEnded) -> None:
+        """A job on several processes ended: list it, and judge a reproduction."""
+        original, self._job_reproducing = self._job_reproducing, None
+        if original is None:
+            self.refresh()
+            return
+        self.window.run_view.give_back_settings()
+        verdict = None
+        if ended.outcome == "finished" and ended.folder is not None:
+            verdict = judge_repeat(original, RunFolder(ended.folder))
+        self.after_run(Finished(original, verdict))
 
     def after_run(self, finished: Finished) -> None:
         """A run ended: list it, and show a reproduction's verdict."""
@@ -89,9 +112,12 @@ class RunsTab(QObject):
         original = finished.reproduction_of
         if original is None:
             return
-        if finished.reproduction is None:
-            self.panel.show_message("Reproduction stopped before the end")
-            return
-        text = f"{original.id}: {finished.reproduction.describe()}"
+        verdict = finished.reproduction
+        said = (
+            verdict.describe()
+            if verdict is not None
+            else "not reproduced: the repeat stopped before the end"
+        )
+        text = f"{original.id}: {said}"
         self.panel.show_message(text)
         self.window.set_status(text)
