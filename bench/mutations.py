@@ -1199,9 +1199,9 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "check-data-misses-leaks",
         "check-data names an image that is in both train and val",
-        "check_folder",
-        '        for digest in hashes["train"].keys() & hashes["val"].keys():\n',
-        "        for digest in ():\n",
+        "_check_duplicates",
+        "            if split != first_split:\n",
+        "            if False:\n",
         ("tests/core/test_folder_check.py::test_every_defect_is_named_with_its_file",),
     ),
     Mutation(
@@ -4905,9 +4905,9 @@ MUTATIONS += [
     Mutation(
         "check-data-leak-names-train-copy-twice",
         "check-data's leak warning is on the val copy and names the train copy",
-        "check_folder",
-        '                    hashes["val"][digest],\n',
-        '                    hashes["train"][digest],\n',
+        "_check_duplicates",
+        '            report.findings.append(Finding("warning", message, path))\n',
+        '            report.findings.append(Finding("warning", message, first))\n',
         (
             f"{_FOLDER_SP}::test_a_leak_is_reported_on_the_val_copy_and_names_the_train_copy",
         ),
@@ -6052,6 +6052,31 @@ MUTATIONS += [
         new="    if False:\n",
         tests=(
             "tests/core/test_ledger_verdicts.py::test_runs_reproduce_refuses_a_run_of_several_processes_saying_where",
+        ),
+    ),
+]
+
+# issue 34: check-data names byte-identical images within and across classes.
+MUTATIONS += [
+    Mutation(
+        name="check-data-misses-an-image-under-two-classes",
+        promise="check-data names the same image filed under two classes",
+        where="workbench.core.data.folder_check:_check_duplicates",
+        old="            if name != first_class:\n",
+        new="            if False:\n",
+        tests=(
+            "tests/core/test_folder_check.py::test_byte_identical_images_are_named_within_and_across_classes",
+            "tests/core/test_folder_check.py::test_on_the_command_line_an_image_under_two_classes_is_reported",
+        ),
+    ),
+    Mutation(
+        name="check-data-misses-duplicates-in-one-class",
+        promise="check-data names the same image twice in one class",
+        where="workbench.core.data.folder_check:_check_duplicates",
+        old="        for split, name, path in entries[1:]:\n",
+        new="        for split, name, path in [e for e in entries[1:] if e[1] != first_class or e[0] != first_split]:\n",
+        tests=(
+            "tests/core/test_folder_check.py::test_byte_identical_images_are_named_within_and_across_classes",
         ),
     ),
 ]

@@ -155,3 +155,30 @@ def test_the_folder_stamp_changes_when_a_file_is_added_or_removed(tmp_path):
     added.unlink()
     assert folder_stamp(root) != after_add
     assert folder_stamp(tmp_path / "nowhere") == ()
+
+
+def test_byte_identical_images_are_named_within_and_across_classes(tmp_path):
+    root = good_folder(tmp_path / "pets", per_class=3)
+    cat = root / "cat" / "0.png"
+    (root / "dog" / "cat-in-dogs.png").write_bytes(cat.read_bytes())
+    (root / "cat" / "again.png").write_bytes((root / "cat" / "1.png").read_bytes())
+    report = check_folder(root, image_size=64)
+    assert report.can_train  # a run trains on them: warnings
+    duplicates = sorted(line for line in messages(report) if "same image" in line)
+    assert duplicates == [
+        f"warning: the same image is filed under cat and dog ({cat}): "
+        f"{root / 'dog' / 'cat-in-dogs.png'}",
+        f"warning: the same image is in cat twice ({root / 'cat' / '1.png'}): "
+        f"{root / 'cat' / 'again.png'}",
+    ]
+
+
+def test_on_the_command_line_an_image_under_two_classes_is_reported(tmp_path, capsys):
+    root = good_folder(tmp_path / "pets", per_class=3)
+    (root / "dog" / "copy.png").write_bytes((root / "cat" / "2.png").read_bytes())
+    assert main(["check-data", str(root), "--image-size", "64"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        f"warning: the same image is filed under cat and dog ({root / 'cat' / '2.png'})"
+        f": {root / 'dog' / 'copy.png'}"
+    ) in out

@@ -123,7 +123,8 @@ def test_a_leak_is_reported_on_the_val_copy_and_names_the_train_copy(tmp_path):
     copy.write_bytes(original.read_bytes())
     report = check_folder(root, image_size=8)
     assert [f.line() for f in report.findings] == [
-        f"warning: the same image is in train and val ({original}): {copy}"
+        f"warning: the same image is filed under a and b, in train and val "
+        f"({original}): {copy}"
     ]
 
 

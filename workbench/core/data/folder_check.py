@@ -3,11 +3,12 @@
 The layout is torchvision's ``ImageFolder``: ``DIR/<class>/<image>``, or
 ``DIR/train/<class>/...`` beside ``DIR/val/`` (or ``DIR/test/``). The check
 decodes every image once with Pillow (torchvision 0.29 deprecates its own
-decoders for TorchCodec) and reports, with file paths: images per class, unreadable or
-truncated files, zero-byte files, classes without images, fewer than two
-classes, the same image in train and val, images far smaller than the training
-size and strong class imbalance. Errors mean the data cannot train; warnings
-(files a run skips, leaks, small images) do not stop a run.
+decoders for TorchCodec) and reports, with file paths: images per class,
+unreadable or truncated files, zero-byte files, classes without images, fewer
+than two classes, byte-identical images (under two classes, twice in one, in
+train and val), images far smaller than the training size and strong class
+imbalance. Errors mean the data cannot train; warnings (files a run skips,
+leaks, duplicates, small images) do not stop a run.
 """
 
 from __future__ import annotations
@@ -179,7 +180,8 @@ def check_folder(
         report.findings.append(
             Finding("error", f"only one class ({names[0]}): a classifier needs two")
         )
-    hashes: dict[str, dict[str, Path]] = {}
+    # Every readable image by its file's SHA-256: (split, class, path).
+    copies: dict[str, list[tuple[str, str, Path]]] = {}
     # Listed first, so progress knows the total before the slow decoding starts.
     files = {
         (split, name): list(_files(folder / name)) if (folder / name).is_dir() else []
@@ -193,7 +195,6 @@ def check_folder(
     done = 0
     for split in splits:
         per_class = report.counts.setdefault(split, {})
-        seen = hashes.setdefault(split, {})
         for name in names:
             per_class[name] = 0
             for path in files[split, name]:
@@ -213,7 +214,7 @@ def check_folder(
                     report.findings.append(Finding("warning", f"skipped, {exc}", path))
                     continue
                 per_class[name] += 1
-                seen[decoded.digest] = path
+                copies.setdefault(decoded.digest, []).append((split, name, path))
                 height, width = decoded.original
                 if min(height, width) < SMALL_SHARE * image_size:
                     report.findings.append(
@@ -225,16 +226,25 @@ def check_folder(
                         )
                     )
     _check_classes(report)
-    if "val" in hashes:
-        for digest in hashes["train"].keys() & hashes["val"].keys():
-            report.findings.append(
-                Finding(
-                    "warning",
-                    f"the same image is in train and val ({hashes['train'][digest]})",
-                    hashes["val"][digest],
-                )
-            )
+    _check_duplicates(report, copies)
     return report
+
+
+def _check_duplicates(
+    report: DataReport, copies: dict[str, list[tuple[str, str, Path]]]
+) -> None:
+    """Byte-identical images: under two classes, twice in one, in train and val."""
+    for entries in copies.values():
+        first_split, first_class, first = entries[0]
+        for split, name, path in entries[1:]:
+            where = []
+            if name != first_class:
+                where.append(f"filed under {first_class} and {name}")
+            if split != first_split:
+                where.append(f"in {first_split} and {split}")
+            said = ", ".join(where) or f"in {name} twice"
+            message = f"the same image is {said} ({first})"
+            report.findings.append(Finding("warning", message, path))
 
 
 def _check_classes(report: DataReport) -> None:
