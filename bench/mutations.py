@@ -1207,11 +1207,11 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "check-data-misses-truncation",
         "check-data decodes every pixel, so a truncated image is found before a run",
-        "_decode",
-        "    image.load()  # every pixel: a truncated file raises here\n",
+        "decode_image",
+        "        image.load()  # every pixel: a truncated file raises here\n",
         # Pillow's lenient mode: a truncated file loads with its missing rows blank.
-        '    __import__("PIL.ImageFile").ImageFile.LOAD_TRUNCATED_IMAGES = True\n'
-        "    image.load()\n",
+        '        __import__("PIL.ImageFile").ImageFile.LOAD_TRUNCATED_IMAGES = True\n'
+        "        image.load()\n",
         ("tests/core/test_folder_check.py::test_every_defect_is_named_with_its_file",),
     ),
     # --------------------------------------------------------- issue 13: cifar10
@@ -5766,7 +5766,7 @@ MUTATIONS += [
     Mutation(
         name="unreadable-image-names-a-buffer",
         promise="A file that is no image says so without naming Pillow's in-memory buffer",
-        where="workbench.core.data.folder_images:_read_square",
+        where="workbench.core.data.folder_images:decode_image",
         old="    except UnidentifiedImageError:\n",
         new="    except ZeroDivisionError:\n",
         tests=(
@@ -6077,6 +6077,45 @@ MUTATIONS += [
         new="        for split, name, path in [e for e in entries[1:] if e[1] != first_class or e[0] != first_split]:\n",
         tests=(
             "tests/core/test_folder_check.py::test_byte_identical_images_are_named_within_and_across_classes",
+        ),
+    ),
+]
+
+# issue 34: one rule for images too large to decode (check-data, a run, predict).
+_SIZE_RULE = "tests/core/test_image_size_rule.py::"
+MUTATIONS += [
+    Mutation(
+        name="image-decoded-whatever-its-size",
+        promise="An image that would take more than 256 MB decoded is refused, in one line, by check-data, a run and predict alike",
+        where="workbench.core.data.folder_images:decode_image",
+        old="        _check_decoded_size(image)\n",
+        new="",
+        tests=(
+            f"{_SIZE_RULE}test_check_data_names_the_large_image_and_its_cost",
+            f"{_SIZE_RULE}test_a_run_skips_it_with_the_same_reason",
+            f"{_SIZE_RULE}test_predict_refuses_it_in_one_line_for_a_photo_and_a_digit_model",
+        ),
+    ),
+    Mutation(
+        name="digit-reader-has-its-own-image-rule",
+        promise="predict on a digit model reads a file under the same rule as check-data and a run",
+        where="workbench.core.predict:load_image",
+        old="            image, _original = decode_image(read_image_bytes(path), DIGIT_DECODE_SIDE)\n",
+        new="            image = Image.open(path)\n",
+        tests=(
+            f"{_SIZE_RULE}test_predict_refuses_it_in_one_line_for_a_photo_and_a_digit_model",
+            f"{_SIZE_RULE}test_predict_on_the_command_line_says_one_line",
+        ),
+    ),
+    Mutation(
+        name="predict-cli-names-the-file-twice",
+        promise="predict's line for a refused file names the file once",
+        where="workbench.cli.predict:cmd_predict",
+        old='            line = said if said.startswith(path) else f"{path}: {said}"\n',
+        new='            line = f"{path}: {said}"\n',
+        tests=(
+            f"{_SIZE_RULE}test_predict_on_the_command_line_says_one_line",
+            "tests/core/test_cli.py::test_predict_reports_unreadable_images",
         ),
     ),
 ]

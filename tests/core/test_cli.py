@@ -184,8 +184,10 @@ def test_predict_reports_unreadable_images(tmp_path, capsys, trained_mlp_checkpo
     )
     err = capsys.readouterr().err
     assert code == 1
-    assert "not an image" in err
-    assert "no ink" in err
+    assert err.splitlines() == [
+        f"{tmp_path / 'blank.png'}: the file is empty (0 bytes)",
+        f"{tmp_path / 'black.png'}: the image holds no ink: draw or load a digit first",
+    ]
 
 
 @pytest.mark.slow

@@ -41,7 +41,9 @@ def cmd_predict(args: argparse.Namespace) -> int:
                 image = load_image(path)
                 batch = preprocess(image, cfg.style_dataset, cfg.model, cfg.weights)
         except PredictError as exc:
-            sys.stderr.write(f"{path}: {exc}\n")
+            said = str(exc)  # most name the file already
+            line = said if said.startswith(path) else f"{path}: {said}"
+            sys.stderr.write(line + "\n")
             failures += 1
             continue
         result = predict(model, batch, info.class_names)[0]

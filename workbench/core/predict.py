@@ -14,11 +14,17 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from PIL import Image, UnidentifiedImageError
 from torch import nn
 
 from workbench.core.checkpoints.io import load_model_state
-from workbench.core.data.folder_images import UnreadableImage, as_channels, read_square
+from workbench.core.data.folder_images import (
+    UnreadableImage,
+    as_channels,
+    decode_image,
+    decoding_limits,
+    read_image_bytes,
+    read_square,
+)
 from workbench.core.data.preprocess import (
     INVERT_ABOVE,
     PredictError,
@@ -75,15 +81,15 @@ def load_image(path: str | Path) -> np.ndarray:
     Dark-on-light pictures (a scan, a photo of paper) are inverted, judged by
     the border, which is background in any sensible digit picture.
     """
+    path = Path(path)
+    if not path.is_file():
+        raise PredictError(f"no image at {path}")
     try:
-        with Image.open(path) as img:
-            gray = np.asarray(img.convert("L"), dtype=np.float32) / 255.0
-    except FileNotFoundError:
-        raise PredictError(f"no image at {path}") from None
-    except (UnidentifiedImageError, OSError) as exc:
-        raise PredictError(
-            f"{path} is not an image this program can read: {exc}"
-        ) from exc
+        with decoding_limits():  # the same rule as check-data and a run
+            image, _original = decode_image(read_image_bytes(path), DIGIT_DECODE_SIDE)
+    except UnreadableImage as exc:
+        raise PredictError(f"{path}: {exc}") from None
+    gray = np.asarray(image.convert("L"), dtype=np.float32) / 255.0
     border = np.concatenate([gray[0], gray[-1], gray[:, 0], gray[:, -1]])
     if border.mean() > INVERT_ABOVE:
         gray = 1.0 - gray
@@ -121,6 +127,9 @@ def stored_input(image: np.ndarray, dataset: str | DatasetInfo) -> torch.Tensor:
 
 # Datasets of photos: an image file is brought to size, not given a digit recipe.
 PHOTO_DATASETS = ("cifar10", "folder")
+# A picture of a digit decodes at a JPEG's reduced scale down to this side:
+# the recipe brings it to 28 pixels anyway.
+DIGIT_DECODE_SIDE = 256
 
 
 def photo_pixels(path: str | Path, info: DatasetInfo) -> np.ndarray:

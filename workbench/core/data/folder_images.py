@@ -25,6 +25,9 @@ GRAY_MODES = frozenset({"1", "L", "LA", "I", "I;16", "I;16B", "I;16L", "F"})
 # Pillow refuses images above twice this many pixels as a decompression bomb;
 # we accept up to this (a 10,000 x 10,000 photo is the user's own choice).
 MAX_PIXELS = 200_000_000
+# One image decoded (as Pillow holds it: 4 bytes a colour pixel) may take this
+# much; decoding and resizing it peaks at about three times as much.
+MAX_DECODED_BYTES = 256 * 2**20
 
 
 class UnreadableImage(ValueError):
@@ -119,25 +122,8 @@ def decoding_limits() -> Iterator[None]:
 
 
 def _read_square(path: Path, size: int) -> DecodedImage:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise UnreadableImage(f"cannot read the file ({exc.strerror or exc})") from None
-    if not data:
-        raise UnreadableImage("the file is empty (0 bytes)")
-    try:
-        image, original = _decode(data, size)
-    except Image.DecompressionBombError:
-        raise UnreadableImage(
-            f"more than {MAX_PIXELS:,} pixels: too large to decode safely"
-        ) from None
-    except UnidentifiedImageError:
-        # Pillow's own text names the in-memory buffer, not the file.
-        raise UnreadableImage(
-            "not a readable image (not an image format Pillow knows)"
-        ) from None
-    except (OSError, SyntaxError, ValueError) as exc:
-        raise UnreadableImage(f"not a readable image ({exc})") from None
+    data = read_image_bytes(path)
+    image, original = decode_image(data, size)
     from torchvision.transforms.v2 import functional as F  # 1.5 s import: lazy
 
     if min(image.size) != size:
@@ -148,15 +134,63 @@ def _read_square(path: Path, size: int) -> DecodedImage:
     return DecodedImage(pixels, file_digest(data), original)
 
 
-def _decode(data: bytes, size: int) -> tuple[Image.Image, tuple[int, int]]:
-    """The image (gray or RGB) and its stored (height, width)."""
-    image = Image.open(io.BytesIO(data))
-    original = (image.height, image.width)  # before draft() scales it down
-    # A JPEG decodes at 1/2, 1/4 or 1/8 scale when that still covers ``size``:
-    # a 10,000-pixel photo costs a fraction of a full decode.
-    image.draft(None, (size, size))
-    image.load()  # every pixel: a truncated file raises here
-    return _to_gray_or_rgb(image), original
+def read_image_bytes(path: Path) -> bytes:
+    """The file's bytes; :class:`UnreadableImage` when unreadable or empty."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UnreadableImage(f"cannot read the file ({exc.strerror or exc})") from None
+    if not data:
+        raise UnreadableImage("the file is empty (0 bytes)")
+    return data
+
+
+def decode_image(data: bytes, size: int) -> tuple[Image.Image, tuple[int, int]]:
+    """The image, gray or RGB, and its stored (height, width).
+
+    The one rule every reader of the user's images follows (check-data, a
+    run, predict, the Draw tab). A JPEG may decode at a reduced scale that
+    still covers ``size``. Call it inside :func:`decoding_limits`.
+
+    Raises
+    ------
+    UnreadableImage
+        Not an image, truncated, or larger than one image may be decoded.
+    """
+    try:
+        image = Image.open(io.BytesIO(data))
+        original = (image.height, image.width)  # before draft() scales it down
+        # 1/2, 1/4 or 1/8 scale: a 10,000-pixel photo costs a fraction of a decode.
+        image.draft(None, (size, size))
+        _check_decoded_size(image)
+        image.load()  # every pixel: a truncated file raises here
+        return _to_gray_or_rgb(image), original
+    except Image.DecompressionBombError:
+        raise UnreadableImage(
+            f"more than {MAX_PIXELS:,} pixels: too large to decode safely"
+        ) from None
+    except UnidentifiedImageError:
+        # Pillow's own text names the in-memory buffer, not the file.
+        raise UnreadableImage(
+            "not a readable image (not an image format Pillow knows)"
+        ) from None
+    except UnreadableImage:
+        raise
+    except (OSError, SyntaxError, ValueError) as exc:
+        raise UnreadableImage(f"not a readable image ({exc})") from None
+
+
+def _check_decoded_size(image: Image.Image) -> None:
+    """:class:`UnreadableImage` when ``image`` would take more than
+    :data:`MAX_DECODED_BYTES` decoded (as Pillow holds it)."""
+    width, height = image.size
+    per_pixel = 1 if image.mode in ("1", "L", "P") else 2 if "16" in image.mode else 4
+    need = width * height * per_pixel
+    if need > MAX_DECODED_BYTES:
+        raise UnreadableImage(
+            f"{width:,}x{height:,} pixels take {need / 2**20:,.0f} MB decoded, over "
+            f"the {MAX_DECODED_BYTES / 2**20:,.0f} MB one image may: scale it down"
+        )
 
 
 def _to_gray_or_rgb(image: Image.Image) -> Image.Image:
@@ -168,6 +202,8 @@ def _to_gray_or_rgb(image: Image.Image) -> Image.Image:
         values = np.asarray(image, dtype=np.float64)
         top = values.max() if values.size and values.max() > 1.0 else 1.0
         return Image.fromarray(np.clip(values / top * 255, 0, 255).astype(np.uint8))
+    if image.mode in ("L", "RGB"):
+        return image  # a converted copy would double the memory a large one takes
     if image.mode in GRAY_MODES:
         return image.convert("L")
     if image.mode == "P" and "transparency" in image.info:
