@@ -6119,3 +6119,35 @@ MUTATIONS += [
         ),
     ),
 ]
+
+# issue 34: a model file that ends the program or never finishes importing.
+_EXITS = "tests/core/test_model_file_exits.py::"
+MUTATIONS += [
+    Mutation(
+        name="ctrl-c-waits-for-a-step-that-never-comes",
+        promise="Until the run is prepared, the first Ctrl+C ends train at once (a model file's import may never return)",
+        where="workbench.cli.train:_train",
+        old="    control = TrainControl()\n",
+        new="    control = TrainControl()\n    stop_on_first_interrupt(control)\n",
+        tests=(f"{_EXITS}test_the_first_ctrl_c_ends_an_import_that_never_returns",),
+    ),
+    Mutation(
+        name="model-file-sys-exit-ends-the-command",
+        promise="A model file that calls sys.exit while it is imported is one line naming it, exit 2",
+        where="workbench.core.models.user_file:_run_file",
+        old="    except SystemExit as exc:\n        raise ModelFileError(_exited(path, exc)) from None\n",
+        new="",
+        tests=(
+            f"{_EXITS}test_sys_exit_anywhere_in_the_file_is_one_line_naming_it",
+            f"{_EXITS}test_train_says_so_and_exits_2_not_3",
+        ),
+    ),
+    Mutation(
+        name="model-builder-sys-exit-ends-the-command",
+        promise="A model whose constructor or forward calls sys.exit is one line naming its file",
+        where="workbench.core.models.user_file:build_from_file",
+        old="    except SystemExit as exc:\n        raise ModelFileError(_exited(path, exc)) from None\n",
+        new="",
+        tests=(f"{_EXITS}test_sys_exit_anywhere_in_the_file_is_one_line_naming_it",),
+    ),
+]

@@ -101,12 +101,15 @@ def _train(args: argparse.Namespace) -> int:
         say(f"run folder: {where} (checkpoint saved {when}, and at the end)")
 
     control = TrainControl()
-    stop_on_first_interrupt(control)
     progress = StepBar(args.quiet)
     result = None
     try:
         for event in session.train(plan, control, progress=downloads):
             if isinstance(event, RunPrepared):
+                # Until now a stop request ended the command at once (loading the
+                # data or a model file's import may never reach a step); from the
+                # first step on it stops after the batch, saved.
+                stop_on_first_interrupt(control)
                 downloads.close()
                 run = event.run
                 progress.open(run)

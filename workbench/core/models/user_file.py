@@ -102,6 +102,8 @@ def build_from_file(
         kwargs["in_channels"] = input_shape[0]
     try:
         model = builder(**kwargs)
+    except SystemExit as exc:
+        raise ModelFileError(_exited(path, exc)) from None
     except Exception as exc:
         raise ModelFileError(
             _where(path, exc, f"{model_file.name}(...) failed")
@@ -128,9 +130,18 @@ def _run_file(path: Path) -> dict[str, object]:
     module.__file__ = str(path)
     try:
         exec(code, module.__dict__)  # the user's own file: their choice to run it
+    except SystemExit as exc:
+        raise ModelFileError(_exited(path, exc)) from None
     except Exception as exc:
         raise ModelFileError(_where(path, exc, "running the file failed")) from exc
     return module.__dict__
+
+
+def _exited(path: Path, exc: SystemExit) -> str:
+    return (
+        f"{path}: it called sys.exit({exc.code!r}) while it ran: a model file "
+        "should define the model, not end the program"
+    )
 
 
 def _accepts(builder: object, name: str) -> bool:
@@ -163,6 +174,8 @@ def _check_output(
     try:
         with torch.no_grad():
             out = model(torch.zeros(2, *input_shape))
+    except SystemExit as exc:
+        raise ModelFileError(_exited(model_file.path, exc)) from None
     except Exception as exc:
         raise ModelFileError(
             _where(
