@@ -6151,3 +6151,46 @@ MUTATIONS += [
         tests=(f"{_EXITS}test_sys_exit_anywhere_in_the_file_is_one_line_naming_it",),
     ),
 ]
+
+# issue 34: predict.py validates the files beside it.
+_EXPORT_PREDICT = "tests/core/test_export_predict.py::"
+MUTATIONS += [
+    Mutation(
+        name="predict-py-divides-by-a-zero-std",
+        promise="predict.py refuses a preprocess.json whose std is 0 (NaN probabilities otherwise), in one line",
+        where="workbench.core.export.predict_template:check_recipe",
+        old='    need("std", lambda v: all(s > 0 for s in v), "above 0 (pixels are divided by it)")\n',
+        new="",
+        tests=(
+            f"{_EXPORT_PREDICT}test_a_tampered_preprocess_json_is_refused_in_one_line",
+        ),
+    ),
+    Mutation(
+        name="predict-py-trusts-preprocess-json",
+        promise="predict.py checks preprocess.json before it reads a picture",
+        where="workbench.core.export.predict_template:main",
+        old='        recipe = check_recipe(read_json("preprocess.json"))\n',
+        new='        recipe = read_json("preprocess.json")\n',
+        tests=(
+            f"{_EXPORT_PREDICT}test_a_zero_std_or_other_labels_end_predict_py_with_one_line",
+        ),
+    ),
+    Mutation(
+        name="predict-py-labels-of-another-export",
+        promise="predict.py says so in one line when labels.json does not match the model's outputs",
+        where="workbench.core.export.predict_template:main",
+        old="        if len(probs) != len(labels):\n",
+        new="        if False:\n",
+        tests=(
+            f"{_EXPORT_PREDICT}test_a_zero_std_or_other_labels_end_predict_py_with_one_line",
+        ),
+    ),
+    Mutation(
+        name="predict-py-takes-any-labels",
+        promise="predict.py refuses a labels.json that is no list of distinct class names",
+        where="workbench.core.export.predict_template:check_labels",
+        old="    if len(set(labels)) != len(labels):\n",
+        new="    if False:\n",
+        tests=(f"{_EXPORT_PREDICT}test_a_tampered_labels_json_is_refused_in_one_line",),
+    ),
+]

@@ -8,6 +8,7 @@ that ``ptcore-workbench predict --checkpoint`` computes for the same picture.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import os
 import shutil
@@ -327,3 +328,91 @@ def test_a_one_pixel_wide_resize_is_pillows_bilinear():
         )
         expected = np.clip(np.asarray(pillow), 0, 1)
         np.testing.assert_allclose(_resize(image, out_h, out_w), expected, atol=1e-5)
+
+
+# ------------------------------------------------- tampered or mismatched files
+
+
+def _template():
+    """predict.py as a module (it imports no workbench)."""
+    spec = importlib.util.spec_from_file_location(
+        "exported_predict", X.PREDICT_TEMPLATE
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+PHOTO_RECIPE = {
+    "recipe": "image",
+    "input_name": "input",
+    "channels": 3,
+    "mean": [0.5, 0.4, 0.3],
+    "std": [0.2, 0.2, 0.2],
+    "size": 16,
+}
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (
+            {"mean": "0.5"},
+            "mean must be a list of one number per channel (3), not '0.5'",
+        ),
+        (
+            {"mean": [0.5]},
+            "mean must be a list of one number per channel (3), not [0.5]",
+        ),
+        (
+            {"std": [0, 1, 1]},
+            "std must be above 0 (pixels are divided by it), not [0, 1, 1]",
+        ),
+        (
+            {"std": [1, float("nan"), 1]},
+            "std must be a list of one number per channel (3)",
+        ),
+        ({"recipe": "crop"}, 'recipe must be "canvas" or "image", not \'crop\''),
+        ({"size": "16"}, "size must be a whole number of pixels >= 1, not '16'"),
+        ({"channels": 0}, "channels must be a whole number >= 1, not 0"),
+        ({"recipe": "canvas", "style": "emnist"}, 'style must be "mnist" or "digits"'),
+    ],
+)
+def test_a_tampered_preprocess_json_is_refused_in_one_line(change, said):
+    predict = _template()
+    with pytest.raises(predict.Refused) as refused:
+        predict.check_recipe({**PHOTO_RECIPE, **change})
+    assert str(refused.value).startswith(f"preprocess.json: {said}")
+    assert predict.check_recipe(dict(PHOTO_RECIPE)) == PHOTO_RECIPE
+
+
+@pytest.mark.parametrize("labels", [{"0": "cat"}, [], ["cat", 1], ["cat", "cat"]])
+def test_a_tampered_labels_json_is_refused_in_one_line(labels):
+    predict = _template()
+    with pytest.raises(predict.Refused, match=r"^labels\.json (must be|names)"):
+        predict.check_labels(labels)
+
+
+def test_a_zero_std_or_other_labels_end_predict_py_with_one_line(
+    exported, tmp_path, warm_python
+):
+    out = exported["photo"][1]
+    image = str(_pictures("photo", tmp_path)[0])
+    zero_std = tmp_path / "zero-std"
+    shutil.copytree(out, zero_std)
+    recipe = json.loads((zero_std / "preprocess.json").read_text())
+    recipe["std"] = [0] * len(recipe["std"])
+    (zero_std / "preprocess.json").write_text(json.dumps(recipe))
+    done = run_script(warm_python, zero_std, image, "--runtime", "onnx")
+    _one_line_exit_2(done, "preprocess.json: std must be above 0")
+
+    other_labels = tmp_path / "other-labels"
+    shutil.copytree(out, other_labels)
+    labels = json.loads((other_labels / "labels.json").read_text())
+    (other_labels / "labels.json").write_text(json.dumps(labels[:-1]))
+    done = run_script(warm_python, other_labels, image, "--runtime", "onnx")
+    _one_line_exit_2(
+        done,
+        f"labels.json names {len(labels) - 1} classes, the model gives "
+        f"{len(labels)} outputs",
+    )

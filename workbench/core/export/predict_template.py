@@ -303,6 +303,73 @@ def read_json(name: str) -> Any:
         raise Refused(f"{HERE / name} is damaged: {exc}") from None
 
 
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _number(value: Any) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and bool(np.isfinite(value))
+    )
+
+
+def check_recipe(recipe: Any) -> dict[str, Any]:
+    """``recipe`` (preprocess.json) if every field this script uses is sound."""
+    if not isinstance(recipe, dict):
+        raise Refused("preprocess.json must hold a JSON object")
+
+    def need(key: str, ok: Callable[[Any], bool], what: str) -> Any:
+        value = recipe.get(key)
+        if not ok(value):
+            raise Refused(f"preprocess.json: {key} must be {what}, not {value!r}")
+        return value
+
+    kind = need("recipe", lambda v: v in ("canvas", "image"), '"canvas" or "image"')
+    need("input_name", lambda v: isinstance(v, str) and v, "the model input's name")
+    channels = need("channels", _whole, "a whole number >= 1")
+    for key in ("mean", "std"):
+        need(
+            key,
+            lambda v: (
+                isinstance(v, list) and len(v) == channels and all(map(_number, v))
+            ),
+            f"a list of one number per channel ({channels})",
+        )
+    need("std", lambda v: all(s > 0 for s in v), "above 0 (pixels are divided by it)")
+    if kind == "image":
+        need("size", _whole, "a whole number of pixels >= 1")
+        return recipe
+    style = need("style", lambda v: v in ("mnist", "digits"), '"mnist" or "digits"')
+    sizes = (
+        ("field_size", "box_size", "low_size")
+        if style == "digits"
+        else (
+            "field_size",
+            "box_size",
+        )
+    )
+    for key in sizes:
+        need(key, _whole, "a whole number of pixels >= 1")
+    for key in ("ink_threshold", "invert_above"):
+        need(key, _number, "a number")
+    return recipe
+
+
+def check_labels(labels: Any) -> list[str]:
+    """``labels`` (labels.json) if it is a list of distinct class names."""
+    if (
+        not isinstance(labels, list)
+        or not labels
+        or not all(isinstance(name, str) for name in labels)
+    ):
+        raise Refused("labels.json must be a list of class names (strings)")
+    if len(set(labels)) != len(labels):
+        raise Refused("labels.json names a class twice")
+    return labels
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description="Classify images with the model exported beside this script."
@@ -327,8 +394,8 @@ def main(argv: list[str] | None = None) -> int:
     """Print each image's class; 2 when anything could not be used."""
     args = parse_args(argv)
     try:
-        recipe = read_json("preprocess.json")
-        labels = read_json("labels.json")
+        recipe = check_recipe(read_json("preprocess.json"))
+        labels = check_labels(read_json("labels.json"))
         runtime, model_file = choose_runtime(args.runtime)
         run = load_runner(runtime, model_file, recipe)
     except Refused as exc:
@@ -344,6 +411,12 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.write(f"predict.py: {exc}\n")
             failed = True
             continue
+        if len(probs) != len(labels):
+            sys.stderr.write(
+                f"predict.py: labels.json names {len(labels)} classes, the model "
+                f"gives {len(probs)} outputs: the files are from different exports\n"
+            )
+            return 2
         best = int(np.argmax(probs))
         if args.json:
             record = {
