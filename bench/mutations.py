@@ -6194,3 +6194,46 @@ MUTATIONS += [
         tests=(f"{_EXPORT_PREDICT}test_a_tampered_labels_json_is_refused_in_one_line",),
     ),
 ]
+
+# issue 34 item 30: the export folder dialog, and the Data panel's idle Cancel.
+_EXPORT_DIALOG = "tests/ui/test_export_folder_dialog.py::"
+MUTATIONS += [
+    Mutation(
+        name="export-dialog-opens-in-the-data-folder",
+        promise="The export folder dialog opens where the last export went, else in the documents, never in the data folder",
+        where="workbench.ui.dialogs:get_export_folder",
+        old="    start = window_state.last_folder(settings, EXPORT_KIND) or str(_documents())\n",
+        new='    start = window_state.last_folder(settings, "folder") or str(_documents())\n',
+        tests=(
+            f"{_EXPORT_DIALOG}test_the_dialog_opens_in_documents_not_the_data_folder_and_takes_a_new_name",
+        ),
+    ),
+    Mutation(
+        name="export-dialog-refuses-a-new-name",
+        promise="The export folder dialog takes the name of a folder that does not exist yet",
+        where="workbench.ui.dialogs:get_export_folder",
+        old="    dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)\n",
+        new="    dialog.setFileMode(QFileDialog.FileMode.Directory)\n",
+        tests=(
+            f"{_EXPORT_DIALOG}test_the_dialog_opens_in_documents_not_the_data_folder_and_takes_a_new_name",
+        ),
+    ),
+    Mutation(
+        name="export-fills-a-folder-without-asking",
+        promise="Exporting into a folder that holds files asks first; No writes nothing",
+        where="workbench.ui.window.export:ExportActions._may_fill",
+        old="        if not held:\n",
+        new="        if True:\n",
+        tests=(f"{_EXPORT_DIALOG}test_a_folder_that_holds_files_is_asked_about_first",),
+    ),
+    Mutation(
+        name="download-cancel-enabled-when-idle",
+        promise="The Data panel's Cancel is hidden and disabled with no download to cancel",
+        where="workbench.ui.panels.download_row:DownloadRow.__init__",
+        old="        self.cancel_button.setEnabled(False)  # nothing to cancel yet\n",
+        new="",
+        tests=(
+            "tests/ui/test_data_panel.py::test_cancel_and_the_bar_stay_hidden_and_disabled_with_nothing_to_cancel",
+        ),
+    ),
+]

@@ -60,3 +60,18 @@ def test_download_shows_progress_and_cancels(qtbot, monkeypatch):
     assert panel.count_label.text() == "Download cancelled"
     assert not panel.cancel_button.isVisibleTo(panel)
     assert panel.download_button.isVisibleTo(panel)
+
+
+def test_cancel_and_the_bar_stay_hidden_and_disabled_with_nothing_to_cancel(qtbot):
+    # Issue 34 item 30: switching to an image folder and back showed the
+    # hidden Cancel and progress bar of the Download row.
+    panel = DataPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    for name in ("mnist", "folder", "mnist", "digits", "mnist"):
+        panel.dataset_combo.setCurrentIndex(DATASETS.index(name))
+        qtbot.waitUntil(lambda: not panel.is_busy())
+        assert not panel.cancel_button.isVisible(), name
+        assert not panel.cancel_button.isEnabled(), name
+        assert not panel.download_bar.isVisible(), name
+    assert panel.download_button.isVisible()

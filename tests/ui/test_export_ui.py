@@ -21,11 +21,11 @@ SIDE_FILES = ("preprocess.json", "labels.json", "MODEL_CARD.md")
 def _choose_folder(monkeypatch, path):
     calls = []
 
-    def fake(parent, title, start=""):
+    def fake(parent, title, name):
         calls.append(title)
         return path
 
-    monkeypatch.setattr(dialogs, "get_directory", fake)
+    monkeypatch.setattr(dialogs, "get_export_folder", fake)
     return calls
 
 

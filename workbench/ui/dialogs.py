@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QStandardPaths, Qt
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QWidget
 
 from workbench.ui.window import state as window_state
@@ -38,6 +38,18 @@ def get_open_path(parent: QWidget | None, title: str, name_filter: str) -> Path 
         return None
     _remember(name_filter, path)
     return Path(path)
+
+
+def get_open_paths(
+    parent: QWidget | None, title: str, name_filter: str
+) -> list[Path]:
+    """Ask for one or several existing files; an empty list when cancelled."""
+    settings = window_state.open_window_settings()
+    start = window_state.last_folder(settings, _kind(name_filter))
+    paths, _ = QFileDialog.getOpenFileNames(parent, title, start, name_filter)
+    if paths:
+        _remember(name_filter, paths[0])
+    return [Path(path) for path in paths]
 
 
 def get_save_path(
@@ -67,6 +79,39 @@ def get_directory(parent: QWidget | None, title: str, start: str = "") -> Path |
         return None
     window_state.set_last_folder(settings, "folder", path)
     return Path(path)
+
+
+def get_export_folder(parent: QWidget | None, title: str, name: str) -> Path | None:
+    """Ask for the folder an export goes to: a new name or an existing folder.
+
+    A save dialog, so a name that does not exist yet is taken (the folder
+    dialog refuses it); nothing is created here. It opens where the last export
+    went, else in the user's documents, never in a data folder.
+    """
+    settings = window_state.open_window_settings()
+    start = window_state.last_folder(settings, EXPORT_KIND) or str(_documents())
+    dialog = QFileDialog(parent, title, str(Path(start, name)))
+    dialog.setObjectName("exportFolderDialog")
+    dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+    dialog.setFileMode(QFileDialog.FileMode.AnyFile)
+    dialog.setOption(QFileDialog.Option.DontConfirmOverwrite)  # asked if not empty
+    dialog.setLabelText(QFileDialog.DialogLabel.Accept, "Export")
+    if not dialog.exec() or not dialog.selectedFiles():
+        return None
+    folder = Path(dialog.selectedFiles()[0])
+    window_state.set_last_folder(settings, EXPORT_KIND, folder.parent)
+    return folder
+
+
+EXPORT_KIND = "export"
+
+
+def _documents() -> Path:
+    """The user's documents folder, or home where there is none."""
+    documents = QStandardPaths.writableLocation(
+        QStandardPaths.StandardLocation.DocumentsLocation
+    )
+    return Path(documents) if documents and Path(documents).is_dir() else Path.home()
 
 
 def show_error(

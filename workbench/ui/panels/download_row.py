@@ -15,6 +15,7 @@ class DownloadRow(QWidget):
         self.download_button = QPushButton("Download", objectName="downloadButton")
         self.cancel_button = QPushButton("Cancel", objectName="cancelDownloadButton")
         self.cancel_button.setVisible(False)
+        self.cancel_button.setEnabled(False)  # nothing to cancel yet
         self.bar = QProgressBar(objectName="downloadProgress")
         self.bar.setVisible(False)
         self.bar.setTextVisible(True)

@@ -99,9 +99,29 @@ class ExportActions(QObject):
                 else "Wait for the current task to finish, then export"
             )
             return
-        out = dialogs.get_directory(w, "Export the model to a folder")
-        if out is not None:
-            self.export(out)
+        name = f"{c.run.config.model.replace(':', '-').replace('/', '-')}-export"
+        out = dialogs.get_export_folder(w, "Export the model to a folder", name)
+        if out is None or not self._may_fill(out):
+            return
+        self.export(out)
+
+    def _may_fill(self, out: Path) -> bool:
+        """Whether to export into ``out``: asked when it holds files already."""
+        if not out.is_dir():
+            return True  # new (export creates it), or a file export() refuses
+        held = sorted(p.name for p in out.iterdir())
+        if not held:
+            return True
+        shown = ", ".join(held[:5]) + (
+            f" and {len(held) - 5} more" if len(held) > 5 else ""
+        )
+        return dialogs.confirm(
+            self.window,
+            "Export into a folder that is not empty?",
+            f"{out} holds {len(held)} files already ({shown}). Files of the same "
+            "names (model.pt2, model.onnx, labels.json...) are replaced; the "
+            "others stay.",
+        )
 
     def export(self, out_dir: str | Path) -> bool:
         """Save the current run to a temporary checkpoint and export it."""
