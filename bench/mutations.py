@@ -6237,3 +6237,27 @@ MUTATIONS += [
         ),
     ),
 ]
+
+# issue 34 item 31: said before Start.
+MUTATIONS += [
+    Mutation(
+        name="code-tab-step-for-step-on-several-processes",
+        promise="The Code tab promises step for step only when the window trains on one process",
+        where="workbench.ui.code_view:CodeView.show_caption",
+        old="            CAPTION if processes <= 1 else SEVERAL_CAPTION.format(processes=processes)\n",
+        new="            CAPTION\n",
+        tests=(
+            "tests/ui/test_start_notes.py::test_the_code_tab_promises_step_for_step_only_on_one_process",
+        ),
+    ),
+    Mutation(
+        name="compile-cost-unsaid-beside-start",
+        promise="torch.compile left on is said beside Start, with its cost and the feature cache it turns off",
+        where="workbench.ui.panels.training:TrainingPanel.show_compile_note",
+        old="        self.start_note.setVisible(compiling)\n",
+        new="        self.start_note.setVisible(False)\n",
+        tests=(
+            "tests/ui/test_start_notes.py::test_torch_compile_left_on_is_said_beside_start",
+        ),
+    ),
+]

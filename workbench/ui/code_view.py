@@ -46,6 +46,13 @@ CAPTION = (
     "Plain PyTorch for the settings on the left: <code>python run.py</code> "
     "repeats this run step for step on the CPU."
 )
+# The window trains on several processes (DistributedDataParallel); the script
+# trains in one, so its steps are not the window's.
+SEVERAL_CAPTION = (
+    "Plain PyTorch for the settings on the left, in one process: "
+    "<code>python run.py</code> trains them, but not step for step like the "
+    "window, which is set to {processes} processes (Device panel)."
+)
 
 
 class CodeView(QWidget):
@@ -60,11 +67,13 @@ class CodeView(QWidget):
         config: Callable[[], TrainConfig],
         *,
         source: str = "the workbench window",
+        processes: Callable[[], int] = lambda: 1,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("codeView")
         self._config = config
+        self._processes = processes
         self._source = source
         self._stale = True
         self._written: TrainConfig | None = None  # the config of the text shown
@@ -113,6 +122,13 @@ class CodeView(QWidget):
 
     # ------------------------------------------------------------------ state
 
+    def show_caption(self) -> None:
+        """Whether the script repeats the window's run step for step."""
+        processes = self._processes()
+        self.caption.setText(
+            CAPTION if processes <= 1 else SEVERAL_CAPTION.format(processes=processes)
+        )
+
     def text(self) -> str:
         """The script shown ("" while the settings cannot be written)."""
         return self.editor.toPlainText()
@@ -125,6 +141,7 @@ class CodeView(QWidget):
     def mark_stale(self) -> None:
         """The settings changed: write the script again once they settle."""
         self._stale = True
+        self.show_caption()
         if self.isVisible():
             self._timer.start()
 

@@ -123,7 +123,8 @@ class MainWindow(QMainWindow):
         self.evaluation_panel = EvaluationPanel()
         self.health_panel = LayerHealthPanel()
         self.runs_panel = RunsPanel()
-        self.code_view = CodeView(self.current_config, source="the workbench window")
+        processes = self.device_panel.processes
+        self.code_view = CodeView(self.current_config, processes=processes)
         self._config_panels = (
             self.training_panel,
             self.data_panel,
@@ -207,6 +208,9 @@ class MainWindow(QMainWindow):
         )
         self._sync_tree_model(frozen)
         self.run_view.show_measurements()
+        self.training_panel.show_compile_note(
+            self.speed_panel.config_values()["compile"]
+        )
         self.code_view.mark_stale()
         self.update_actions()
         if self.current_run is None:
@@ -307,10 +311,7 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def start(self, nproc: int | None = None) -> None:
-        """Start a new run, or continue the current one (Start/Continue button).
-
-        ``nproc``: processes to train on (default: the Device panel's).
-        """
+        """Start a new run, or continue the current one (Start/Continue button)."""
         if self.state is not RunState.IDLE:
             return
         try:
@@ -492,4 +493,5 @@ class MainWindow(QMainWindow):
         self.controller.shutdown()
         self.data_panel.shutdown()
         self.code_view.shutdown()
+        self.draw_panel.shutdown()
         self.curves.stop_updates()

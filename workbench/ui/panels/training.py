@@ -77,6 +77,15 @@ def _fit_texts(button: QPushButton, texts: tuple[str, ...]) -> None:
     button.setMinimumWidth(widest + margin + 8)
 
 
+# Said beside Start: torch.compile left on from an earlier model costs its
+# compile (135 s for a resnet18 on a 2-core CPU) and the feature cache.
+COMPILE_NOTE = (
+    "torch.compile is on (Speed panel): the first step compiles the model before "
+    "it trains (seconds for a small model, minutes for a large one on the CPU), "
+    "and the feature cache stays off."
+)
+
+
 class TrainingPanel(ConfigPanel):
     """Optimizer settings plus Start, Pause/Resume, Stop and progress."""
 
@@ -150,6 +159,11 @@ class TrainingPanel(ConfigPanel):
             _fit_texts(button, texts)
             row.addWidget(button)
         self.form.addRow(row)
+        # What Start will cost beyond training (torch.compile), said before it.
+        self.start_note = QLabel(objectName="startNote")
+        self.start_note.setWordWrap(True)
+        self.start_note.setVisible(False)
+        self.form.addRow(self.start_note)
         self.progress_bar = QProgressBar(objectName="progressBar")
         self.progress_bar.setFormat("idle")
         self.progress_bar.setValue(0)
@@ -211,6 +225,11 @@ class TrainingPanel(ConfigPanel):
             self.max_steps_spin,
         ):
             widget.setEnabled(enabled)
+
+    def show_compile_note(self, compiling: bool) -> None:
+        """Say beside Start what torch.compile costs when it is on."""
+        self.start_note.setText(COMPILE_NOTE if compiling else "")
+        self.start_note.setVisible(compiling)
 
     def show_notes(self, notes: list[str]) -> None:
         """Messages the run wants read once."""
