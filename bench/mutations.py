@@ -6261,3 +6261,34 @@ MUTATIONS += [
         ),
     ),
 ]
+
+# issue 34 item 28: the Runs tab and Open recent, readable.
+_RUNS_PANEL = "tests/ui/test_runs_panel.py::"
+MUTATIONS += [
+    Mutation(
+        name="runs-current-row-bolded-after-measuring",
+        promise="The current run's bold cells in the Runs table are not elided",
+        where="workbench.ui.panels.runs_table:RunsTable.mark_current",
+        old="        self._fit_columns()  # bold text is wider: its cells must not be elided\n",
+        new="",
+        tests=(f"{_RUNS_PANEL}test_the_current_runs_bold_cells_are_not_elided",),
+    ),
+    Mutation(
+        name="runs-diff-shows-a-long-list-whole",
+        promise="A long config value (the frozen layers) is shortened in the comparison, whole in its tooltip, so the runs stay side by side",
+        where="workbench.ui.panels.runs:_shown_value",
+        old="    if len(text) <= SHOWN_CHARS:\n",
+        new="    if True:\n",
+        tests=(f"{_RUNS_PANEL}test_a_long_frozen_list_leaves_both_runs_side_by_side",),
+    ),
+    Mutation(
+        name="recent-names-checkpoints-by-file",
+        promise="Open recent names a run's checkpoint by its run (model, dataset, time or name), not five times checkpoint.pt",
+        where="workbench.ui.window.recent_files:recent_entries",
+        old="        run = run_label(p)\n",
+        new='        run = ""\n',
+        tests=(
+            "tests/ui/test_checkpoints_ui.py::test_open_recent_names_a_runs_checkpoint_by_its_run",
+        ),
+    ),
+]

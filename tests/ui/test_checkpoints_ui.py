@@ -280,3 +280,32 @@ def test_open_recent_lists_each_file_once_and_tells_same_names_apart(
     actions = menu.actions()
     assert [a.isEnabled() for a in actions] == [True, True, False]
     assert "no longer exists" in actions[2].statusTip()
+
+
+def test_open_recent_names_a_runs_checkpoint_by_its_run(qtbot, window, runs_root):
+    # Issue 34 item 28: five runs' checkpoints read "checkpoint.pt" five times.
+    from workbench.core.config import TrainConfig
+    from workbench.core.runs.folder import RunFolder
+    from workbench.ui.panels.runs_table import local_time
+
+    settings = window._settings
+    made = []
+    for model, name in (("mlp", ""), ("small-cnn", "my best"), ("mlp", "")):
+        folder = RunFolder.create(
+            TrainConfig(dataset="digits", model=model), origin="test"
+        )
+        folder.update(name=name)
+        (folder.path / "checkpoint.pt").write_bytes(b"not opened here")
+        window_state.add_recent_file(settings, folder.path / "checkpoint.pt")
+        made.append(folder)
+    window.files.fill_recent_menu()
+    texts = [a.text() for a in window.commands.recent_menu.actions()]
+    when = local_time(made[2].info()["created"])
+    first = f"mlp on digits, {when} — checkpoint.pt"
+    if local_time(made[0].info()["created"]) == when:  # the same minute: ids too
+        assert texts[0] == f"&1 {first} ({made[2].id})"
+        assert texts[2] == f"&3 {first} ({made[0].id})"
+    else:
+        assert texts[0] == f"&1 {first}"
+    assert texts[1] == "&2 my best (small-cnn on digits) — checkpoint.pt"
+    assert len(set(texts)) == 3

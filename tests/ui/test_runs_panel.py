@@ -518,3 +518,42 @@ def test_reproduce_is_disabled_with_the_reason_for_runs_it_would_refuse(
     panel.select_ids([runs["C"].id])
     assert reproduce.isEnabled()
     assert not reproduce.toolTip().startswith("Cannot")
+
+
+def test_the_current_runs_bold_cells_are_not_elided(panel, runs):
+    # Issue 34 item 28: columns measured before the row turned bold cut it
+    # ("sm…nn", "9…%").
+    from PySide6.QtGui import QFontMetrics
+    from PySide6.QtWidgets import QStyle
+
+    table = panel.table
+    for name in ("A", "B"):
+        panel.set_current_run_id(runs[name].id)
+        row = _row_of(panel, name)
+        margin = 2 * (
+            table.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 1
+        )
+        for column in range(1, table.columnCount()):
+            item = table.item(row, column)
+            assert item.font().bold()
+            needed = QFontMetrics(item.font()).horizontalAdvance(item.text()) + margin
+            assert needed <= table.columnWidth(column), (name, column, item.text())
+
+
+def test_a_long_frozen_list_leaves_both_runs_side_by_side(panel, runs):
+    frozen = [f"features.{i}.block.{j}.weight" for i in range(12) for j in range(3)]
+    config = dict(runs["A"].info()["config"], frozen=frozen)
+    runs["A"].update(config=config)
+    panel.refresh()
+    panel.select_ids([runs["A"].id, runs["B"].id])
+    diff = panel.diff_table
+    fields = [diff.verticalHeaderItem(r).text() for r in range(diff.rowCount())]
+    titles = [diff.horizontalHeaderItem(c).text() for c in range(diff.columnCount())]
+    shown = diff.item(fields.index("frozen"), titles.index("A"))
+    assert shown.text().startswith("36 items: features.0.block.0.weight, ")
+    assert shown.text().endswith("…")
+    assert len(shown.text()) <= 48
+    assert json.loads(shown.toolTip()) == frozen  # whole, on hover
+    # Both runs' columns fit the panel's width.
+    width = sum(diff.columnWidth(c) for c in range(diff.columnCount()))
+    assert width + diff.verticalHeader().width() < panel.width()

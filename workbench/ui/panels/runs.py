@@ -47,12 +47,29 @@ REFRESH_DELAY_MS = 250
 REPRODUCE_TIP = "Train the selected finished run again with its config and compare"
 
 
+# A config value longer than this is shortened in the comparison (whole in its
+# tooltip): a long frozen-layer list pushed the other runs off the screen.
+SHOWN_CHARS = 48
+
+
 def _value_text(value: Any) -> str:
     if value is None:
         return "—"
     if isinstance(value, str):
         return value
     return json.dumps(value)
+
+
+def _shown_value(value: Any) -> str:
+    """The value as the comparison shows it: a long list by its count and start."""
+    text = _value_text(value)
+    if len(text) <= SHOWN_CHARS:
+        return text
+    if isinstance(value, list):
+        head = f"{len(value)} items: "
+        room = SHOWN_CHARS - len(head) - 1
+        return head + ", ".join(map(str, value))[:room].rstrip(", ") + "…"
+    return text[: SHOWN_CHARS - 1] + "…"
 
 
 class RunsPanel(QWidget):
@@ -333,7 +350,10 @@ class RunsPanel(QWidget):
         table.setVerticalHeaderLabels(list(fields))
         for row, values in enumerate(fields.values()):
             for column, value in enumerate(values):
-                table.setItem(row, column, QTableWidgetItem(_value_text(value)))
+                item = QTableWidgetItem(_shown_value(value))
+                if item.text() != _value_text(value):
+                    item.setToolTip(_value_text(value))
+                table.setItem(row, column, item)
 
     # ------------------------------------------------------------------ handlers
 

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QProxyStyle,
     QStyle,
     QStyleOption,
+    QStyleOptionViewItem,
     QTableWidget,
     QTableWidgetItem,
     QWidget,
@@ -232,8 +233,7 @@ class RunsTable(QTableWidget):
             for row, run in enumerate(runs):
                 self._set_row(row, run)
         self.setSortingEnabled(True)
-        self._fit_columns()
-        self.mark_current(self._current_id, force=True)
+        self.mark_current(self._current_id, force=True)  # bold first, then measured
         return True
 
     def _set_row(self, row: int, run: RunSummary) -> None:
@@ -289,12 +289,31 @@ class RunsTable(QTableWidget):
                     font = item.font()
                     font.setBold(live)
                     item.setFont(font)
+        self._fit_columns()  # bold text is wider: its cells must not be elided
+
+    def current_row(self) -> int | None:
+        """The row of the run the window trains, if it is listed."""
+        for row in range(self.rowCount()):
+            if self._current_id is not None and self.run_id(row) == self._current_id:
+                return row
+        return None
+
+    def cell_width(self, row: int, column: int) -> int:
+        """The width the cell's text needs, unelided, in its own font."""
+        option = QStyleOptionViewItem()
+        self.initViewItemOption(option)
+        index = self.model().index(row, column)
+        return self.itemDelegate().sizeHint(option, index).width() + 1  # the grid
 
     def _fit_columns(self) -> None:
         """Short columns as wide as their contents (capped); the name takes the rest."""
         header = self.horizontalHeader()
+        live = self.current_row()
         for column in range(1, self.columnCount()):
             self.resizeColumnToContents(column)
+            if live is not None:  # perhaps past the rows measured
+                wanted = self.cell_width(live, column)
+                header.resizeSection(column, max(header.sectionSize(column), wanted))
             cap = _MAX_WIDTH.get(column)
             if cap is not None and header.sectionSize(column) > cap:
                 header.resizeSection(column, cap)

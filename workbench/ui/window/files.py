@@ -8,7 +8,6 @@ in the window.
 from __future__ import annotations
 
 import dataclasses
-import os
 from pathlib import Path
 
 import numpy as np
@@ -27,40 +26,11 @@ from workbench.ui import dialogs
 from workbench.ui.run_controller import RunController, RunState
 from workbench.ui.window import state as window_state
 from workbench.ui.window.parts import FilesWindow
+from workbench.ui.window.recent_files import recent_entries
 
 CHECKPOINT_FILTER = "Checkpoints (*.pt *.pth);;All files (*)"
 WEIGHTS_FILTER = "Checkpoints and state_dicts (*.pt *.pth *.ckpt);;All files (*)"
 CONFIG_FILTER = "Run configs (*.json *.toml);;All files (*)"
-
-
-def recent_entries(paths: list[str]) -> list[tuple[str, str]]:
-    """``(label, path)`` per distinct file of ``paths``, in their order.
-
-    The same file reached by two paths (a symlink, ``..``) is listed once, at
-    its first place. A label is the file name, followed when several files share
-    that name by as many of its folders as tell them apart:
-    ``checkpoint.pt — 20261201-120011-digits-mlp-ee9c``.
-    """
-    unique: list[Path] = []
-    for text in paths:
-        path = Path(os.path.realpath(Path(text).expanduser()))
-        if path not in unique:
-            unique.append(path)
-    labels = {}
-    for name in {p.name for p in unique}:
-        same = [p for p in unique if p.name == name]
-        if len(same) == 1:
-            labels[same[0]] = name
-            continue
-        depth = 1
-        while depth < max(len(p.parent.parts) for p in same):
-            wheres = [Path(*p.parent.parts[-depth:]) for p in same]
-            if len(set(wheres)) == len(same):
-                break
-            depth += 1
-        for p in same:
-            labels[p] = f"{name} — {Path(*p.parent.parts[-depth:])}"
-    return [(labels[p], str(p)) for p in unique]
 
 
 class FileActions(QObject):
