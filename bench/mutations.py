@@ -6110,9 +6110,9 @@ MUTATIONS += [
     Mutation(
         name="predict-cli-names-the-file-twice",
         promise="predict's line for a refused file names the file once",
-        where="workbench.cli.predict:cmd_predict",
-        old='            line = said if said.startswith(path) else f"{path}: {said}"\n',
-        new='            line = f"{path}: {said}"\n',
+        where="workbench.core.predict_batch:skip_reason",
+        old='    return str(exc).removeprefix(f"{path}: ")\n',
+        new="    return str(exc)\n",
         tests=(
             f"{_SIZE_RULE}test_predict_on_the_command_line_says_one_line",
             "tests/core/test_cli.py::test_predict_reports_unreadable_images",
@@ -6289,6 +6289,187 @@ MUTATIONS += [
         new='        run = ""\n',
         tests=(
             "tests/ui/test_checkpoints_ui.py::test_open_recent_names_a_runs_checkpoint_by_its_run",
+        ),
+    ),
+]
+
+# issue 34 item 33: predict a whole folder (predict DIR --csv, the Try-an-image table).
+_PF = "tests/core/test_predict_folder.py::"
+_PF_UI = "tests/ui/test_predict_folder_ui.py::"
+MUTATIONS += [
+    Mutation(
+        name="folder-images-by-exact-suffix",
+        promise="a folder's images are found by suffix in any case (.JPG, .Jpeg), in subfolders too, sorted",
+        where="workbench.core.predict_batch:image_files",
+        old="        if path.suffix.lower() in IMAGE_SUFFIXES and path.is_file()\n",
+        new="        if path.suffix in IMAGE_SUFFIXES and path.is_file()\n",
+        tests=(
+            f"{_PF}test_a_folders_images_are_listed_recursively_sorted_by_suffix_in_any_case",
+        ),
+    ),
+    Mutation(
+        name="folder-images-not-in-subfolders",
+        promise="a folder's images include those of its subfolders",
+        where="workbench.core.predict_batch:image_files",
+        old='        for path in Path(folder).rglob("*")\n',
+        new='        for path in Path(folder).glob("*")\n',
+        tests=(
+            f"{_PF}test_a_folders_images_are_listed_recursively_sorted_by_suffix_in_any_case",
+            f"{_PF}test_predict_reads_a_folder_into_a_csv_as_it_reads_each_file",
+        ),
+    ),
+    Mutation(
+        name="unreadable-file-ends-the-batch",
+        promise="a file that cannot be read is kept with its reason and the batch goes on",
+        where="workbench.core.predict_batch:read_files",
+        old="            yield FileResult(path, error=skip_reason(path, exc))\n",
+        new="            return\n",
+        tests=(
+            f"{_PF}test_predict_reads_a_folder_into_a_csv_as_it_reads_each_file",
+            f"{_PF_UI}test_a_dropped_folder_is_read_into_a_table_of_file_class_confidence",
+        ),
+    ),
+    Mutation(
+        name="batch-ignores-cancel",
+        promise="Cancel stops reading the files after the one being read",
+        where="workbench.core.predict_batch:read_files",
+        old="        if cancel is not None and cancel():\n",
+        new="        if False:\n",
+        tests=(
+            f"{_PF_UI}test_cancel_stops_after_the_file_being_read_and_shows_what_was_read",
+        ),
+    ),
+    Mutation(
+        name="csv-drops-the-skip-reason",
+        promise="a skipped file's reason is in the CSV's error column",
+        where="workbench.core.predict_batch:csv_text",
+        old="        writer.writerow([*row, result.error])\n",
+        new='        writer.writerow([*row, ""])\n',
+        tests=(
+            f"{_PF}test_predict_reads_a_folder_into_a_csv_as_it_reads_each_file",
+            f"{_PF_UI}test_export_csv_writes_the_rows_shown_with_a_skipped_files_reason",
+        ),
+    ),
+    Mutation(
+        name="predict-skips-in-silence",
+        promise="predict says each unreadable file in one line on stderr",
+        where="workbench.cli.predict:_read_all",
+        old='                tqdm.write(f"{result.path}: {result.error}", file=sys.stderr)\n',
+        new="                pass\n",
+        tests=(f"{_PF}test_predict_reads_a_folder_into_a_csv_as_it_reads_each_file",),
+    ),
+    Mutation(
+        name="predict-exit-0-with-skipped-files",
+        promise="predict exits 1 when a file was skipped",
+        where="workbench.cli.predict:cmd_predict",
+        old="    return 1 if skipped or empty else 0\n",
+        new="    return 1 if empty else 0\n",
+        tests=(f"{_PF}test_predict_reads_a_folder_into_a_csv_as_it_reads_each_file",),
+    ),
+    Mutation(
+        name="predict-csv-write-failure-exit-0",
+        promise="a --csv that cannot be written is one line and exit 1",
+        where="workbench.cli.predict:cmd_predict",
+        old='            sys.stderr.write(failed + "\\n")\n            return 1\n',
+        new="            return 0\n",
+        tests=(f"{_PF}test_a_csv_that_is_a_folder_or_cannot_be_written_is_one_line",),
+    ),
+    Mutation(
+        name="predict-no-progress-bar",
+        promise="predict shows a progress bar for many files on a terminal",
+        where="workbench.cli.predict:_read_all",
+        old="    show_bar = len(files) >= PROGRESS_FROM and sys.stderr.isatty()\n",
+        new="    show_bar = False\n",
+        tests=(f"{_PF}test_predict_shows_progress_for_many_files_on_a_terminal",),
+    ),
+    Mutation(
+        name="table-sorts-confidence-as-text",
+        promise="the table sorts confidence by value (9.5% before 10.2%), not by its text",
+        where="workbench.ui.panels.predictions_table:_row",
+        old='        _item(f"{100 * result.confidence:.1f}%", result.confidence, ranked),\n',
+        new='        _item(f"{100 * result.confidence:.1f}%", f"{100 * result.confidence:.1f}%", ranked),\n',
+        tests=(f"{_PF_UI}test_each_column_sorts_confidence_by_value_not_by_its_text",),
+    ),
+    Mutation(
+        name="table-hides-the-skip-reason",
+        promise="a skipped file's row in the table says why it was not read",
+        where="workbench.ui.panels.predictions_table:_row",
+        old='        why = _item(f"not read: {result.error}", "\\uffff" + result.error, result.error)\n',
+        new='        why = _item("not read", "\\uffff" + result.error, result.error)\n',
+        tests=(
+            f"{_PF_UI}test_a_dropped_folder_is_read_into_a_table_of_file_class_confidence",
+        ),
+    ),
+    Mutation(
+        name="export-csv-in-file-order",
+        promise="Export CSV writes the rows in the order the table shows them",
+        where="PredictionsTable.export_dialog",
+        old="            write_csv(path, self.results(), top=CSV_TOP)\n",
+        new="            write_csv(path, self._results, top=CSV_TOP)\n",
+        tests=(
+            f"{_PF_UI}test_export_csv_writes_the_rows_shown_with_a_skipped_files_reason",
+        ),
+    ),
+    Mutation(
+        name="one-dropped-file-goes-to-the-table",
+        promise="one file opened or dropped is read on the tab as before, not into the table",
+        where="DrawPanel.open_paths",
+        old="        if len(paths) == 1 and not paths[0].is_dir():\n",
+        new="        if False:\n",
+        tests=(
+            f"{_PF_UI}test_several_chosen_files_fill_the_table_and_one_reads_as_before",
+        ),
+    ),
+    Mutation(
+        name="batch-reads-with-the-tabs-own-reader",
+        promise="a batch reads every file with the weights it started with, whatever the tab loads meanwhile",
+        where="FolderReading.start",
+        old="        reader = copy.deepcopy(predictor)\n",
+        new="        reader = predictor\n",
+        tests=(f"{_PF_UI}test_weights_loaded_while_a_batch_reads_do_not_reach_it",),
+    ),
+    Mutation(
+        name="table-does-not-name-the-folder",
+        promise="the table names the folder it read",
+        where="workbench.ui.panels.predict_folder:describe",
+        old='        return f"Folder {folder.name or folder}: {count:,} image files", folder\n',
+        new='        return f"{count:,} files", folder\n',
+        tests=(
+            f"{_PF_UI}test_a_dropped_folder_is_read_into_a_table_of_file_class_confidence",
+        ),
+    ),
+]
+
+# issue 34 item 29: captions and axes.
+MUTATIONS += [
+    Mutation(
+        name="gallery-caption-cuts-the-confidence",
+        promise="An evaluation thumbnail's confidence comes first, so long class names cannot cut it off",
+        where="workbench.ui.widgets.cell_images:CellImages.show_images",
+        old='                    self._icon(images, i), f"{confidence:.0%}\\n{title}"\n',
+        new='                    self._icon(images, i), f"{title}\\n{confidence:.0%}"\n',
+        tests=(
+            "tests/ui/test_evaluation_panel.py::test_every_cell_lists_exactly_its_images_hardest_first",
+        ),
+    ),
+    Mutation(
+        name="accuracy-axis-unbounded",
+        promise="The accuracy plot never shows negative epochs or more than 100 %",
+        where="workbench.ui.plots.live_plot:LivePlot.__init__",
+        old="        if y_limits is not None:\n",
+        new="        if False:\n",
+        tests=(
+            "tests/ui/test_plots.py::test_the_axes_never_show_negative_epochs_or_more_than_100_percent",
+        ),
+    ),
+    Mutation(
+        name="cleared-plot-keeps-the-last-axes",
+        promise="A cleared plot shows an empty view while the next run starts, not the last run's axes",
+        where="workbench.ui.plots.live_plot:LivePlot.clear_data",
+        old="        self.setRange(xRange=x_range, yRange=y_range, padding=0)\n",
+        new="",
+        tests=(
+            "tests/ui/test_plots.py::test_a_cleared_plot_shows_an_empty_view_not_the_last_runs_axes",
         ),
     ),
 ]

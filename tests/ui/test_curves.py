@@ -135,7 +135,7 @@ def test_a_new_run_gets_axes_for_its_own_points(qtbot):
     assert y1 < 200
     (x0, x1), (y0, y1) = curves.accuracy_plot.getPlotItem().viewRange()
     assert x0 < 1 < x1 < 2
-    assert y0 < 90 < y1 < 95
+    assert y0 < 90 < y1 <= 102  # an accuracy's axis stops at 102 %
 
 
 def test_the_empty_loss_plot_says_how_to_start(qtbot):

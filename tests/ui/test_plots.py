@@ -558,3 +558,40 @@ def test_the_grid_is_painted_on_the_view(qtbot):
     drawn = [c for c in near_line if c != QColor("white")]
     assert len(drawn) == 1, near_line
     assert drawn[0].red() == drawn[0].green() == drawn[0].blue()  # gray, from black
+
+
+def test_the_axes_never_show_negative_epochs_or_more_than_100_percent(qtbot):
+    # Issue 34 item 29: the accuracy axis reached 150 %, the epochs went negative.
+    from workbench.ui.plots.curves import TrainingCurves
+
+    accuracy = TrainingCurves().accuracy_plot
+    accuracy.resize(400, 300)
+    accuracy.show()
+    qtbot.addWidget(accuracy)
+    for epoch, percent in ((1, 100.0), (2, 0.0), (3, 100.0)):
+        accuracy.append("validation", epoch, percent)
+    accuracy.refresh()
+    view = _view(accuracy)
+    view.updateAutoRange()
+    view.scaleBy((4, 4))  # the user zooms out as far as they can
+    (x0, _x1), (y0, y1) = view.viewRange()
+    assert x0 >= 0
+    assert -2 <= y0
+    assert y1 <= 102
+
+
+def test_a_cleared_plot_shows_an_empty_view_not_the_last_runs_axes(qtbot):
+    widget = LivePlot("Loss", "step", "loss", x_name="step")
+    widget.add_series("loss", "b")
+    widget.resize(400, 300)
+    widget.show()
+    qtbot.addWidget(widget)
+    for step in range(1000, 2001, 10):
+        widget.append("loss", step, 5.0)
+    widget.refresh()
+    _view(widget).updateAutoRange()
+    assert _view(widget).viewRange()[0][1] > 1000
+    widget.clear_data()  # the next run starts: no point yet
+    (x0, x1), (y0, y1) = _view(widget).viewRange()
+    assert (x0, x1) == (0.0, 1.0)
+    assert (y0, y1) == (0.0, 1.0)

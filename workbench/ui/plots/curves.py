@@ -59,6 +59,7 @@ class TrainingCurves:
             "accuracy (%)",
             x_name="epoch",
             legend_offset=(-10, -10),  # bottom right: accuracy climbs to the top
+            y_limits=(-2.0, 102.0),  # room for the markers at 0 and 100 %
         )
         self.accuracy_plot.setObjectName("accuracyPlot")
         self.accuracy_plot.add_series(

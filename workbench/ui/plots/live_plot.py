@@ -123,9 +123,17 @@ class LivePlot(pg.PlotWidget):
         *,
         x_name: str = "x",
         legend_offset: tuple[int, int] | None = (-10, 10),
+        y_limits: tuple[float, float] | None = None,
     ) -> None:
         super().__init__(parent, viewBox=SteppedViewBox())
         self._x_name = x_name
+        self._empty_range = ((0.0, 1.0), y_limits or (0.0, 1.0))
+        if y_limits is not None:
+            # An accuracy per epoch: the view never shows negative epochs or
+            # 150 %, zoomed or auto-ranged.
+            self.getPlotItem().getViewBox().setLimits(
+                xMin=0.0, yMin=y_limits[0], yMax=y_limits[1]
+            )
         self._series: dict[str, _Series] = {}
         self.setTitle(title)
         self.setLabel("bottom", x_label)
@@ -256,6 +264,9 @@ class LivePlot(pg.PlotWidget):
         """
         for series in self._series.values():
             series.clear()
+        # Not the last run's axes while the next one starts: an empty view.
+        x_range, y_range = self._empty_range
+        self.setRange(xRange=x_range, yRange=y_range, padding=0)
         self.enableAutoRange()
         self.refresh()
 

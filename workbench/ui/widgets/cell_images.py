@@ -130,20 +130,21 @@ class CellImages(QWidget):
             uint8 validation images in the order of ``ev``: (N, H, W) gray,
             or (N, C, H, W) with C = 1 or 3 (red, green, blue).
         title : str
-            First line of every item's text (e.g. ``"3 → 5"``).
+            Every item's second line, after its confidence (e.g. ``"3 → 5"``).
         """
         self.gallery.setUpdatesEnabled(False)  # one layout for all items
         try:
             for index in indices:
                 i = int(index)
                 confidence = float(ev.confidences[i])
+                # The confidence first: long class names are cut, not it.
                 item = QListWidgetItem(
-                    self._icon(images, i), f"{title}\n{confidence:.0%}"
+                    self._icon(images, i), f"{confidence:.0%}\n{title}"
                 )
                 item.setData(_INDEX_ROLE, i)
                 item.setToolTip(
-                    f"validation image {i}\nloss {float(ev.losses[i]):.3f}\n"
-                    f"confidence {confidence:.1%}"
+                    f"{title}\nvalidation image {i}\nloss {float(ev.losses[i]):.3f}"
+                    f"\nconfidence {confidence:.1%}"
                 )
                 self.gallery.addItem(item)
         finally:
