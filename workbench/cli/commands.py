@@ -42,10 +42,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_train_flags(sub.add_parser("train", help="train headless"))
     predict = sub.add_parser("predict", help="classify images with a checkpoint")
     predict.add_argument("--checkpoint", required=True, metavar="PATH")
-    predict.add_argument("images", nargs="+", metavar="IMAGE")
+    predict.add_argument(
+        "images", nargs="+", metavar="IMAGE", help="image files, or folders of them"
+    )
     predict.add_argument(
         "--top", type=int, default=3, help="classes to show (default 3)"
     )
+    cli_predict.add_predict_flags(predict)
     sub.add_parser(
         "devices", help="list CPU/CUDA/MPS devices and why any is unavailable"
     )

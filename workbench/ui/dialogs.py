@@ -1,7 +1,8 @@
 """Every dialog the window opens goes through here, so tests can replace them.
 
-``get_open_path``/``get_save_path`` return a path or None (cancelled); they
-remember the folder per file type in the window settings. Error boxes open
+``get_open_path``/``get_save_path`` return a path or None (cancelled),
+``get_open_paths`` a list (empty: cancelled); they remember the folder per file
+type in the window settings. Error boxes open
 window-modal without blocking (``QDialog.open``), so a worker's error cannot stall
 the event loop and tests need no dialog handling.
 """
@@ -40,9 +41,7 @@ def get_open_path(parent: QWidget | None, title: str, name_filter: str) -> Path 
     return Path(path)
 
 
-def get_open_paths(
-    parent: QWidget | None, title: str, name_filter: str
-) -> list[Path]:
+def get_open_paths(parent: QWidget | None, title: str, name_filter: str) -> list[Path]:
     """Ask for one or several existing files; an empty list when cancelled."""
     settings = window_state.open_window_settings()
     start = window_state.last_folder(settings, _kind(name_filter))

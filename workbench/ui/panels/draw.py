@@ -17,6 +17,8 @@ Every model also reads an image file, opened (Ctrl+I) or dropped on the tab: a
 digit model's goes on the canvas, through the recipe; a photo model (CIFAR-10,
 an image folder) shows the picture in place of the canvas and reads it exactly
 as its run's loaders would (resized, centre-cropped, per-channel statistics).
+A dropped folder, or several files, is read in the background into a table
+(:mod:`.predict_folder`).
 """
 
 from __future__ import annotations
@@ -50,12 +52,9 @@ from workbench.ui import dialogs
 from workbench.ui.panels import draw_keys, draw_layout
 from workbench.ui.panels.draw_layout import NO_READING, prediction_style
 from workbench.ui.panels.fine_tune_card import FAILED_TEXT, report_text, started_text
+from workbench.ui.panels.predict_folder import FolderReading, PathDrops
 from workbench.ui.widgets.draw_widgets import DigitCanvas
-from workbench.ui.widgets.photo_view import (
-    IMAGE_FILTER,
-    FileDrops,
-    read_for_display,
-)
+from workbench.ui.widgets.photo_view import IMAGE_FILTER, read_for_display
 
 log = logging.getLogger(__name__)
 
@@ -93,8 +92,8 @@ class DrawPanel(QWidget):
         self._reading: Reading | None = None
         self._opened: ScoredImage | None = None  # a validation image, as scored
         self._photo_path: Path | None = None  # the file a photo model reads
-        self._drops = FileDrops(self)  # any model reads a file dropped on the tab
-        self._drops.file_dropped.connect(self.open_image_file)
+        self._drops = PathDrops(self)  # any model reads files dropped on the tab
+        self._drops.paths_dropped.connect(self.open_paths)
         self._training_active = False
         self.read_seconds: list[float] = []  # GUI-thread cost of each read
         self.fine_tune_report: tuple[Scores, Scores, FrozenCheck] | None = None
@@ -118,6 +117,8 @@ class DrawPanel(QWidget):
 
         draw_layout.build_reading_widgets(self)
         draw_layout.build_teach_group(self)
+        self.batch = FolderReading(self.predictions, self)
+        self.predictions.file_chosen.connect(self.open_image_file)
         draw_layout.build_layout(self)
         self._keys = draw_keys.DrawKeys(
             self,
@@ -269,10 +270,21 @@ class DrawPanel(QWidget):
 
     @Slot()
     def open_image_dialog(self) -> None:
-        """Ask for an image file and read it (Open image…, Ctrl+I)."""
-        path = dialogs.get_open_path(self, "Open an image to read", IMAGE_FILTER)
-        if path is not None:
-            self.open_image_file(path)
+        """Ask for image files and read them (Open image…, Ctrl+I)."""
+        paths = dialogs.get_open_paths(self, "Open images to read", IMAGE_FILTER)
+        self.open_paths(paths)
+
+    @Slot(object)
+    def open_paths(self, paths: list[Path]) -> None:
+        """One file: read it as opened; a folder or several: read into the table."""
+        if len(paths) == 1 and not paths[0].is_dir():
+            self.open_image_file(paths[0])
+        elif paths:
+            self.batch.start(paths, self._predictor)
+
+    def shutdown(self) -> None:
+        """Stop reading files in the background (the window closes)."""
+        self.batch.shutdown()
 
     def open_image_file(self, path: str | Path) -> bool:
         """Read an image file with the model; False, and a message, if it cannot.

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from workbench.core.finetune import EPOCHS, REPLAY
 from workbench.ui.panels.my_digits_box import MyDigitsBox
+from workbench.ui.panels.predictions_table import PredictionsTable
 from workbench.ui.widgets.draw_widgets import (
     InputPreview,
     ProbabilityBars,
@@ -59,7 +60,8 @@ def build_reading_widgets(panel: Any) -> None:
     keys = OPEN_IMAGE_KEYS.toString(QKeySequence.SequenceFormat.NativeText)
     panel.open_image_button = QPushButton("Open image…", objectName="openImageButton")
     panel.open_image_button.setToolTip(
-        f"Read an image file with this model ({keys}); or drop one on this tab"
+        f"Read an image file with this model ({keys}), or several into a table; "
+        "or drop files or a folder on this tab"
     )
     panel.open_image_button.clicked.connect(panel.open_image_dialog)
     panel.photo = PhotoView(keys)
@@ -67,6 +69,8 @@ def build_reading_widgets(panel: Any) -> None:
     panel.file_message = WrappingLabel("imageFileMessage")
     panel.file_message.setStyleSheet("color: #b42318;")
     panel.file_message.setVisible(False)
+    panel.predictions = PredictionsTable()  # a folder's or several files' reads
+    panel.predictions.setVisible(False)
 
     # Wrapped: a folder's class may be called "zebra crossing" or longer.
     panel.prediction_label = WrappingLabel("predictionLabel")
@@ -185,4 +189,5 @@ def build_layout(panel: Any) -> None:
 
     layout = QVBoxLayout(panel)
     layout.addLayout(top, 5)
+    layout.addWidget(panel.predictions, 4)
     layout.addLayout(bottom, 2)
