@@ -13,6 +13,7 @@ import inspect
 from workbench.core.config import TrainConfig
 from workbench.core.data.registry import DatasetInfo
 from workbench.core.models.builtins import _BUILDERS, MODEL_TITLES, build_on_meta
+from workbench.core.models.catalog import is_model_file
 from workbench.core.models.torchvision_models import _builder_options, resolve_weights
 from workbench.core.script.parts import literal
 
@@ -20,9 +21,15 @@ _LAZY = ("lazy-cnn",)
 _SIDE_HEADS = ("aux1", "aux2", "AuxLogits")
 
 
-def model_functions(cfg: TrainConfig, info: DatasetInfo, frozen: bool) -> str:
+def model_functions(
+    cfg: TrainConfig, info: DatasetInfo, frozen: bool, from_data: bool = False
+) -> str:
     """``precision_context``, the model's class if built in, ``build_model``,
-    ``freeze`` and (with a freeze mask) ``train_mode``."""
+    ``freeze`` and (with a freeze mask) ``train_mode``.
+
+    ``from_data``: the classes and input shape are the data's, found when the
+    script reads it (an image folder): ``build_model`` takes them as arguments.
+    """
     blocks = [_precision_function(cfg)]
     if cfg.model in _BUILDERS:
         cls = _BUILDERS[cfg.model]
@@ -32,6 +39,9 @@ def model_functions(cfg: TrainConfig, info: DatasetInfo, frozen: bool) -> str:
         blocks.append(inspect.getsource(cls))
         construct = [f"model = {cls.__name__}(NUM_CLASSES, INPUT_SHAPE)"]
         title = MODEL_TITLES[cfg.model]
+    elif is_model_file(cfg.model):
+        blocks.append(MODEL_FILE_LOADER)
+        construct, title = _MODEL_FILE_CONSTRUCT, "MODEL_NAME from your MODEL_FILE"
     else:
         construct, title = _torchvision_construct(cfg, info)
     if cfg.model in _LAZY:
@@ -42,10 +52,23 @@ def model_functions(cfg: TrainConfig, info: DatasetInfo, frozen: bool) -> str:
             "    model(torch.zeros(2, *INPUT_SHAPE))",
             "model.train()",
         ]
+    signature = "def build_model() -> nn.Module:\n"
+    if from_data:
+        # The same length as the constants: ruff lays the lines out alike.
+        construct = [
+            line.replace("NUM_CLASSES", "num_classes").replace(
+                "INPUT_SHAPE", "input_shape"
+            )
+            for line in construct
+        ]
+        signature = (
+            "def build_model(num_classes: int, input_shape: tuple[int, int, int]) "
+            "-> nn.Module:\n"
+        )
     body = "".join(f"        {line}\n" if line else "\n" for line in construct)
     blocks.append(
-        "def build_model() -> nn.Module:\n"
-        f'    """{title}.\n\n    Its initial weights are fixed by SEED.\n    """\n'
+        signature
+        + f'    """{title}.\n\n    Its initial weights are fixed by SEED.\n    """\n'
         "    # Built from a copy of the random stream seeded with SEED, as the\n"
         "    # workbench does: the global stream (dropout) stays as seeding left it.\n"
         "    with torch.random.fork_rng(devices=[]):\n"
@@ -73,6 +96,36 @@ def model_functions(cfg: TrainConfig, info: DatasetInfo, frozen: bool) -> str:
             "                module.eval()\n"
         )
     return "\n\n\n".join(b.strip("\n") for b in blocks) + "\n"
+
+
+MODEL_FILE_LOADER = '''
+def model_builder() -> Any:
+    """MODEL_NAME from MODEL_FILE: your own file, imported and run here."""
+    spec = importlib.util.spec_from_file_location("model_file", MODEL_FILE)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"{MODEL_FILE}: not a Python file to import")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # runs your file: your choice, as in the app
+    return getattr(module, MODEL_NAME)
+'''
+
+# Called as the workbench calls it: num_classes, and in_channels when accepted;
+# then a check on two blank inputs (in eval mode), where lazy layers take shape.
+_MODEL_FILE_CONSTRUCT = [
+    "builder = model_builder()",
+    'options = {"num_classes": NUM_CLASSES}',
+    "parameters = inspect.signature(builder).parameters",
+    "keywords = any(p.kind is p.VAR_KEYWORD for p in parameters.values())",
+    'if "in_channels" in parameters or keywords:',
+    '    options["in_channels"] = INPUT_SHAPE[0]',
+    "model = builder(**options)",
+    "model.eval()",
+    "with torch.no_grad():",
+    "    out = model(torch.zeros(2, *INPUT_SHAPE))",
+    "model.train()",
+    "if tuple(out.shape) != (2, NUM_CLASSES):",
+    '    raise SystemExit(f"{MODEL_NAME} gives {tuple(out.shape)} for 2 images")',
+]
 
 
 def _precision_function(cfg: TrainConfig) -> str:

@@ -74,23 +74,24 @@ def batches(
     order: torch.Tensor,
     batch_size: int,
     device: torch.device,
+    mean: tuple[float, ...],
+    std: tuple[float, ...],
 ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     """Normalised float batches of uint8 images (N, C, H, W), taken in ``order``.
 
     The whole dataset stays in memory as uint8 (a quarter of float32's bytes);
     each batch becomes ``(pixel / 255 - mean) / std`` only when it is needed.
     """
-    mean = torch.tensor(MEAN, dtype=torch.float32).view(-1, 1, 1).to(device)
-    std = torch.tensor(STD, dtype=torch.float32).view(-1, 1, 1).to(device)
+    mean_t = torch.tensor(mean, dtype=torch.float32).view(-1, 1, 1).to(device)
+    std_t = torch.tensor(std, dtype=torch.float32).view(-1, 1, 1).to(device)
     for index in torch.split(order, batch_size):
         x = images.index_select(0, index).to(device).to(torch.float32)
         y = labels.index_select(0, index).to(device)
-{rgb}        yield x.div_(255).sub_(mean).div_(std), y
+        if x.shape[1] == 1 and len(mean) == 3:
+            # A torchvision model takes three channels: repeat the gray one.
+            x = x.expand(-1, 3, -1, -1).contiguous()
+        yield x.div_(255).sub_(mean_t).div_(std_t), y
 '''
-
-FAST_RGB = """        # A torchvision model takes three channels: repeat the gray one.
-        x = x.expand(-1, 3, -1, -1).contiguous()
-"""
 
 LOADER_DATASETS = '''
 class EpochSampler(Sampler[int]):

@@ -20,17 +20,18 @@ from workbench.core.data.registry import (
     DatasetInfo,
     dataset_info,
 )
-from workbench.core.models.builtins import _BUILDERS, build_on_meta
-from workbench.core.models.catalog import is_model_file
+from workbench.core.models.builtins import build_on_meta
+from workbench.core.models.catalog import is_model_file, is_torchvision, pretrained
 from workbench.core.models.inputs import fit_to_model
-from workbench.core.script import parts
+from workbench.core.script import folder_data, parts
+from workbench.core.script.folder_data import FOLDER
 from workbench.core.script.model import model_functions
 from workbench.core.script.parts import literal
 from workbench.core.train.freezing import FreezeError, match_patterns
 from workbench.core.train.precision import precision_for
 
 # The datasets a script can load by itself, exactly as the workbench does.
-SCRIPT_DATASETS = ("digits", "mnist", "fashion-mnist", "kmnist")
+SCRIPT_DATASETS = ("digits", "mnist", "fashion-mnist", "kmnist", FOLDER)
 
 
 class ScriptError(ConfigError):
@@ -58,16 +59,13 @@ def script_problem(cfg: TrainConfig) -> str | None:
             f"dataset {cfg.dataset}: scripts load {', '.join(SCRIPT_DATASETS)} "
             "(the other datasets are read by the workbench's own code)"
         )
-    if is_model_file(cfg.model):
-        return (
-            f"model {cfg.model}: a script copies built-in and torchvision models; "
-            "import your model file into the script by hand"
-        )
     if cfg.augment:
         return (
             f"augment {', '.join(cfg.augment)}: the workbench's seeded batch "
             "augmentation has no plain-PyTorch twin yet; switch augmentation off"
         )
+    if cfg.dataset == FOLDER:
+        return folder_data.folder_problem(cfg)
     return None
 
 
@@ -95,7 +93,7 @@ def write_script(
         parts.SEEDING,
         _data_functions(cfg, shapes),
         parts.EVALUATE,
-        model_functions(cfg, shapes.info, bool(frozen)),
+        model_functions(cfg, shapes.info, bool(frozen), cfg.dataset == FOLDER),
         parts.MAIN_ARGS,
         _main(cfg, shapes, bool(frozen)),
         '\nif __name__ == "__main__":\n    main()\n',
@@ -106,6 +104,9 @@ def write_script(
 
 
 def _shapes(cfg: TrainConfig) -> _Shapes:
+    if cfg.dataset == FOLDER:  # known once the script reads the folder
+        info = fit_to_model(folder_data.stand_in_info(cfg), cfg.model, cfg.weights)
+        return _Shapes(info, info, rgb=False)
     data = dataset_info(cfg.dataset)
     info = fit_to_model(data, cfg.model, cfg.weights)
     stats = fit_to_model(dataset_info(cfg.style_dataset), cfg.model, cfg.weights)
@@ -126,7 +127,7 @@ def _frozen_names(cfg: TrainConfig, info: DatasetInfo) -> list[str]:
 
 def _not_exact(cfg: TrainConfig, from_checkpoint: bool) -> list[str]:
     """What the script cannot promise to repeat bit for bit."""
-    notes = []
+    notes = [folder_data.FOLDER_NOTE] if cfg.dataset == FOLDER else []
     if from_checkpoint:
         notes.append(
             "written from a checkpoint: the run starts from the seed with the "
@@ -151,17 +152,23 @@ def _not_exact(cfg: TrainConfig, from_checkpoint: bool) -> list[str]:
 
 def _header(cfg: TrainConfig, source: str, from_checkpoint: bool) -> str:
     lines = [
-        f'"""Train {cfg.model} on {cfg.dataset}: a workbench run in plain PyTorch.',
+        f'"""Train {_model_title(cfg.model)} on {cfg.dataset}: a workbench run in '
+        "plain PyTorch.",
         "",
         f"Written by ptcore-workbench {__version__} from {source}. It needs torch,",
-        "torchvision and numpy"
-        + (" (and scikit-learn for the digits)." if cfg.dataset == "digits" else "."),
+        "torchvision and numpy" + _more_needs(cfg.dataset),
         "",
         "    python run.py [--data-dir DIR] [--metrics-json metrics.json] [--out FILE]",
         "",
         "Run on the CPU, it repeats `ptcore-workbench train` with this config step",
         "for step: the same loss at every step, bit for bit, and the same accuracy.",
     ]
+    if is_model_file(cfg.model):
+        said = (
+            "It imports your model file (MODEL_FILE below) and runs its code, "
+            "as the workbench does: running it is your choice."
+        )
+        lines += ["", *textwrap.wrap(said, 76)]
     notes = _not_exact(cfg, from_checkpoint)
     if notes:
         lines += ["", "Not repeated exactly:"]
@@ -172,14 +179,36 @@ def _header(cfg: TrainConfig, source: str, from_checkpoint: bool) -> str:
     return "\n".join(lines) + '\n"""\n'
 
 
+def _more_needs(dataset: str) -> str:
+    if dataset == "digits":
+        return " (and scikit-learn for the digits)."
+    if dataset == FOLDER:
+        return " (and Pillow, torchvision's, for the images)."
+    return "."
+
+
+def _model_title(model: str) -> str:
+    """A model file by its file's name: its path is in MODEL_FILE."""
+    if not is_model_file(model):
+        return model
+    path, _, name = model.rpartition(":")
+    return f"{name} ({path.replace(chr(92), '/').rsplit('/', 1)[-1]})"
+
+
 def _imports(cfg: TrainConfig) -> str:
     loader = cfg.loader == "dataloader"
-    torchvision_model = cfg.model not in _BUILDERS
+    torchvision_model = is_torchvision(cfg.model)
+    model_file = is_model_file(cfg.model)
+    folder = cfg.dataset == FOLDER
     lines = ["from __future__ import annotations", "", "import argparse"]
     if cfg.precision == "fp32":
         lines.append("import contextlib")
+    lines += ["import importlib.util"] if model_file else []
+    lines += ["import inspect"] if model_file else []
+    lines += ["import io"] if folder else []
     lines += ["import json", "import math", "import random", "import time"]
     lines.append("from collections.abc import Iterable, Iterator")
+    lines += ["from pathlib import Path"] if folder else []
     lines.append("from typing import Any")
     lines += [
         "",
@@ -187,7 +216,7 @@ def _imports(cfg: TrainConfig) -> str:
         "import torch",
         "import torch.nn.functional as F",
     ]
-    if loader and cfg.dataset == "digits":
+    if (loader and cfg.dataset == "digits") or folder:
         lines.append("from PIL import Image")
     lines.append("from torch import nn")
     if loader:
@@ -201,6 +230,8 @@ def _imports(cfg: TrainConfig) -> str:
         vision.append("transforms")
     if vision:
         lines.append(f"from torchvision import {', '.join(vision)}")
+    if folder:
+        lines.append("from torchvision.transforms.v2 import functional as TF")
     return "\n".join(lines) + "\n"
 
 
@@ -216,14 +247,13 @@ def _device_expression(spec: str) -> str:
 def _settings(
     cfg: TrainConfig, shapes: _Shapes, frozen: list[str], recorded: TrainConfig
 ) -> str:
-    info = shapes.info
     data_dir = ""
     if cfg.dataset in TORCHVISION_CLASS_NAMES:
         data_dir = str(resolve_root(cfg.data_dir, TORCHVISION_CLASS_NAMES[cfg.dataset]))
     elif cfg.data_dir:
         data_dir = cfg.data_dir
     config = "".join(
-        f"    {literal(key)}: {literal(value)},\n"
+        _fitted(f"    {literal(key)}: {literal(value)},") + "\n"
         for key, value in recorded.to_dict().items()
     )
     values = [
@@ -233,12 +263,9 @@ def _settings(
         f"SEED = {cfg.seed}",
         f"DEVICE = {_device_expression(cfg.device)}",
         f"PRECISION = {literal(cfg.precision)}",
-        f"DATA_DIR = {literal(data_dir)}",
-        f"DOWNLOAD = {literal(cfg.download)}",
-        f"NUM_CLASSES = {info.num_classes}",
-        f"INPUT_SHAPE = {tuple(info.image_shape)!r}  # channels, height, width",
-        f"MEAN = {literal(tuple(shapes.stats.mean))}",
-        f"STD = {literal(tuple(shapes.stats.std))}",
+        _fitted(f"DATA_DIR = {literal(data_dir)}"),
+        *_model_file_settings(cfg.model),
+        *_data_settings(cfg, shapes),
         f"BATCH_SIZE = {cfg.batch_size}",
         "# Validation batches are large: no gradients, so memory allows it.",
         f"VAL_BATCH_SIZE = {max(cfg.batch_size, 1024)}",
@@ -258,6 +285,42 @@ def _settings(
     return "\n".join(values) + "\n"
 
 
+def _fitted(line: str) -> str:
+    """``line``, excused from the line length when a long path makes it long."""
+    return line if len(line) <= 88 else line + "  # noqa: E501"
+
+
+def _model_file_settings(model: str) -> list[str]:
+    if not is_model_file(model):
+        return []
+    path, _, name = model.rpartition(":")
+    return [
+        "# Your own model: this script imports and runs this file (see the top).",
+        _fitted(f"MODEL_FILE = {literal(path)}"),
+        f"MODEL_NAME = {literal(name)}",
+    ]
+
+
+def _data_settings(cfg: TrainConfig, shapes: _Shapes) -> list[str]:
+    """What the data is: its classes, shape and statistics, or how to read it."""
+    mean = f"MEAN = {literal(tuple(shapes.stats.mean))}"
+    std = f"STD = {literal(tuple(shapes.stats.std))}"
+    if cfg.dataset == FOLDER:
+        lines = folder_data.folder_settings(cfg)
+        if pretrained(cfg.model, cfg.weights):
+            lines += ["# The statistics the pretrained weights were trained with."]
+            lines += [mean, std]
+        return lines
+    info = shapes.info
+    return [
+        f"DOWNLOAD = {literal(cfg.download)}",
+        f"NUM_CLASSES = {info.num_classes}",
+        f"INPUT_SHAPE = {tuple(info.image_shape)!r}  # channels, height, width",
+        mean,
+        std,
+    ]
+
+
 def _frozen_line(frozen: list[str]) -> str:
     line = f"FROZEN = {literal(frozen)}"
     if len(line) <= 88:
@@ -266,15 +329,16 @@ def _frozen_line(frozen: list[str]) -> str:
 
 
 def _data_functions(cfg: TrainConfig, shapes: _Shapes) -> str:
+    if cfg.dataset == FOLDER:
+        blocks = [folder_data.FOLDER_DATA, parts.FAST_BATCHES]
+        return "\n\n\n".join(b.strip("\n") for b in blocks) + "\n"
     if cfg.dataset == "digits":
         load = parts.DIGITS_DATA
     else:
         load = parts.TORCHVISION_DATA.format(cls=TORCHVISION_CLASS_NAMES[cfg.dataset])
     blocks = [load] if (cfg.loader == "fast" or cfg.dataset == "digits") else []
     if cfg.loader == "fast":
-        blocks.append(
-            parts.FAST_BATCHES.format(rgb=parts.FAST_RGB if shapes.rgb else "")
-        )
+        blocks.append(parts.FAST_BATCHES)
     else:
         blocks.append(parts.LOADER_DATASETS)
         if cfg.dataset == "digits":
@@ -284,6 +348,11 @@ def _data_functions(cfg: TrainConfig, shapes: _Shapes) -> str:
 
 def _data_setup(cfg: TrainConfig, shapes: _Shapes) -> str:
     """The part of main() that makes ``train_batches`` and ``val_batches``."""
+    if cfg.dataset == FOLDER:
+        torchvision_model = is_torchvision(cfg.model)
+        return folder_data.folder_setup(
+            torchvision_model, pretrained(cfg.model, cfg.weights)
+        )
     if cfg.loader == "fast":
         return """
     train_images, train_labels, val_images, val_labels = load_data(args.data_dir)
@@ -292,11 +361,11 @@ def _data_setup(cfg: TrainConfig, shapes: _Shapes) -> str:
 
     def train_batches(epoch: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         order = epoch_order(len(train_labels), epoch)
-        return batches(train_images, train_labels, order, BATCH_SIZE, device)
+        return batches(train_images, train_labels, order, BATCH_SIZE, device, MEAN, STD)
 
     def val_batches() -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         order = torch.arange(len(val_labels))
-        return batches(val_images, val_labels, order, VAL_BATCH_SIZE, device)
+        return batches(val_images, val_labels, order, VAL_BATCH_SIZE, device, MEAN, STD)
 """
     # A torchvision model takes three channels: gray is repeated.
     steps = ["transforms.Grayscale(num_output_channels=3)"] if shapes.rgb else []
@@ -399,6 +468,10 @@ def _step_lines(cfg: TrainConfig) -> str:
 
 def _main(cfg: TrainConfig, shapes: _Shapes, frozen: bool) -> str:
     train_call = "train_mode(model)" if frozen else "model.train()"
+    build, classes = "build_model()", "NUM_CLASSES"
+    if cfg.dataset == FOLDER:  # the folder's classes and channels
+        build = "build_model(num_classes, input_shape)\n    model = model"
+        classes = "num_classes"
     return (
         "def main() -> None:\n"
         "    args = parse_args()\n"
@@ -412,9 +485,9 @@ def _main(cfg: TrainConfig, shapes: _Shapes, frozen: bool) -> str:
     log_every = LOG_EVERY or max(1, math.ceil(total_steps / 5000))
 
     # channels_last: oneDNN's convolutions run faster on it on the CPU.
-    model = build_model().to(device, memory_format=torch.channels_last)
+    model = {build}.to(device, memory_format=torch.channels_last)
     freeze(model)
-"""
+""".replace("{build}", build)
         + _optimizer_lines(cfg)
         + f"""
     metrics: dict[str, Any] = {{"config": CONFIG, "epochs": [], "steps": []}}
@@ -442,7 +515,7 @@ def _main(cfg: TrainConfig, shapes: _Shapes, frozen: bool) -> str:
                 break
         seconds = time.perf_counter() - epoch_started
         train_seconds += seconds
-        scores = evaluate(model, val_batches(), NUM_CLASSES)
+        scores = evaluate(model, val_batches(), {classes})
         metrics["epochs"].append(
             {
                 "epoch": epoch + 1,
@@ -480,5 +553,5 @@ def _main(cfg: TrainConfig, shapes: _Shapes, frozen: bool) -> str:
     # The weights only (a state_dict): load them with model.load_state_dict().
     torch.save(model.state_dict(), args.out)
     print(f"saved the weights to {args.out}")
-"""
+""".replace("{classes}", classes)
     )
