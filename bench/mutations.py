@@ -639,9 +639,9 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "loaded-weights-lost-on-model-switch",
         "Loaded weights are what the freeze tree and the Draw tab show, also after switching the architecture away and back",
-        "MainWindow._sync_tree_model",
-        "                load_exact(model, loaded.state)  # the next run starts from these\n",
-        "                pass\n",
+        "ModelPreview._adopt",
+        "            load_exact(model, loaded.state)  # the next run starts from these\n",
+        "            pass\n",
         (
             "tests/ui/test_window.py::test_loaded_weights_stay_what_the_reader_uses_after_a_model_switch",
         ),
@@ -943,9 +943,9 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "settings-column-cuts-its-panels",
         "The settings column is never narrower than its panels: nothing is cut at the right, even at the minimum window size",
-        "workbench.ui.window.layout:build_layout",
-        "    settings.setMinimumWidth(\n",
-        "    settings.setMaximumWidth(\n",
+        "workbench.ui.window.layout:FollowContentWidth.fit",
+        "            area.setMinimumWidth(need)\n",
+        "            area.setMaximumWidth(need)\n",
         (
             "tests/ui/test_layout.py::test_at_the_minimum_size_nothing_is_wider_than_the_window",
         ),
@@ -980,9 +980,9 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "progress-outlives-its-model",
         "Another model shows no progress of the last run; the run's model shows where it stands",
-        "MainWindow._sync_tree_model",
-        "            else:  # another model: the run's progress is not its\n                self.training_panel.clear_progress()\n",
-        "            else:\n                pass\n",
+        "ModelPreview._adopt",
+        "        w.training_panel.clear_progress()  # the run's progress is not this model's\n",
+        "        pass\n",
         (
             "tests/ui/test_stale_views.py::test_another_model_shows_no_progress_of_the_run",
         ),
@@ -1130,7 +1130,7 @@ MUTATIONS: list[Mutation] = [
         "edit-silently-starts-anew",
         "An edit that turns Continue into a new run says so (status line and Start's tooltip)",
         "MainWindow._on_panel_changed",
-        '            self.set_status(f"Start begins a new run: {self._why_new}")\n',
+        '            self.set_status(f"{status}. {note}" if note else status)\n',
         "            pass\n",
         (
             "tests/ui/test_stale_views.py::test_an_edit_that_turns_continue_into_a_new_run_says_so",
@@ -1686,9 +1686,9 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "model-file-error-not-shown",
         "A model file that cannot build says why, with the file and line",
-        "MainWindow._sync_tree_model",
-        "                self.model_panel.show_problem(str(exc))\n",
-        "                pass\n",
+        "ModelPreview._replace",
+        "            w.model_panel.show_problem(str(exc))\n",
+        "            pass\n",
         (f"{_MODEL_PANEL}::test_a_broken_model_file_says_what_and_where",),
     ),
     Mutation(
@@ -1722,7 +1722,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "feature-cache-trainable-backbone",
         "The feature cache stays off while a parameter before the head is trainable",
-        "backbone_blocker",
+        "trainable_before_head",
         "        if param.requires_grad and not name.startswith(inside):\n",
         "        if False:\n",
         (
@@ -6471,5 +6471,361 @@ MUTATIONS += [
         tests=(
             "tests/ui/test_plots.py::test_a_cleared_plot_shows_an_empty_view_not_the_last_runs_axes",
         ),
+    ),
+]
+
+# issue 34 item 26: texts right in the corner cases.
+_TEXTS = "tests/ui/test_stale_texts.py::"
+MUTATIONS += [
+    Mutation(
+        name="small-trainable-share-reads-zero",
+        promise="A small trainable share keeps its digits (1,539 of 11 M reads 0.014%, not 0.0%)",
+        where="workbench.ui.formatting:trainable_share",
+        old='    return f"{share:.2g}%" if share >= 0.01 else "<0.01%"\n',
+        new='    return f"{share:.1f}%"\n',
+        tests=(
+            f"{_TEXTS}test_a_small_trainable_share_keeps_its_digits",
+            f"{_TEXTS}test_the_model_panel_counts_a_small_trainable_share",
+        ),
+    ),
+    Mutation(
+        name="unmeasured-speed-reads-nan",
+        promise="No measured speed reads as a dash, not nan img/s",
+        where="workbench.ui.formatting:rate",
+        old='    return f"{images_per_s:,.0f}" if math.isfinite(images_per_s) else "\\u2013"\n',
+        new='    return f"{images_per_s:,.0f}"\n',
+        tests=(f"{_TEXTS}test_no_measured_speed_reads_as_a_dash_not_nan",),
+    ),
+    Mutation(
+        name="one-classes",
+        promise="check-data says 1 class, not 1 classes",
+        where="workbench.core.data.folder_check:DataReport.lines",
+        old='        named = f"{count} class" + ("" if count == 1 else "es")\n',
+        new='        named = f"{count} classes"\n',
+        tests=(f"{_TEXTS}test_one_class_is_not_one_classes",),
+    ),
+    Mutation(
+        name="job-stopped-early-claims-a-checkpoint",
+        promise="A job stopped while its processes start says nothing was trained or saved",
+        where="workbench.ui.window.job_view:JobView._on_controller_job_ended",
+        old="        elif last is None:  # stopped while the processes started: nothing trained\n",
+        new="        elif False:\n",
+        tests=(
+            f"{_TEXTS}test_a_job_stopped_while_its_processes_start_claims_no_step_or_checkpoint",
+        ),
+    ),
+]
+
+# issue 34 item 24: the settings column fits its content.
+_WIDTH = "tests/ui/test_settings_width.py::"
+MUTATIONS += [
+    Mutation(
+        name="settings-column-keeps-its-first-width",
+        promise="The settings column grows with its content (an image folder's rows) instead of cutting it at the right",
+        where="workbench.ui.window.layout:FollowContentWidth.eventFilter",
+        old="        if event.type() == QEvent.Type.LayoutRequest:\n",
+        new="        if False:\n",
+        tests=(
+            f"{_WIDTH}test_an_image_folder_leaves_the_settings_column_whole[size0]",
+            f"{_WIDTH}test_an_image_folder_leaves_the_settings_column_whole[size1]",
+        ),
+    ),
+    Mutation(
+        name="augment-strip-widens-the-settings",
+        promise="Photos in the augmentation strip shrink to the column instead of widening it",
+        where="workbench.ui.widgets.augment_strip:FitWidthLabel.__init__",
+        old="        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)\n",
+        new="        self.setSizePolicy(QSizePolicy.Policy.Minimum, QSizePolicy.Policy.Preferred)\n",
+        tests=(
+            f"{_WIDTH}test_an_image_folder_leaves_the_settings_column_whole[size0]",
+        ),
+    ),
+]
+
+# issue 34 items 35, 27 (and 26's feature-cache line): a large model's preview
+# built aside, the freeze selection carried over, the Model panel's lines.
+_PREVIEW = "tests/ui/test_model_preview.py::"
+_PREVIEW_BUILD = "tests/core/test_preview_build.py::"
+MUTATIONS += [
+    Mutation(
+        name="large-preview-built-on-the-gui-thread",
+        promise="A large model's preview is built off the GUI thread while the tree says Building and the window keeps working",
+        where="ModelPreview._replace",
+        old="        if estimate is not None and estimate >= BACKGROUND_FROM:\n",
+        new="        if False:\n",
+        tests=(
+            f"{_PREVIEW}test_a_large_preview_is_built_aside_while_the_window_works",
+        ),
+    ),
+    Mutation(
+        name="stale-preview-shown",
+        promise="A preview that finishes for a model no longer chosen is dropped",
+        where="ModelPreview._on_task_succeeded",
+        old="        if build is None or build.token != token:\n",
+        new="        if build is None:\n",
+        tests=(f"{_PREVIEW}test_walking_the_list_builds_only_the_last_choice",),
+    ),
+    Mutation(
+        name="every-choice-of-the-list-built",
+        promise="Walking the model list builds only the last choice: one build at a time, the newest next",
+        where="ModelPreview._build_later",
+        old="        if self._task is None:\n            self._start_task()\n",
+        new="        if True:\n            self._start_task()\n",
+        tests=(f"{_PREVIEW}test_walking_the_list_builds_only_the_last_choice",),
+    ),
+    Mutation(
+        name="start-ignores-the-preview-being-built",
+        promise="Start pressed while a preview is built waits for it, then runs with the mask it shows",
+        where="MainWindow.start",
+        old="        if self.state is not RunState.IDLE or self.preview.start_waits(nproc):\n",
+        new="        if self.state is not RunState.IDLE:\n",
+        tests=(f"{_PREVIEW}test_start_waits_for_the_preview_and_runs_with_its_mask",),
+    ),
+    Mutation(
+        name="freeze-selection-reset-by-a-new-preview",
+        promise="Another dataset (or model) keeps the freeze selection for the parameters of the same name",
+        where="ModelPreview._replace",
+        old="        mask = Mask(tuple(frozen)) if frozen is not None else self._mask_now()\n",
+        new="        mask = Mask(tuple(frozen)) if frozen is not None else None\n",
+        tests=(
+            f"{_PREVIEW}test_the_freeze_selection_survives_a_dataset_change",
+            f"{_PREVIEW}test_a_selection_another_model_cannot_take_is_said_once",
+        ),
+    ),
+    Mutation(
+        name="lost-freeze-selection-unsaid",
+        promise="A freeze selection another model cannot take is said once in the status bar",
+        where="ModelPreview._apply_mask",
+        old="        if self._note:\n            w.set_status(self._note)\n",
+        new="",
+        tests=(f"{_PREVIEW}test_a_selection_another_model_cannot_take_is_said_once",),
+    ),
+    Mutation(
+        name="carried-mask-ignores-the-new-names",
+        promise="A mask carries over only to parameters of the same name, in the new model's order",
+        where="carry_mask",
+        old="        frozen=tuple(n for n in present if n in wanted),\n",
+        new="        frozen=tuple(wanted),\n",
+        tests=(
+            "tests/core/test_freezing_carry.py::test_names_the_new_model_lacks_are_lost_and_said",
+        ),
+    ),
+    Mutation(
+        name="preview-seeds-the-global-generator",
+        promise="A preview built aside never seeds or draws from the global random generator a run uses",
+        where="build_preview",
+        old="        return build_model(key[0], key[1], input_shape=key[2])\n",
+        new="        return build_model(key[0], key[1], seed=seed, input_shape=key[2])\n",
+        tests=(
+            f"{_PREVIEW_BUILD}test_the_preview_has_the_seeded_weights_and_never_seeds_the_global_generator",
+        ),
+    ),
+    Mutation(
+        name="preview-draws-from-the-global-generator",
+        promise="A preview built aside has the seeded build's weights, drawn from its own generator",
+        where="_PrivateRandom.__torch_function__",
+        old='        if draws and kwargs.get("generator") is None:\n',
+        new="        if False:\n",
+        tests=(
+            f"{_PREVIEW_BUILD}test_the_preview_has_the_seeded_weights_and_never_seeds_the_global_generator",
+        ),
+    ),
+    Mutation(
+        name="cancelled-preview-leaves-grad-off",
+        promise="A cancelled preview build stops at a tensor it makes, never in no_grad's exit (gradients stay on)",
+        where="_PrivateRandom.__torch_function__",
+        old='        if (draws or getattr(func, "__name__", "") in _ALLOCATES) and self._cancel():\n',
+        new="        if self._cancel():\n",
+        tests=(
+            f"{_PREVIEW_BUILD}test_a_cancelled_build_stops_at_a_tensor_it_makes_and_leaves_gradients_on",
+        ),
+    ),
+    Mutation(
+        name="training-cost-unsaid",
+        promise="The Model panel says what a large model needs to train and whether this computer has it",
+        where="ModelPreview._show_cost",
+        old="        if parameters >= BACKGROUND_FROM:  # a large model: say what it takes\n",
+        new="        if False:\n",
+        tests=(f"{_PREVIEW}test_a_large_model_says_what_training_it_costs_here",),
+    ),
+    Mutation(
+        name="training-cost-fits-inverted",
+        promise="The training cost says 'more than' only when the memory is short",
+        where="training_cost",
+        old="    if need > memory:\n",
+        new="    if need < memory:\n",
+        tests=(
+            f"{_PREVIEW_BUILD}test_the_training_cost_says_the_memory_and_whether_it_fits",
+        ),
+    ),
+    Mutation(
+        name="feature-cache-line-outlives-its-model",
+        promise="The Model panel's feature-cache line is the shown model's: another model replaces the last run's word",
+        where="ModelPreview.show_model",
+        old="        w.model_panel.predict_feature_cache(trainable_before_head(model))\n",
+        new="",
+        tests=(
+            f"{_PREVIEW}test_the_feature_cache_line_follows_the_shown_model_and_mask",
+        ),
+    ),
+    Mutation(
+        name="feature-cache-line-names-a-parameter-of-a-fully-trainable-model",
+        promise="With nothing frozen the feature-cache line says every layer trains, not the first parameter",
+        where="feature_cache_line",
+        old="        if every_layer_trains:\n",
+        new="        if False:\n",
+        tests=(
+            f"{_PREVIEW}test_each_feature_cache_status_reads_plainly",
+            f"{_PREVIEW}test_the_feature_cache_line_follows_the_shown_model_and_mask",
+        ),
+    ),
+]
+
+# issue 34 item 25: a run's time includes its preparation, said apart.
+MUTATIONS += [
+    Mutation(
+        name="preparation-time-unrecorded",
+        promise="A run records the time from Start to its first step (data, model, feature cache) apart from its training time",
+        where="workbench.core.session:Session.train",
+        old="                if isinstance(event, E.RunStarted) and recorder is not None:\n",
+        new="                if False:\n",
+        tests=(
+            "tests/core/test_prepare_time.py::test_the_preparation_is_recorded_apart_and_added_over_continues",
+        ),
+    ),
+    Mutation(
+        name="preparation-forgotten-on-continue",
+        promise="The preparation time adds up over continues, like the training time",
+        where="workbench.core.runs.recorder:RunRecorder.prepared",
+        old="            self.folder.update(prepare_seconds=self._preparing_before + seconds)\n",
+        new="            self.folder.update(prepare_seconds=seconds)\n",
+        tests=(
+            "tests/core/test_prepare_time.py::test_the_preparation_is_recorded_apart_and_added_over_continues",
+        ),
+    ),
+    Mutation(
+        name="took-leaves-out-the-preparation",
+        promise="The Runs tab's Took is the whole time, the preparation in brackets",
+        where="workbench.ui.panels.runs_table:time_text",
+        old="    total = duration(run.seconds + run.prepare_seconds)\n",
+        new="    total = duration(run.seconds)\n",
+        tests=(
+            "tests/ui/test_runs_time.py::test_the_runs_table_shows_the_whole_time_and_the_preparation",
+        ),
+    ),
+]
+
+# issue 34 item 32: the plain script reads an image folder as the workbench does.
+_FOLDER_SCRIPT = "tests/core/test_script_folders.py"
+_FOLDER_SAME = f"{_FOLDER_SCRIPT}::test_the_folder_script_repeats_train_bit_for_bit"
+_FOLDER_BLOCKS = "workbench.core.script.folder_data:FOLDER_DATA"
+MUTATIONS += [
+    Mutation(
+        name="folder-script-drops-upper-case-suffixes",
+        promise="The script lists a folder's images as the workbench does, .PNG and .JPG included",
+        where=_FOLDER_BLOCKS,
+        old="                if path.suffix.lower() in IMAGE_SUFFIXES:\n",
+        new="                if path.suffix in IMAGE_SUFFIXES:\n",
+        tests=(f"{_FOLDER_SAME}[gray-auto-split-small-cnn]",),
+    ),
+    Mutation(
+        name="folder-script-ignores-train-val-folders",
+        promise="The script trains on a folder's own train/ and val/ split when it has one",
+        where=_FOLDER_BLOCKS,
+        old='    if (root / "train").is_dir():\n',
+        new="    if False:\n",
+        tests=(f"{_FOLDER_SAME}[colour-split-resnet18-pretrained]",),
+    ),
+    Mutation(
+        name="folder-script-splits-with-another-seed",
+        promise="The script holds out the same seeded, stratified share of each class",
+        where=_FOLDER_BLOCKS,
+        old="    generator = torch.Generator().manual_seed(SEED)\n",
+        new="    generator = torch.Generator().manual_seed(SEED + 1)\n",
+        tests=(f"{_FOLDER_SAME}[gray-auto-split-small-cnn]",),
+    ),
+    Mutation(
+        name="folder-script-stretches-instead-of-cropping",
+        promise="The script resizes an image's shorter side and crops its centre, as the workbench does",
+        where=_FOLDER_BLOCKS,
+        old="        image = TF.resize(image, IMAGE_SIZE)\n",
+        new="        image = TF.resize(image, [IMAGE_SIZE, IMAGE_SIZE])\n",
+        tests=(f"{_FOLDER_SAME}[gray-auto-split-small-cnn]",),
+    ),
+    Mutation(
+        name="folder-script-fails-on-an-unreadable-file",
+        promise="The script skips (and names) a file that does not decode, as the workbench does",
+        where=_FOLDER_BLOCKS,
+        old="        except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:\n",
+        new="        except (SyntaxError, ValueError, Image.DecompressionBombError) as exc:\n",
+        tests=(f"{_FOLDER_SAME}[gray-auto-split-small-cnn]",),
+    ),
+    Mutation(
+        name="folder-script-always-colour",
+        promise="A folder of gray images trains on one channel in the script, as in the workbench",
+        where=_FOLDER_BLOCKS,
+        old="    channels = 1 if all(pixels.ndim == 2 for pixels in decoded.values()) else 3\n",
+        new="    channels = 3\n",
+        tests=(f"{_FOLDER_SAME}[gray-auto-split-small-cnn]",),
+    ),
+    Mutation(
+        name="folder-script-statistics-unrounded",
+        promise="The script normalises with the training images' statistics exactly as the workbench computes them",
+        where=_FOLDER_BLOCKS,
+        old="        tuple(round(v, 6) for v in mean.tolist()),\n",
+        new="        tuple(mean.tolist()),\n",
+        tests=(f"{_FOLDER_SAME}[gray-auto-split-small-cnn]",),
+    ),
+    Mutation(
+        name="folder-script-gray-statistics-not-repeated",
+        promise="Gray images for a torchvision model: the script repeats the channel and its statistics",
+        where="workbench.core.script.folder_data:folder_setup",
+        old='                "    if channels == 1:  # gray repeated to three: its statistics too\\n"\n',
+        new='                "    if False:  # gray repeated to three: its statistics too\\n"\n',
+        tests=(f"{_FOLDER_SAME}[gray-resnet18-fresh]",),
+    ),
+    Mutation(
+        name="folder-script-pretrained-with-own-statistics",
+        promise="Pretrained weights on a folder: the script normalises with the weights' statistics",
+        where="workbench.core.script.folder_data:folder_setup",
+        old="    if pretrained:\n",
+        new="    if False:\n",
+        tests=(f"{_FOLDER_SAME}[colour-split-resnet18-pretrained]",),
+    ),
+    Mutation(
+        name="folder-script-on-the-dataloader-path",
+        promise="A folder on the DataLoader path is one clear refusal, not a script that differs",
+        where="workbench.core.script.folder_data:folder_problem",
+        old='    if cfg.loader != "fast":\n',
+        new="    if False:\n",
+        tests=(
+            f"{_FOLDER_SCRIPT}::test_a_folder_on_the_dataloader_path_is_one_clear_refusal",
+        ),
+    ),
+    Mutation(
+        name="folder-script-hides-the-memory-budget",
+        promise="A folder script's header says a folder past the memory budget is not repeated exactly",
+        where="workbench.core.script.writer:_not_exact",
+        old="    notes = [folder_data.FOLDER_NOTE] if cfg.dataset == FOLDER else []\n",
+        new="    notes = []\n",
+        tests=(
+            f"{_FOLDER_SCRIPT}::test_a_folder_script_imports_nothing_of_the_workbench",
+        ),
+    ),
+    Mutation(
+        name="model-file-script-skips-the-blank-check",
+        promise="The script builds a model file as the workbench does: the two-image check (where lazy layers take shape) under the seed",
+        where="workbench.core.script.model:_MODEL_FILE_CONSTRUCT",
+        old='    "    out = model(torch.zeros(2, *INPUT_SHAPE))",\n',
+        new='    "    out = torch.zeros(2, NUM_CLASSES)",\n',
+        tests=(f"{_FOLDER_SAME}[gray-model-file]",),
+    ),
+    Mutation(
+        name="model-file-script-runs-the-file-unsaid",
+        promise="A script that imports the user's model file says so at its top",
+        where="workbench.core.script.writer:_header",
+        old='            "as the workbench does: running it is your choice."\n',
+        new='            "as the workbench does."\n',
+        tests=(f"{_FOLDER_SAME}[gray-model-file]",),
     ),
 ]

@@ -110,7 +110,8 @@ def test_resnet18_with_imagenet_weights_sets_the_config(qtbot, window):
     choices = [weights.itemData(i) for i in range(weights.count())]
     assert choices == ["none", "default", "IMAGENET1K_V1"]
     assert weights.itemText(1) == "default (IMAGENET1K_V1)"
-    # The preview in the freeze tree is the 3-channel ResNet.
+    # The preview in the freeze tree is the 3-channel ResNet (built aside).
+    qtbot.waitUntil(lambda: not window.preview.building, timeout=60_000)
     assert type(window.freeze_panel.model).__name__ == "ResNet"
     assert window.chosen_model_key()[2][0] == 3
 
@@ -305,7 +306,7 @@ def test_a_resnet18_run_reads_image_files_not_the_canvas(
     pixels[8:32, 18:22] = 255
     Image.fromarray(pixels).save(picture)
     monkeypatch.setattr(
-        QFileDialog, "getOpenFileName", lambda *a, **k: (str(picture), "")
+        QFileDialog, "getOpenFileNames", lambda *a, **k: ([str(picture)], "")
     )
     panel.open_image_button.click()
     reading = panel.reading
@@ -327,10 +328,12 @@ def test_the_model_panel_says_whether_the_feature_cache_is_on(qtbot, window):
     run_to_end(qtbot, window, timeout=120_000)
     label = window.model_panel.feature_cache_label
     assert label.isVisibleTo(window)
-    assert label.text().startswith("Feature cache: on (")
+    assert label.text().startswith(
+        "Feature cache: on: the head (fc) trains on the frozen layers' kept output ("
+    )
     window.apply_config(FAST.replace(model="resnet18", max_steps=2, batch_size=8))
     run_to_end(qtbot, window, timeout=120_000)
-    assert label.text() == "Feature cache: off: conv1.weight is trainable"
+    assert label.text() == "Feature cache: off: every layer trains"
 
 
 # ---------------------------------------------------------------- download

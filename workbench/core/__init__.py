@@ -10,6 +10,7 @@ start_plan     what Start does with a config: continue, resume or begin anew
 finetune       teaching a trained model the user's handwriting, and its cost
 model_offer    which model a config asks for, and weights offered to it
 predict        from a picture to class probabilities, the way the data was made
+predict_batch  many files read like one: a folder's images, the CSV of them
 errors         the exceptions the core raises, with text meant for the user
 atomic_files   writing files so a crash or a full disk never leaves a broken one
 
@@ -42,6 +43,7 @@ __all__ = [
     "model_offer",
     "models",
     "predict",
+    "predict_batch",
     "runs",
     "script",
     "session",

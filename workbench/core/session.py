@@ -21,6 +21,7 @@ user's drawings and reproducing a past run are methods here too.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -305,6 +306,7 @@ class Session:
         if plan.kind is StartKind.CONTINUE:
             control.notify_mask_changed()  # the mask may have changed since
         recorder = self.recorder
+        started = time.monotonic()  # preparing counts to the run's first step
         # A new run whose set-up fails (data, weights, a model file) never
         # trained: its folder says so instead of "running" for ever. A resumed
         # one stays resumable (once its process is gone it reads interrupted).
@@ -336,6 +338,8 @@ class Session:
         try:
             for event in iter_fit(run, control):
                 problem = recorder.on_event(event, run) if recorder else None
+                if isinstance(event, E.RunStarted) and recorder is not None:
+                    problem = recorder.prepared(time.monotonic() - started)
                 yield event
                 if problem:
                     yield E.Notice(problem)

@@ -54,7 +54,8 @@ def report_key(folder: str | Path, image_size: int) -> ReportKey:
 def counts_text(report: DataReport) -> str:
     """``3 classes · 1,204 images``."""
     total = sum(report.images_per_class().values())
-    return f"{len(report.classes)} classes · {total:,} images"
+    count = len(report.classes)
+    return f"{count} class{'' if count == 1 else 'es'} · {total:,} images"
 
 
 def summary_line(report: DataReport) -> str:

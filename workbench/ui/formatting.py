@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from datetime import datetime
 
 import numpy as np
 from PySide6.QtCore import Qt
@@ -51,6 +52,20 @@ def percent(value: float) -> str:
     return "n/a" if math.isnan(value) else f"{100 * value:.1f}%"
 
 
+def rate(images_per_s: float) -> str:
+    """``1,234`` images a second, or an en dash when none was measured (NaN)."""
+    return f"{images_per_s:,.0f}" if math.isfinite(images_per_s) else "\u2013"
+
+
+def trainable_share(trainable: int, total: int) -> str:
+    """``99.5%``; a small share keeps its digits (1,539 of 11 M: ``0.014%``)."""
+    share = 100 * trainable / total
+    if trainable == 0 or share >= 0.1:
+        # One decimal: 99.5% trainable must not read as "100%".
+        return f"{share:.1f}%" if share < 99.95 or trainable == total else "99.9%"
+    return f"{share:.2g}%" if share >= 0.01 else "<0.01%"
+
+
 def validation_summary(accuracy: float, loss: float = math.nan) -> str:
     """``val accuracy 97.3%, val loss 0.0812``; what is NaN is left out.
 
@@ -83,3 +98,12 @@ def plural(count: int, word: str) -> str:
 def class_names(names: Sequence[str], count: int) -> list[str]:
     """``count`` class names: the given ones first, then class indices."""
     return [names[i] if i < len(names) else str(i) for i in range(count)]
+
+
+def local_time(iso: str) -> str:
+    """An ISO time as local ``YYYY-MM-DD HH:MM`` (the text itself if unparsable)."""
+    try:
+        when = datetime.fromisoformat(iso)
+    except ValueError:
+        return iso
+    return when.astimezone().strftime("%Y-%m-%d %H:%M")

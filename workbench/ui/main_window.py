@@ -3,9 +3,8 @@
 No training logic lives here. The window builds the panels, plots and menus
 and subscribes to its :class:`RunController`, which owns the run lifecycle
 (the core ``Session``, the trainer thread and background tasks). The freeze
-tree shows the current run's model when the architecture matches the panels,
-otherwise a freshly built preview of the chosen architecture whose mask the
-next run takes over.
+tree's model (the run's, or a preview of the chosen architecture whose mask
+the next run takes over) is :class:`ModelPreview`'s.
 """
 
 from __future__ import annotations
@@ -20,19 +19,12 @@ from torch import nn
 
 from workbench.core.config import DEFAULT_IMAGE_SIZE, ConfigError, TrainConfig
 from workbench.core.data.registry import DataError
-from workbench.core.model_offer import ModelKey, build_keyed, model_key
-from workbench.core.models.builtins import head_name
+from workbench.core.model_offer import ModelKey, model_key
 from workbench.core.models.inputs import model_channels
-from workbench.core.models.state_dict_match import load_exact
 from workbench.core.runs.folder import RunFolder
 from workbench.core.start_plan import Plan, StartKind
 from workbench.core.train.engine import TrainingRun
-from workbench.core.train.freezing import (
-    FreezeError,
-    count_parameters,
-    frozen_names,
-    set_frozen,
-)
+from workbench.core.train.freezing import count_parameters
 from workbench.ui import dialogs
 from workbench.ui.code_view import CodeView
 from workbench.ui.panels.data import DataPanel
@@ -57,6 +49,7 @@ from workbench.ui.window.actions import build_actions
 from workbench.ui.window.export import ExportActions
 from workbench.ui.window.files import FileActions
 from workbench.ui.window.job_view import JobView
+from workbench.ui.window.preview import ModelPreview
 from workbench.ui.window.run_view import RunView
 from workbench.ui.window.runs import RunsTab
 from workbench.ui.window.teach import DrawTab
@@ -81,7 +74,6 @@ class MainWindow(QMainWindow):
             settings if settings is not None else window_state.open_window_settings()
         )
         self._base_config = TrainConfig()
-        self._tree_key: tuple[str, int] | None = None
         self._notes: list[str] = []
         self._why_new = ""  # why Start begins a new run though one exists
         self.controller = RunController(self)
@@ -99,6 +91,7 @@ class MainWindow(QMainWindow):
         self.commands = build_actions(self)
         self.files.fill_recent_menu()
         self._connect_controller()
+        self.preview = ModelPreview(self, self.controller)
         self.run_view = RunView(self, self.controller)
 
         self._restore_window_state()
@@ -135,7 +128,6 @@ class MainWindow(QMainWindow):
         )
         for panel in self._config_panels:
             panel.changed.connect(self._on_panel_changed)
-        self.freeze_panel.mask_changed.connect(self._on_freeze_panel_mask_changed)
         self.freeze_panel.mask_changed.connect(self.code_view.mark_stale)
         self.data_panel.arrays_changed.connect(self.update_actions)
 
@@ -184,8 +176,7 @@ class MainWindow(QMainWindow):
         values: dict[str, Any] = {}
         for panel in self._config_panels:
             values.update(panel.config_values())
-        model = self.freeze_panel.model
-        values["frozen"] = tuple(frozen_names(model)) if model is not None else ()
+        values["frozen"] = self.frozen_mask()
         return self._base_config.replace(**values)
 
     def apply_config(self, cfg: TrainConfig) -> None:
@@ -206,7 +197,7 @@ class MainWindow(QMainWindow):
         self.data_panel.preprocessing_label.show_for(
             model, self.model_panel.weights(), dataset, shape[1], auto=auto
         )
-        self._sync_tree_model(frozen)
+        self.preview.sync(frozen)
         self.run_view.show_measurements()
         self.training_panel.show_compile_note(
             self.speed_panel.config_values()["compile"]
@@ -222,7 +213,9 @@ class MainWindow(QMainWindow):
         self._after_config_change()
         if self._why_new and self._why_new != why_before:
             # Said once, when an edit turns Continue into a new run.
-            self.set_status(f"Start begins a new run: {self._why_new}")
+            status = f"Start begins a new run: {self._why_new}"
+            note = self.preview.take_note()  # a freeze selection lost: said too
+            self.set_status(f"{status}. {note}" if note else status)
 
     def chosen_model_key(self) -> ModelKey:
         """(architecture, classes, input shape) the panels choose."""
@@ -236,65 +229,13 @@ class MainWindow(QMainWindow):
         except (ConfigError, DataError):  # no folder chosen yet: preview 2 classes
             return (model, 2, (model_channels(model, 3), size, size))
 
-    def _sync_tree_model(self, frozen: tuple[str, ...] | None = None) -> None:
-        """Show the run's model if it has the chosen architecture, else a preview.
-
-        ``frozen`` (names or patterns) becomes the shown model's mask; None keeps it.
-        """
-        key = self.chosen_model_key()
-        run = self.current_run
-        if run is not None and model_key(run.config) == key:
-            model = run.model
-        elif self._tree_key == key and self.freeze_panel.model is not None:
-            model = self.freeze_panel.model
-        else:
-            try:
-                model = build_keyed(key, seed=self.training_panel.seed())
-            except ConfigError as exc:  # a broken model file, a too small image
-                self.model_panel.show_problem(str(exc))
-                return
-            self.model_panel.show_problem("")
-            loaded = self.controller.session.initial_weights
-            if run is None and loaded is not None and loaded.model_key == key:
-                load_exact(model, loaded.state)  # the next run starts from these
-        if frozen is not None:
-            try:
-                set_frozen(model, frozen)
-            except FreezeError as exc:
-                self.set_status(f"Freeze mask ignored: {exc}")
-        if model is not self.freeze_panel.model:
-            self.show_model(model)
-            if run is not None and model is run.model:  # back to the run's model
-                self.training_panel.show_position(run.global_step, run.total_steps)
-            else:  # another model: the run's progress is not its
-                self.training_panel.clear_progress()
-        elif frozen is not None:
-            self.freeze_panel.refresh_checks()
-            self._update_counts()
-
     def show_model(self, model: nn.Module) -> None:
         """Show ``model`` in the freeze tree and its parameter counts."""
-        self.freeze_panel.set_model(model)
-        self._tree_key = self.chosen_model_key()
-        self._update_counts()
+        self.preview.show_model(model)
 
     def frozen_mask(self) -> tuple[str, ...]:
         """The freeze tree's mask (what the next run freezes)."""
-        model = self.freeze_panel.model
-        return tuple(frozen_names(model)) if model is not None else ()
-
-    def _update_counts(self) -> None:
-        model = self.freeze_panel.model
-        if model is not None:
-            self.model_panel.show_counts(*count_parameters(model))
-            self.model_panel.show_head(head_name(model))
-
-    @Slot()
-    def _on_freeze_panel_mask_changed(self) -> None:
-        self._update_counts()
-        # While paused the engine reconciles the optimizer before the next batch.
-        self.controller.mask_changed(list(self.frozen_mask()))
-        self.update_actions()
+        return self.preview.frozen_mask()
 
     # ================================================================== run control
 
@@ -312,7 +253,7 @@ class MainWindow(QMainWindow):
     @Slot()
     def start(self, nproc: int | None = None) -> None:
         """Start a new run, or continue the current one (Start/Continue button)."""
-        if self.state is not RunState.IDLE:
+        if self.state is not RunState.IDLE or self.preview.start_waits(nproc):
             return
         try:
             cfg = self.current_config()
@@ -367,10 +308,10 @@ class MainWindow(QMainWindow):
             return
         mask = self.frozen_mask()
         self.controller.session.reset()
-        self._tree_key = None
+        self.preview.forget()
         self.clear_run_views()
         self.training_panel.clear_progress()
-        self._sync_tree_model(mask)  # a fresh model, the same mask
+        self.preview.sync(mask)  # a fresh model, the same mask
         self.draw_tab.refresh_reader()
         self.update_actions()
         self.set_status("New run: Start begins from freshly initialised weights")
@@ -424,7 +365,7 @@ class MainWindow(QMainWindow):
 
     def show_run(self, run: TrainingRun) -> None:
         """Show an opened run: its config, its model in the tree, its curves."""
-        self._tree_key = None
+        self.preview.forget()
         self.clear_run_views()
         self.apply_config(run.config)  # shows run.model: same architecture
         self.run_view.run_config = run.config
@@ -491,6 +432,7 @@ class MainWindow(QMainWindow):
     def shutdown(self) -> None:
         """Stop the run and background loads and wait for their threads."""
         self.controller.shutdown()
+        self.preview.shutdown()
         self.data_panel.shutdown()
         self.code_view.shutdown()
         self.draw_panel.shutdown()

@@ -82,7 +82,9 @@ class DataReport:
     def lines(self) -> list[str]:
         """The report as text: counts per class, then every finding."""
         splits = " + ".join(self.counts) or "no images"
-        out = [f"{self.root}: {len(self.classes)} classes ({splits})"]
+        count = len(self.classes)
+        named = f"{count} class" + ("" if count == 1 else "es")
+        out = [f"{self.root}: {named} ({splits})"]
         for name, count in self.images_per_class().items():
             per_split = ", ".join(
                 f"{split} {per[name]:,}" for split, per in self.counts.items()

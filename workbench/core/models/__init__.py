@@ -9,6 +9,7 @@ pretrained           pretrained weights in torch's hub cache, or downloaded
 state_dict_match     comparing saved weights with a model, loading what fits
 inputs               the inputs a model takes, from the data a run reads
 summary              shapes, parameters, MACs and activation memory per layer
+preview              a model before its run: size, training cost, a build off-thread
 """
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "catalog",
     "inputs",
     "pretrained",
+    "preview",
     "source",
     "state_dict_match",
     "summary",

@@ -47,6 +47,7 @@ class RunSummary:
     started_from: str | None = None  # not the seed's weights (a fine-tune)
     changed: tuple[str, ...] = ()  # settings changed after it began
     world_size: int = 1  # processes that trained it (older runs: 1)
+    prepare_seconds: float = 0.0  # from Start to the first step, apart from seconds
     problem: str | None = None  # why its run.json is damaged (then all defaults)
 
     @property
@@ -94,6 +95,7 @@ def summarize(folder: RunFolder) -> RunSummary | None:
         started_from=info.get("started_from") or None,
         changed=tuple(info.get("changed_on_resume") or ()),
         world_size=info.get("world_size") or 1,
+        prepare_seconds=float(info.get("prepare_seconds") or 0.0),
         problem=problem,
     )
 

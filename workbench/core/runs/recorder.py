@@ -57,9 +57,21 @@ class RunRecorder:
         self._said: set[str] = set()  # failures said, until a write succeeds
         self._tensorboard = tensorboard
         self._writer: Any = None
-        self._seconds_before = float(folder.info().get("seconds") or 0.0)
+        info = folder.info()
+        self._seconds_before = float(info.get("seconds") or 0.0)
+        self._preparing_before = float(info.get("prepare_seconds") or 0.0)
 
     # ------------------------------------------------------------------ engine side
+
+    def prepared(self, seconds: float) -> str | None:
+        """The run took ``seconds`` from Start to its first step (data, model,
+        feature cache): kept apart from the training time, added up over
+        continues."""
+        try:
+            self.folder.update(prepare_seconds=self._preparing_before + seconds)
+        except OSError as exc:
+            return self._failed(f"cannot write the run folder {self.folder.path}", exc)
+        return None
 
     def start(self, run: TrainingRun) -> str | None:
         """Before the first event: seed the metrics with the run's history."""

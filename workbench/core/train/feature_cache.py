@@ -32,8 +32,21 @@ from workbench.core.train.probes import autocast_context, sync_device
 from workbench.core.training_run import TrainingRun
 
 PREFIX = "feature cache: "
+IS_TRAINABLE = " is trainable"  # "off: <parameter> is trainable"
 
 Batches = Iterator[tuple[torch.Tensor, torch.Tensor]]
+
+
+def trainable_before_head(model: nn.Module) -> str | None:
+    """The first trainable parameter outside the head, or None.
+
+    While there is one the cache stays off, whatever else the run does.
+    """
+    inside = head_name(model) + "."
+    for name, param in model.named_parameters():
+        if param.requires_grad and not name.startswith(inside):
+            return name
+    return None
 
 
 def backbone_blocker(model: nn.Module) -> str | None:
@@ -44,10 +57,10 @@ def backbone_blocker(model: nn.Module) -> str | None:
     head = head_name(model)
     if not head:
         return "the model has no head module"
+    trainable = trainable_before_head(model)
+    if trainable is not None:
+        return f"{trainable}{IS_TRAINABLE}"
     inside = head + "."
-    for name, param in model.named_parameters():
-        if param.requires_grad and not name.startswith(inside):
-            return f"{name} is trainable"
     for name, module in model.named_modules():
         if not module.training or name == head or name.startswith(inside):
             continue

@@ -3,7 +3,7 @@
 Freezing is ``requires_grad = False``. Three things must follow it: the optimizer
 holds only trainable parameters, a fully frozen BatchNorm keeps its running
 statistics, and a mask changed mid-run reaches the optimizer without a parameter
-in two places.
+in two places. A mask moves to another model by parameter name (:func:`carry_mask`).
 """
 
 from __future__ import annotations
@@ -218,3 +218,42 @@ def first_blocks(model: nn.Module, n: int) -> list[str]:
     blocks = parameter_blocks(model)[: max(n, 0)]
     prefixes = tuple(b + "." for b in blocks)
     return [name for name, _ in model.named_parameters() if name.startswith(prefixes)]
+
+
+@dataclass(frozen=True, slots=True)
+class CarriedMask:
+    """A freeze selection moved to another model: what it keeps, what it loses."""
+
+    frozen: tuple[str, ...]  # the new model's parameters to freeze, in its order
+    lost: tuple[str, ...]  # frozen names the new model has no parameter of
+
+    def message(self, source: str, target: str) -> str:
+        """One status line when something was lost ("" when all was kept)."""
+        if not self.lost:
+            return ""
+        total = len(self.frozen) + len(self.lost)
+        if not self.frozen:
+            return (
+                f"Freeze selection cleared: {target} has none of {source}'s "
+                f"{total} frozen parameters"
+            )
+        return (
+            f"Freeze selection partly kept: {target} has {len(self.frozen)} of "
+            f"{source}'s {total} frozen parameters; the other {len(self.lost)} "
+            "are not in it"
+        )
+
+
+def carry_mask(frozen: Iterable[str], names: Iterable[str]) -> CarriedMask:
+    """Carry the frozen parameter names over to a model with parameters ``names``.
+
+    A parameter of the same name stays frozen (another dataset changes the
+    head's shape, not its name); names the new model lacks are ``lost``.
+    """
+    wanted = dict.fromkeys(frozen)
+    present = list(names)
+    have = set(present)
+    return CarriedMask(
+        frozen=tuple(n for n in present if n in wanted),
+        lost=tuple(n for n in wanted if n not in have),
+    )

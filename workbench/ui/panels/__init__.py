@@ -19,6 +19,8 @@ draw_layout     the Draw tab's widgets and their layout
 draw_keys       the Draw tab's keys: digits, Enter, Esc, Ctrl+Z
 my_digits_box   the Draw tab's "My digits" group: label, Add, drawings kept
 fine_tune_card  the texts of the Draw tab's fine-tune card
+predict_folder  the Draw tab's reading of a dropped folder or several files
+predictions_table  the table of those files: class, confidence, Export CSV
 evaluation      the Evaluation tab: confusion matrix per epoch, hard images
 health          layer health: gradient and weight norms, weight histograms
 runs            the Runs tab: every run folder, renamed, tagged, compared
@@ -40,6 +42,8 @@ __all__ = [
     "loader",
     "model",
     "my_digits_box",
+    "predict_folder",
+    "predictions_table",
     "runs",
     "runs_table",
     "speed",

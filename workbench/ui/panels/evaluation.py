@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 
 from workbench.core.events import Evaluation
 from workbench.core.predict import ScoredImage
-from workbench.ui.formatting import class_names, plural
+from workbench.ui.formatting import class_names, percent, plural
 from workbench.ui.plots.class_accuracy import ClassAccuracyChart
 from workbench.ui.plots.confusion_matrix import ConfusionMatrix
 from workbench.ui.widgets.cell_images import CellImages
@@ -306,7 +306,7 @@ class EvaluationPanel(QWidget):
         else:
             self.epoch_label.setText(
                 f"epoch {self._shown + 1} of {self._order[-1] + 1} · "
-                f"val accuracy {_accuracy(matrix):.1%}"
+                f"val accuracy {percent(_accuracy(matrix))}"
             )
         self._refresh_gallery()
 

@@ -212,6 +212,15 @@ class FreezePanel(QWidget):
         )
         self._update_summary()
 
+    def show_building(self, text: str) -> None:
+        """No model while one is built elsewhere: one greyed row says which."""
+        self.set_model(None)
+        row = QTreeWidgetItem([text])
+        row.setFlags(Qt.ItemFlag.NoItemFlags)  # nothing to check, select or edit
+        with QSignalBlocker(self.tree):
+            self.tree.addTopLevelItem(row)
+        self.summary_label.setText(text)
+
     def _fill_module(
         self,
         item: QTreeWidgetItem,

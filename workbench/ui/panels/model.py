@@ -35,7 +35,9 @@ from workbench.core.models.catalog import (
     weights_enum_class,
 )
 from workbench.core.models.user_file import ModelFileError, defined_names
+from workbench.core.train.feature_cache import IS_TRAINABLE, PREFIX
 from workbench.ui import dialogs
+from workbench.ui.formatting import trainable_share
 from workbench.ui.panels.base import ConfigPanel, select_data
 from workbench.ui.widgets.model_combo import Entry, ModelCombo, narrow
 from workbench.ui.window import state as window_state
@@ -50,6 +52,7 @@ NO_PRETRAINED = (
     "Pretrained weights come with torchvision's models; {model} starts from "
     "random weights (File \u25b8 Load weights loads a checkpoint)."
 )
+CACHE_UNDECIDED = "Feature cache: decided when a run starts"
 WARNING_STYLE = "color: #8a5a00;"
 PROBLEM_STYLE = "color: #b00020;"
 
@@ -116,11 +119,19 @@ class ModelPanel(ConfigPanel):
         self.form.addRow("Parameters", self.count_label)
         self.trainable_label = QLabel(objectName="trainableCountLabel")
         self.form.addRow("Trainable", self.trainable_label)
+        self._counts = (0, 0)
+        # A large model's memory for training, and whether this machine has it.
+        self.cost_label = self._note("trainingCostLabel")
+        self.cost_label.hide()
         # The run's feature cache: on (the head trains on kept features) or why not.
         self.feature_cache_label = self._note("featureCacheLabel")
         # Two lines kept from the start: a run's status must not move the tree.
         lines = self.feature_cache_label.fontMetrics().lineSpacing()
         self.feature_cache_label.setMinimumHeight(2 * lines)
+        self.feature_cache_label.setToolTip(
+            "With every layer before the head frozen, the backbone's output for an "
+            "image never changes: it is computed once and the head trains on it."
+        )
         self.show_feature_cache("")
         self.problem_label.hide()
         self._fill_models()
@@ -196,19 +207,45 @@ class ModelPanel(ConfigPanel):
 
     def show_counts(self, total: int, trainable: int) -> None:
         """Show the parameter counts of the model the freeze tree shows."""
+        self._counts = (total, trainable)
         self.count_label.setText(f"{total:,}")
-        # One decimal: 99.5% trainable must not read as "100%".
-        share = f" ({100 * trainable / total:.1f}%)" if total else ""
+        share = f" ({trainable_share(trainable, total)})" if total else ""
         self.trainable_label.setText(f"{trainable:,}{share}")
 
+    def show_building(self, model: str, estimate: int) -> None:
+        """A preview of ``model`` is built elsewhere: its counts are not known yet."""
+        self.count_label.setText(f"about {estimate:,} (building {model}\u2026)")
+        self.trainable_label.setText("\u2013")
+        self.show_feature_cache("")
+
+    def show_training_cost(self, text: str) -> None:
+        """What training the shown model costs here ("" hides the line)."""
+        self.cost_label.setText(text)
+        self.cost_label.setVisible(bool(text))
+
     def show_feature_cache(self, status: str) -> None:
-        """The run's "feature cache: on (...)" or "feature cache: off: why"."""
-        status = status or "feature cache: decided when a run starts"
-        self.feature_cache_label.setText(status[:1].upper() + status[1:])
-        self.feature_cache_label.setToolTip(
-            "With every layer before the head frozen, the backbone's output for an "
-            "image never changes: it is computed once and the head trains on it."
+        """A run's "feature cache: on (...)" or "...off: why", in plain words.
+
+        ``""``: no run has decided for the shown model yet.
+        """
+        self.feature_cache_label.setText(
+            feature_cache_line(status, self._head, every_layer_trains=self._all_train())
         )
+
+    def predict_feature_cache(self, trainable_before_head: str | None) -> None:
+        """Before a run: what the shown model's mask already decides."""
+        if trainable_before_head is not None:
+            self.show_feature_cache(
+                f"{PREFIX}off: {trainable_before_head}{IS_TRAINABLE}"
+            )
+        else:
+            self.feature_cache_label.setText(
+                f"{CACHE_UNDECIDED} (every layer before the head is frozen)"
+            )
+
+    def _all_train(self) -> bool:
+        total, trainable = self._counts
+        return total > 0 and trainable == total
 
     def show_head(self, head: str) -> None:
         """Name the classifier layer of the shown model (pretrained runs replace it)."""
@@ -293,6 +330,32 @@ class ModelPanel(ConfigPanel):
         window_state.add_model_file(self._settings, spec)
         self._fill_models()
         self.model_combo.setCurrentIndex(self.model_combo.findData(spec))
+
+
+def feature_cache_line(status: str, head: str, *, every_layer_trains: bool) -> str:
+    """The Model panel's line for a feature-cache status of ``feature_cache.py``.
+
+    ``head``: the shown model's classifier layer; ``every_layer_trains``: nothing
+    is frozen (then the first trainable parameter is no news).
+    """
+    text = status.removeprefix(PREFIX)
+    if not text:
+        return CACHE_UNDECIDED
+    the_head = f"the head ({head})" if head else "the head"
+    if text.startswith("on (") and text.endswith(")"):
+        return (
+            f"Feature cache: on: {the_head} trains on the frozen layers' kept "
+            f"output ({text[4:-1]})"
+        )
+    state, _, why = text.partition(": ")
+    name, trainable, rest = why.partition(IS_TRAINABLE)
+    if trainable and " " not in name:
+        if every_layer_trains:
+            why = f"every layer trains{rest}"
+        else:
+            again = " again" if state.startswith("off from step") else ""
+            why = f"{name} trains{again}, before {the_head}{rest}"
+    return f"Feature cache: {state}: {why}" if why else f"Feature cache: {text}"
 
 
 def _file_label(spec: str) -> str:

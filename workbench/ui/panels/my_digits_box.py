@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 from workbench.core.data.my_digits import MyDigits
 from workbench.core.data.registry import DataError
 from workbench.ui import dialogs
-from workbench.ui.formatting import gray_pixmap, plural
+from workbench.ui.formatting import gray_pixmap, local_time, plural
 from workbench.ui.widgets.draw_widgets import WrappingLabel
 
 THUMB_SCALE = 2
@@ -157,7 +157,7 @@ class MyDigitsBox(QGroupBox):
                 QIcon(gray_pixmap(field, THUMB_SCALE)), str(sample.label)
             )
             item.setData(Qt.ItemDataRole.UserRole, sample.id)
-            item.setToolTip(f"{sample.label}, drawn {sample.created}")
+            item.setToolTip(f"{sample.label}, drawn {local_time(sample.created)}")
             self.sample_list.addItem(item)
         counts = [0] * 10
         for sample in samples:

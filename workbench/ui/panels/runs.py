@@ -37,8 +37,8 @@ from workbench.core.runs.index import RunIndex
 from workbench.core.runs.listing import RunSummary
 from workbench.core.runs.reproduce import reproducible
 from workbench.ui import dialogs
-from workbench.ui.formatting import duration
-from workbench.ui.panels.runs_table import COLUMNS, RunsTable, local_time
+from workbench.ui.formatting import duration, local_time
+from workbench.ui.panels.runs_table import COLUMNS, RunsTable
 
 __all__ = ["COLUMNS", "RunsPanel", "duration", "local_time"]
 

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.runs.listing import RunSummary
-from workbench.ui.formatting import duration
+from workbench.ui.formatting import duration, local_time
 
 # Header text, and its tooltip (the full meaning of a short header).
 HEADERS = (
@@ -38,7 +38,11 @@ HEADERS = (
     ("Dataset", "The dataset it trained on"),
     ("Model", "The architecture"),
     ("Best", "Best validation accuracy of any epoch"),
-    ("Took", "Training time (without pauses)"),
+    (
+        "Took",
+        "From Start to the end, without pauses; in brackets the part spent "
+        "preparing (loading data, building the model, the feature cache)",
+    ),
     (
         "Status",
         "How the run ended: finished, stopped, running, failed...; "
@@ -105,15 +109,6 @@ class _SortArrowStyle(QProxyStyle):
         painter.restore()
 
 
-def local_time(iso: str) -> str:
-    """An ISO time as local ``YYYY-MM-DD HH:MM`` (the text itself if unparsable)."""
-    try:
-        when = datetime.fromisoformat(iso)
-    except ValueError:
-        return iso
-    return when.astimezone().strftime("%Y-%m-%d %H:%M")
-
-
 def _timestamp(iso: str) -> float:
     """Seconds since the epoch, for sorting (times in other zones compare right)."""
     try:
@@ -143,6 +138,14 @@ def status_text(run: RunSummary) -> str:
     )
 
 
+def time_text(run: RunSummary) -> str:
+    """Start to end, the preparation (data, model, feature cache) said apart."""
+    total = duration(run.seconds + run.prepare_seconds)
+    if run.prepare_seconds < 1:
+        return total
+    return f"{total} ({duration(run.prepare_seconds)} prep)"
+
+
 def _cells(run: RunSummary) -> list[tuple[str, Any]]:
     """Each column's text and sort key (None: sort by the text)."""
     best = run.best_val_accuracy
@@ -155,7 +158,7 @@ def _cells(run: RunSummary) -> list[tuple[str, Any]]:
             f"{100 * best:.2f}%" if best is not None else "—",
             best if best is not None else -1.0,
         ),
-        (duration(run.seconds), run.seconds),
+        (time_text(run), run.seconds + run.prepare_seconds),
         (status_text(run), None),
         (", ".join(run.tags), None),
     ]

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.config import DEFAULT_EPOCHS, OPTIMIZERS, SCHEDULES, TrainConfig
-from workbench.ui.formatting import duration
+from workbench.ui.formatting import duration, rate
 from workbench.ui.panels.base import ConfigPanel, select_data
 
 START_TIP = "Start a new run ({keys})"
@@ -349,7 +349,7 @@ class TrainingPanel(ConfigPanel):
             if step > step0:
                 eta = (total - step) * (now - t0) / (step - step0)
         bar.setFormat(f"step {step:,} / {total:,} · ETA {duration(eta)}")
-        self.speed_label.setText(f"{images_per_s:,.0f}")
+        self.speed_label.setText(rate(images_per_s))
 
     def show_ended(self, step: int, how: str) -> None:
         """The run ended at ``step`` (``how``: finished or stopped)."""

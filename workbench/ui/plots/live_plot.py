@@ -134,6 +134,7 @@ class LivePlot(pg.PlotWidget):
             self.getPlotItem().getViewBox().setLimits(
                 xMin=0.0, yMin=y_limits[0], yMax=y_limits[1]
             )
+            self.setRange(xRange=(0.0, 1.0), yRange=y_limits, padding=0)
         self._series: dict[str, _Series] = {}
         self.setTitle(title)
         self.setLabel("bottom", x_label)

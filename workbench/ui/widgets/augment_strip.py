@@ -10,13 +10,14 @@ milliseconds, so it runs in the GUI thread.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 import torch
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QImage, QPixmap
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QImage, QPixmap, QResizeEvent
+from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from workbench.core.data.augment import (
     BatchAugment,
@@ -64,7 +65,7 @@ class AugmentStrip(QWidget):
 
         self.caption = QLabel(objectName="augmentCaption")
         self.caption.setWordWrap(True)
-        self.image_label = QLabel(objectName="augmentStripLabel")
+        self.image_label = FitWidthLabel(objectName="augmentStripLabel")
         self.image_label.setAlignment(Qt.AlignmentFlag.AlignLeft)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -125,10 +126,10 @@ class AugmentStrip(QWidget):
             self.caption.setText("No augmentation: the images as the model sees them")
         if self._images is None or len(self._images) == 0:
             self._strip = None
-            self.image_label.clear()
+            self.image_label.set_full_pixmap(QPixmap())
             return
         self._strip = self._compose()
-        self.image_label.setPixmap(_pixmap(self._strip, self.scale))
+        self.image_label.set_full_pixmap(_pixmap(self._strip, self.scale))
 
     def _compose(self) -> np.ndarray:
         assert self._images is not None
@@ -167,6 +168,54 @@ def _per_channel(value: float | Sequence[float], channels: int) -> tuple[float, 
     if len(values) != channels:
         raise ValueError(f"expected {channels} statistics, got {len(values)}")
     return values
+
+
+class FitWidthLabel(QLabel):
+    """A picture shown whole, scaled down to the width it is given.
+
+    Its natural size is a wish, not a minimum: seven 64-pixel photos must not
+    widen the settings column past the window (they shrink instead).
+    """
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        self._full = QPixmap()
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+
+    def set_full_pixmap(self, pixmap: QPixmap) -> None:
+        """Show ``pixmap``, at most as wide as the label."""
+        self._full = pixmap
+        self._fit()
+        self.updateGeometry()
+
+    def sizeHint(self) -> QSize:
+        return self._full.size() if not self._full.isNull() else super().sizeHint()
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(1, self.heightForWidth(self.width()))
+
+    def hasHeightForWidth(self) -> bool:
+        return not self._full.isNull()
+
+    def heightForWidth(self, width: int) -> int:
+        if self._full.isNull():
+            return 0
+        return math.ceil(self._full.height() * min(1.0, width / self._full.width()))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        fits = self._full.isNull() or self.width() >= self._full.width()
+        if fits or not self.isVisible():  # laid out when shown: fitted then
+            self.setPixmap(self._full)
+        else:
+            self.setPixmap(
+                self._full.scaledToWidth(
+                    max(1, self.width()), Qt.TransformationMode.SmoothTransformation
+                )
+            )
 
 
 def _pixmap(pixels: np.ndarray, scale: int) -> QPixmap:

@@ -10,6 +10,7 @@ actions          the menus, actions and keyboard shortcuts
 files            File menu work: checkpoints, weights, configs, recent, resume
 export           File > Export model: the formats, verified, shown as a card
 run_view         the current run as the window shows it: progress, curves
+preview          the freeze tree's model: the run's, or a preview built aside
 job_view         Start with Processes > 1: a job the window follows live
 runs             the Runs tab's wiring: overlay, open and reproduce past runs
 teach            the Draw tab's wiring: the reader's weights, fine-tuning
@@ -23,6 +24,7 @@ __all__ = [
     "job_view",
     "layout",
     "parts",
+    "preview",
     "run_view",
     "runs",
     "state",

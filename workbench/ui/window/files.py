@@ -204,8 +204,13 @@ class FileActions(QObject):
         self.fill_recent_menu(window_state.add_recent_file(self.settings, opened.path))
         resumable = self.controller.plan(run.config).kind is not StartKind.NEW
         w.set_status(
-            f"Opened {opened.path.name}: step {run.global_step:,}, epoch {run.epoch}"
-            + ("; Continue trains on" if resumable else "")
+            f"Opened {opened.path.name}: step {run.global_step:,} of "
+            f"{run.total_steps:,}, epoch {run.epoch}"
+            + (
+                "; Continue trains on from this step"
+                if resumable
+                else "; it trained every step: Start begins a new run"
+            )
         )
 
     def _show_opened_run_details(self, opened: Opened) -> None:

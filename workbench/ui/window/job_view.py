@@ -171,6 +171,12 @@ class JobView(QObject):
             w.set_status(f"Failed: {ended.message}")
             w.add_note(f"The run on several processes failed: {ended.message}")
             w.training_panel.clear_progress("failed")
+        elif last is None:  # stopped while the processes started: nothing trained
+            w.training_panel.clear_progress(f"{outcome} before the first step")
+            w.set_status(
+                f"{outcome.capitalize()} before the first step: nothing was trained "
+                "or saved"
+            )
         else:
             accuracy = ""
             if isinstance(last, E.EpochMetrics):

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtCore import QSettings, QSize, Qt
+from PySide6.QtCore import QEvent, QObject, QSettings, QSize, Qt
 from PySide6.QtWidgets import (
     QLabel,
     QScrollArea,
@@ -156,6 +156,31 @@ def _scrollbar_width(area: QScrollArea) -> int:
     return area.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, area)
 
 
+class FollowContentWidth(QObject):
+    """Keeps a vertical scroll area at least as wide as its content's minimum."""
+
+    def __init__(self, area: QScrollArea) -> None:
+        super().__init__(area)
+        self.area = area
+        area.widget().installEventFilter(self)
+        self.fit()
+
+    def fit(self) -> None:
+        area = self.area
+        need = (
+            area.widget().minimumSizeHint().width()
+            + _scrollbar_width(area)
+            + 2 * area.frameWidth()
+        )
+        if area.minimumWidth() != need:
+            area.setMinimumWidth(need)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.LayoutRequest:
+            self.fit()
+        return False
+
+
 class CurvesPage(Protocol):
     """:class:`~workbench.ui.plots.curves.TrainingCurves` as the layout places it."""
 
@@ -208,12 +233,9 @@ def build_layout(window: LayoutWindow, stored: QSettings | None = None) -> Windo
     column.addStretch(1)
     settings = _scrolling(settings_column, "settingsScroll")
     settings.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-    # Never narrower than its content: the panels would be cut at the right.
-    settings.setMinimumWidth(
-        settings_column.minimumSizeHint().width()
-        + _scrollbar_width(settings)
-        + 2 * settings.frameWidth()
-    )
+    # Never narrower than its content, as rows come and go (an image folder's):
+    # the panels would be cut at the right, or scrolled sideways.
+    FollowContentWidth(settings)
 
     model_column = QWidget(objectName="modelColumn")
     layout = QVBoxLayout(model_column)

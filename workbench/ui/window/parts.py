@@ -116,6 +116,12 @@ class CommandsPart(Protocol):
     recent_menu: QMenu
 
 
+class CodeViewPart(Protocol):
+    """:class:`~workbench.ui.code_view.CodeView`: told when the config changed."""
+
+    def mark_stale(self) -> None: ...
+
+
 # ------------------------------------------------------------- shared by most
 
 
@@ -223,6 +229,23 @@ class TeachWindow(StatusWindow, ErrorWindow, ConfigWindow, Protocol):
     def launch(
         self, plan: Plan, notes: list[str] | None = None, status: str = ""
     ) -> None: ...
+
+
+class PreviewWindow(StatusWindow, Protocol):
+    """What :class:`~workbench.ui.window.preview.ModelPreview` uses."""
+
+    training_panel: TrainingPanel
+    model_panel: ModelPanel
+    device_panel: DevicePanel
+    freeze_panel: FreezePanel
+    draw_tab: DrawTabPart
+    code_view: CodeViewPart
+
+    @property
+    def current_run(self) -> TrainingRun | None: ...
+    def chosen_model_key(self) -> ModelKey: ...
+    def start(self, nproc: int | None = None) -> None: ...
+    def update_actions(self) -> None: ...
 
 
 class RunsWindow(StatusWindow, ErrorWindow, Protocol):

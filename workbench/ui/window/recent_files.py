@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from workbench.core.runs.folder import CHECKPOINT_FILE, RUN_FILE, RunFolder
-from workbench.ui.panels.runs_table import local_time
+from workbench.ui.formatting import local_time
 
 
 def run_label(path: Path) -> str:

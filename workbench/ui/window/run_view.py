@@ -20,7 +20,7 @@ from workbench.core.data.registry import DownloadProgress
 from workbench.core.session import Finished, RunPrepared
 from workbench.core.train.engine import TrainingRun
 from workbench.ui import dialogs
-from workbench.ui.formatting import duration, percent, validation_summary
+from workbench.ui.formatting import duration, rate, validation_summary
 from workbench.ui.panels.training import PROGRESS_INTERVAL_S
 from workbench.ui.run_controller import RunController, RunState
 from workbench.ui.window.parts import RunViewWindow
@@ -193,9 +193,9 @@ class RunView(QObject):
         self._measure(step_s=result.step_seconds, compile_s=result.compile_seconds)
         what = "Stopped" if result.stopped else "Finished"
         self.window.set_status(
-            f"{what} at step {result.global_step:,}: val accuracy "
-            f"{percent(result.val_accuracy)}, {result.images_per_s:,.0f} img/s, "
-            f"{duration(result.seconds)}"
+            f"{what} at step {result.global_step:,}: "
+            f"{validation_summary(result.val_accuracy)}, "
+            f"{rate(result.images_per_s)} img/s, {duration(result.seconds)}"
         )
         self.window.training_panel.show_ended(result.global_step, what.lower())
 
