@@ -11,10 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QEvent, QMimeData, QObject, QRect, QSize, Qt, Signal
+from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import (
     QColor,
-    QDropEvent,
     QImage,
     QImageReader,
     QKeySequence,
@@ -28,51 +27,12 @@ from workbench.ui.widgets.input_preview import array_qimage
 
 # A 40-megapixel photo is decoded at most this large for display.
 MAX_SHOWN_SIDE = 1024
-EMPTY_HINT = "Drop an image file here\nor press Open image… ({keys})"
+EMPTY_HINT = "Drop an image file or a folder here\nor press Open image… ({keys})"
 OPEN_IMAGE_KEYS = QKeySequence("Ctrl+I")  # free: no window action uses Ctrl+I
 IMAGE_FILTER = (
     "Images (*.png *.jpg *.jpeg *.bmp *.gif *.webp *.tif *.tiff *.pgm *.ppm);;"
     "All files (*)"
 )
-
-
-def dropped_file(mime: QMimeData) -> Path | None:
-    """The first local file among dropped URLs, or None."""
-    for url in mime.urls():
-        if url.isLocalFile():
-            return Path(url.toLocalFile())
-    return None
-
-
-class FileDrops(QObject):
-    """Makes ``target`` take dropped files, and says which one was dropped.
-
-    An event filter, so the widget keeps its own drag handlers free; a drop on
-    any child that takes no drops itself reaches ``target`` (Qt passes drag
-    events up to the parent).
-    """
-
-    file_dropped = Signal(object)  # the Path of the dropped file
-
-    def __init__(self, target: QWidget) -> None:
-        super().__init__(target)
-        target.setAcceptDrops(True)
-        target.installEventFilter(self)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        """Accept a dragged local file; on the drop, emit it."""
-        kind = event.type()
-        if kind not in (QEvent.Type.DragEnter, QEvent.Type.DragMove, QEvent.Type.Drop):
-            return False
-        assert isinstance(event, QDropEvent)  # DragEnter and DragMove derive from it
-        path = dropped_file(event.mimeData())
-        if path is None:
-            event.ignore()
-            return True
-        event.acceptProposedAction()
-        if kind == QEvent.Type.Drop:
-            self.file_dropped.emit(path)
-        return True
 
 
 def read_for_display(path: str | Path) -> QImage | None:
