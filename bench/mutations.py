@@ -6829,3 +6829,32 @@ MUTATIONS += [
         tests=(f"{_FOLDER_SAME}[gray-model-file]",),
     ),
 ]
+
+# issue 34 item 26: what an edit does to Start, in the panels' words.
+_STALE = "tests/ui/test_stale_views.py::test_an_edit_that_turns_continue_into_a_new_run_says_so"
+MUTATIONS += [
+    Mutation(
+        name="why-new-run-in-field-names",
+        promise="Why Start begins a new run names the settings as the panels do (Learning rate, not lr)",
+        where="workbench.ui.formatting:why_new_run",
+        old="    unsafe = [setting_label(c) for c in plan.changed if c not in RESUME_SAFE]\n",
+        new="    unsafe = [c for c in plan.changed if c not in RESUME_SAFE]\n",
+        tests=(_STALE,),
+    ),
+    Mutation(
+        name="new-run-hint-outlives-its-edit",
+        promise="A setting set back says Start continues again; the hint that it would begin a new run goes",
+        where="workbench.ui.main_window:MainWindow._on_panel_changed",
+        old="        elif why_before and not self._why_new:  # set back: the hint no longer holds\n",
+        new="        elif False:\n",
+        tests=(_STALE,),
+    ),
+    Mutation(
+        name="old-run-notes-beside-new-settings",
+        promise="The current run's notes are hidden while the settings shown begin another run",
+        where="workbench.ui.main_window:MainWindow.update_actions",
+        old="        self.training_panel.show_notes([] if why_new else self._notes)\n",
+        new="",
+        tests=(_STALE,),
+    ),
+]

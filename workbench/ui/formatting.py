@@ -10,6 +10,8 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage, QPixmap
 
+from workbench.core.start_plan import RESUME_SAFE, Plan, StartKind
+
 
 def to_uint8(array: np.ndarray) -> np.ndarray:
     """A C-contiguous uint8 copy of a 2-D float [0, 1] or uint8 array."""
@@ -107,3 +109,36 @@ def local_time(iso: str) -> str:
     except ValueError:
         return iso
     return when.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+# Config fields by the names the panels give them.
+SETTING_LABELS = {
+    "augment": "Augment",
+    "batch_size": "Batch size",
+    "dataset": "Dataset",
+    "frozen": "the freeze selection",
+    "image_size": "Image size",
+    "lr": "Learning rate",
+    "model": "Model",
+    "momentum": "Momentum",
+    "optimizer": "Optimizer",
+    "replay": "Replay images",
+    "schedule": "Schedule",
+    "seed": "Seed",
+    "val_fraction": "Validation share",
+    "weight_decay": "Weight decay",
+    "weights": "Weights",
+}
+
+
+def setting_label(name: str) -> str:
+    """A config field as the panels name it (``batch_size``: ``Batch size``)."""
+    return SETTING_LABELS.get(name) or name.replace("_", " ").capitalize()
+
+
+def why_new_run(plan: Plan) -> str:
+    """Why Start begins a new run, in the panels' words ("" when it continues)."""
+    if plan.kind is not StartKind.NEW or plan.finished or not plan.changed:
+        return plan.why_new
+    unsafe = [setting_label(c) for c in plan.changed if c not in RESUME_SAFE]
+    return f"{', '.join(unsafe)} changed: a run continues only with its own settings"

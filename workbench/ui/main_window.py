@@ -27,6 +27,7 @@ from workbench.core.train.engine import TrainingRun
 from workbench.core.train.freezing import count_parameters
 from workbench.ui import dialogs
 from workbench.ui.code_view import CodeView
+from workbench.ui.formatting import why_new_run
 from workbench.ui.panels.data import DataPanel
 from workbench.ui.panels.device import DevicePanel
 from workbench.ui.panels.draw import DrawPanel
@@ -216,6 +217,8 @@ class MainWindow(QMainWindow):
             status = f"Start begins a new run: {self._why_new}"
             note = self.preview.take_note()  # a freeze selection lost: said too
             self.set_status(f"{status}. {note}" if note else status)
+        elif why_before and not self._why_new:  # set back: the hint no longer holds
+            self.set_status("Start continues the current run: its settings are back")
 
     def chosen_model_key(self) -> ModelKey:
         """(architecture, classes, input shape) the panels choose."""
@@ -343,8 +346,10 @@ class MainWindow(QMainWindow):
                 plan = None
             if plan is not None and plan.kind is not StartKind.NEW:
                 continue_from = run.global_step
-            why_new = plan.why_new if plan is not None else ""
+            why_new = why_new_run(plan) if plan is not None else ""
         self._why_new = why_new
+        # The current run's notes, not while the settings shown begin another.
+        self.training_panel.show_notes([] if why_new else self._notes)
         self.training_panel.set_run_state(
             state.value,
             continue_from=continue_from,
