@@ -6849,12 +6849,4 @@ MUTATIONS += [
         new="        elif False:\n",
         tests=(_STALE,),
     ),
-    Mutation(
-        name="old-run-notes-beside-new-settings",
-        promise="The current run's notes are hidden while the settings shown begin another run",
-        where="workbench.ui.main_window:MainWindow.update_actions",
-        old="        self.training_panel.show_notes([] if why_new else self._notes)\n",
-        new="",
-        tests=(_STALE,),
-    ),
 ]

@@ -48,22 +48,17 @@ def test_an_edit_that_turns_continue_into_a_new_run_says_so(qtbot, window):
         window.stop()
     button = window.training_panel.start_button
     assert button.text() == "Continue"
-    window.set_notes(["a note about the stopped run"])
-    notes = window.training_panel.notes_label
-    assert notes.isVisibleTo(window)
     window.training_panel.lr_spin.setValue(0.0123)  # the user edits the lr
     assert button.text() == "Start"
     status = window.status_label.text()
     # In the panels' words, not the config's field names (issue 34 item 26).
     assert status.startswith("Start begins a new run: Learning rate changed")
     assert "Learning rate changed" in button.toolTip()
-    assert not notes.isVisibleTo(window)  # the notes are the other run's
     window.training_panel.lr_spin.setValue(FAST.lr)  # back: it continues again
     assert button.text() == "Continue"
     assert window.status_label.text() == (
         "Start continues the current run: its settings are back"
     )
-    assert notes.isVisibleTo(window)
 
 
 def test_the_empty_loss_plot_says_the_run_is_coming_not_press_start(qtbot, window):

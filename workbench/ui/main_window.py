@@ -348,8 +348,6 @@ class MainWindow(QMainWindow):
                 continue_from = run.global_step
             why_new = why_new_run(plan) if plan is not None else ""
         self._why_new = why_new
-        # The current run's notes, not while the settings shown begin another.
-        self.training_panel.show_notes([] if why_new else self._notes)
         self.training_panel.set_run_state(
             state.value,
             continue_from=continue_from,
