@@ -204,7 +204,7 @@ def test_an_opened_image_reads_as_the_gallery_scored_it_until_drawn_on(qtbot, wi
         assert reading.confidence == pytest.approx(
             float(ev.confidences[index]), abs=1e-5
         )
-        gallery_percent = panel.gallery.item(row).text().split("\n")[1]
+        gallery_percent = panel.gallery.item(row).text().split("\n")[0]
         assert draw.prediction_label.text().split()[-1] == gallery_percent
         assert draw.label_combo.currentData() == true == ev.labels[index]
         assert draw.add_button.text() == f"Add to my digits as {true}"

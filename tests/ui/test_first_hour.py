@@ -173,7 +173,7 @@ def test_the_first_hour(qtbot, window, tmp_path, monkeypatch):
         f"true {true}, predicted {predicted}, hardest first."
     )
     assert gallery.currentItem() is gallery.item(0)  # the hardest, ready to open
-    title, gallery_percent = gallery.item(0).text().split("\n")
+    gallery_percent, title = gallery.item(0).text().split("\n")
     assert title == f"{true} → {predicted}"
     assert evaluation.open_button.isEnabled()
 
