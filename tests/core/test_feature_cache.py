@@ -278,3 +278,33 @@ def test_the_dataloader_path_gets_the_same_cached_batches(tiny_arrays):
         runs[mode] = fit(prepare_run(cfg, arrays=tiny_arrays))
     assert _status(runs["on"]).startswith("feature cache: on (256 features")
     _assert_same_losses(_losses(runs["on"]), _losses(runs["off"]))
+
+
+def test_computing_the_features_reports_its_count_before_the_first_step(tiny_arrays):
+    run = prepare_run(_small_cnn_cfg(epochs=1), arrays=tiny_arrays)
+    events = list(iter_fit(run))
+    started = next(i for i, e in enumerate(events) if isinstance(e, E.RunStarted))
+    counts = [
+        (e.done, e.total) for e in events if isinstance(e, E.FeaturesProgress)
+    ]
+    assert all(isinstance(e, E.FeaturesProgress) for e in events[: len(counts)])
+    assert started == len(counts)  # all of them come before the run starts
+    # One report before the first batch, then one per batch of 24 (the last 16).
+    assert counts == [(n, 256) for n in [*range(0, 256, 24), 256]]
+
+
+def test_stop_while_the_features_are_computed_cancels_before_any_step(tiny_arrays):
+    run = prepare_run(_small_cnn_cfg(), arrays=tiny_arrays)
+    control = TrainControl()
+    events = []
+    for event in iter_fit(run, control):
+        events.append(event)
+        if isinstance(event, E.FeaturesProgress) and event.done == 48:
+            control.request_stop()
+    reports = [e.done for e in events if isinstance(e, E.FeaturesProgress)]
+    assert reports == [0, 24, 48]  # cancelled at the next batch
+    assert not any(isinstance(e, E.StepMetrics) for e in events)
+    assert run.global_step == 0
+    result = events[-1]
+    assert isinstance(result, E.TrainResult)
+    assert result.stopped

@@ -56,7 +56,11 @@ class StepBar:
 
     def show(self, event: Any) -> None:
         bar = self.bar
-        if isinstance(event, E.CompileStarted):
+        if isinstance(event, E.FeaturesProgress):
+            busy = event.done < event.total  # cleared once computed
+            count = f"features {event.done:,}/{event.total:,}"
+            bar.set_description(count if busy else "")
+        elif isinstance(event, E.CompileStarted):
             bar.set_description("compiling")
         elif isinstance(event, E.CompileFinished):
             bar.set_description("")

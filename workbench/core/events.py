@@ -69,6 +69,18 @@ class RunStarted:
 
 
 @dataclass(frozen=True, slots=True)
+class FeaturesProgress:
+    """The feature cache is being computed, before the first step.
+
+    ``done`` of ``total`` training images have their features; a stop request
+    cancels the computation (and the run, which has trained nothing yet).
+    """
+
+    done: int
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
 class Notice:
     """Something the user should read once (a setting switched off, a slow step)."""
 
@@ -421,7 +433,8 @@ def event_from_record(record: Mapping[str, Any]) -> RecordedEvent | None:
 
 
 TrainEvent = (
-    RunStarted
+    FeaturesProgress
+    | RunStarted
     | Notice
     | CompileStarted
     | CompileFinished

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 from workbench import __version__
 from workbench.core.config import ConfigError, TrainConfig
+from workbench.core.data.build import sized_info
+from workbench.core.data.cifar import cifar_root
 from workbench.core.data.download import resolve_root
 from workbench.core.data.registry import (
     TORCHVISION_CLASS_NAMES,
@@ -23,15 +25,32 @@ from workbench.core.data.registry import (
 from workbench.core.models.builtins import build_on_meta
 from workbench.core.models.catalog import is_model_file, is_torchvision, pretrained
 from workbench.core.models.inputs import fit_to_model
-from workbench.core.script import folder_data, parts
+from workbench.core.script import (
+    augment_code,
+    cifar_data,
+    folder_data,
+    my_digits_data,
+    parts,
+)
+from workbench.core.script.cifar_data import CIFAR
+from workbench.core.script.data_code import data_functions, data_setup
 from workbench.core.script.folder_data import FOLDER
 from workbench.core.script.model import model_functions
+from workbench.core.script.my_digits_data import MY_DIGITS
 from workbench.core.script.parts import literal
 from workbench.core.train.freezing import FreezeError, match_patterns
 from workbench.core.train.precision import precision_for
 
 # The datasets a script can load by itself, exactly as the workbench does.
-SCRIPT_DATASETS = ("digits", "mnist", "fashion-mnist", "kmnist", FOLDER)
+SCRIPT_DATASETS = (
+    "digits",
+    "mnist",
+    "fashion-mnist",
+    "kmnist",
+    CIFAR,
+    MY_DIGITS,
+    FOLDER,
+)
 
 
 class ScriptError(ConfigError):
@@ -59,11 +78,6 @@ def script_problem(cfg: TrainConfig) -> str | None:
             f"dataset {cfg.dataset}: scripts load {', '.join(SCRIPT_DATASETS)} "
             "(the other datasets are read by the workbench's own code)"
         )
-    if cfg.augment:
-        return (
-            f"augment {', '.join(cfg.augment)}: the workbench's seeded batch "
-            "augmentation has no plain-PyTorch twin yet; switch augmentation off"
-        )
     if cfg.dataset == FOLDER:
         return folder_data.folder_problem(cfg)
     return None
@@ -86,15 +100,16 @@ def write_script(
     recorded, cfg = cfg, cfg.replace(precision=precision_for(cfg.precision, cfg.device))
     shapes = _shapes(cfg)
     frozen = _frozen_names(cfg, shapes.info)
+    mine = cfg.dataset == MY_DIGITS
     blocks = [
         _header(cfg, source, from_checkpoint),
         _imports(cfg),
         _settings(cfg, shapes, frozen, recorded),
         parts.SEEDING,
-        _data_functions(cfg, shapes),
+        data_functions(cfg),
         parts.EVALUATE,
         model_functions(cfg, shapes.info, bool(frozen), cfg.dataset == FOLDER),
-        parts.MAIN_ARGS,
+        my_digits_data.my_digits_arguments() if mine else parts.MAIN_ARGS,
         _main(cfg, shapes, bool(frozen)),
         '\nif __name__ == "__main__":\n    main()\n',
     ]
@@ -107,7 +122,7 @@ def _shapes(cfg: TrainConfig) -> _Shapes:
     if cfg.dataset == FOLDER:  # known once the script reads the folder
         info = fit_to_model(folder_data.stand_in_info(cfg), cfg.model, cfg.weights)
         return _Shapes(info, info, rgb=False)
-    data = dataset_info(cfg.dataset)
+    data = sized_info(dataset_info(cfg.dataset), cfg.resolved_image_size)
     info = fit_to_model(data, cfg.model, cfg.weights)
     stats = fit_to_model(dataset_info(cfg.style_dataset), cfg.model, cfg.weights)
     return _Shapes(info, stats, rgb=data.channels == 1 and info.channels == 3)
@@ -156,7 +171,7 @@ def _header(cfg: TrainConfig, source: str, from_checkpoint: bool) -> str:
         "plain PyTorch.",
         "",
         f"Written by ptcore-workbench {__version__} from {source}. It needs torch,",
-        "torchvision and numpy" + _more_needs(cfg.dataset),
+        "torchvision and numpy" + _more_needs(cfg),
         "",
         "    python run.py [--data-dir DIR] [--metrics-json metrics.json] [--out FILE]",
         "",
@@ -179,11 +194,14 @@ def _header(cfg: TrainConfig, source: str, from_checkpoint: bool) -> str:
     return "\n".join(lines) + '\n"""\n'
 
 
-def _more_needs(dataset: str) -> str:
-    if dataset == "digits":
+def _more_needs(cfg: TrainConfig) -> str:
+    if cfg.dataset == "digits":
         return " (and scikit-learn for the digits)."
-    if dataset == FOLDER:
+    if cfg.dataset == FOLDER:
         return " (and Pillow, torchvision's, for the images)."
+    if cfg.dataset == MY_DIGITS:
+        sklearn = cfg.replay and cfg.base_dataset == "digits"
+        return " (and Pillow" + (", scikit-learn" if sklearn else "") + ")."
     return "."
 
 
@@ -197,18 +215,27 @@ def _model_title(model: str) -> str:
 
 def _imports(cfg: TrainConfig) -> str:
     loader = cfg.loader == "dataloader"
-    torchvision_model = is_torchvision(cfg.model)
     model_file = is_model_file(cfg.model)
-    folder = cfg.dataset == FOLDER
-    lines = ["from __future__ import annotations", "", "import argparse"]
-    if cfg.precision == "fp32":
-        lines.append("import contextlib")
-    lines += ["import importlib.util"] if model_file else []
-    lines += ["import inspect"] if model_file else []
-    lines += ["import io"] if folder else []
-    lines += ["import json", "import math", "import random", "import time"]
+    folder, cifar, mine = (cfg.dataset == name for name in (FOLDER, CIFAR, MY_DIGITS))
+    plain = {
+        "argparse": True,
+        "contextlib": cfg.precision == "fp32",
+        "hashlib": cifar,
+        "importlib.util": model_file,
+        "inspect": model_file,
+        "io": folder,
+        "json": True,
+        "math": True,
+        "random": True,
+        "re": mine,
+        "tarfile": cifar,
+        "time": True,
+        "urllib.request": cifar,
+    }
+    lines = ["from __future__ import annotations", ""]
+    lines += [f"import {name}" for name, needed in plain.items() if needed]
     lines.append("from collections.abc import Iterable, Iterator")
-    lines += ["from pathlib import Path"] if folder else []
+    lines += ["from pathlib import Path"] if folder or cifar or mine else []
     lines.append("from typing import Any")
     lines += [
         "",
@@ -216,23 +243,33 @@ def _imports(cfg: TrainConfig) -> str:
         "import torch",
         "import torch.nn.functional as F",
     ]
-    if (loader and cfg.dataset == "digits") or folder:
+    arrays = cfg.dataset not in TORCHVISION_CLASS_NAMES  # ImageArrays read them
+    if (loader and arrays) or folder or mine:
         lines.append("from PIL import Image")
     lines.append("from torch import nn")
     if loader:
         lines.append("from torch.utils.data import DataLoader, Dataset, Sampler")
     vision = []
-    if cfg.dataset in TORCHVISION_CLASS_NAMES:
+    if _torchvision_dataset(cfg) is not None:
         vision.append("datasets")
-    if torchvision_model:
+    if is_torchvision(cfg.model):
         vision.append("models")
     if loader:
         vision.append("transforms")
     if vision:
         lines.append(f"from torchvision import {', '.join(vision)}")
-    if folder:
+    if loader and cfg.augment:
+        lines.append("from torchvision.transforms import v2")
+    if folder or cifar:
         lines.append("from torchvision.transforms.v2 import functional as TF")
     return "\n".join(lines) + "\n"
+
+
+def _torchvision_dataset(cfg: TrainConfig) -> str | None:
+    """The torchvision class the script reads (my digits' replayed MNIST too)."""
+    if cfg.dataset == MY_DIGITS and cfg.replay:
+        return TORCHVISION_CLASS_NAMES.get(cfg.base_dataset)
+    return TORCHVISION_CLASS_NAMES.get(cfg.dataset)
 
 
 def _device_expression(spec: str) -> str:
@@ -247,11 +284,11 @@ def _device_expression(spec: str) -> str:
 def _settings(
     cfg: TrainConfig, shapes: _Shapes, frozen: list[str], recorded: TrainConfig
 ) -> str:
-    data_dir = ""
-    if cfg.dataset in TORCHVISION_CLASS_NAMES:
-        data_dir = str(resolve_root(cfg.data_dir, TORCHVISION_CLASS_NAMES[cfg.dataset]))
-    elif cfg.data_dir:
-        data_dir = cfg.data_dir
+    data_dir, vision = cfg.data_dir or "", _torchvision_dataset(cfg)
+    if vision is not None:
+        data_dir = str(resolve_root(cfg.data_dir, vision))
+    elif cfg.dataset == CIFAR:
+        data_dir = str(cifar_root(cfg.data_dir))
     config = "".join(
         _fitted(f"    {literal(key)}: {literal(value)},") + "\n"
         for key, value in recorded.to_dict().items()
@@ -310,15 +347,20 @@ def _data_settings(cfg: TrainConfig, shapes: _Shapes) -> list[str]:
         if pretrained(cfg.model, cfg.weights):
             lines += ["# The statistics the pretrained weights were trained with."]
             lines += [mean, std]
-        return lines
+        return lines + augment_code.augment_settings(cfg)
     info = shapes.info
-    return [
+    lines = [
         f"DOWNLOAD = {literal(cfg.download)}",
         f"NUM_CLASSES = {info.num_classes}",
         f"INPUT_SHAPE = {tuple(info.image_shape)!r}  # channels, height, width",
         mean,
         std,
     ]
+    if cfg.dataset == CIFAR:
+        lines += cifar_data.cifar_settings(cfg)
+    elif cfg.dataset == MY_DIGITS:
+        lines += my_digits_data.my_digits_settings(cfg)
+    return lines + augment_code.augment_settings(cfg)
 
 
 def _frozen_line(frozen: list[str]) -> str:
@@ -326,91 +368,6 @@ def _frozen_line(frozen: list[str]) -> str:
     if len(line) <= 88:
         return line
     return "FROZEN = [\n" + "".join(f"    {literal(n)},\n" for n in frozen) + "]"
-
-
-def _data_functions(cfg: TrainConfig, shapes: _Shapes) -> str:
-    if cfg.dataset == FOLDER:
-        blocks = [folder_data.FOLDER_DATA, parts.FAST_BATCHES]
-        return "\n\n\n".join(b.strip("\n") for b in blocks) + "\n"
-    if cfg.dataset == "digits":
-        load = parts.DIGITS_DATA
-    else:
-        load = parts.TORCHVISION_DATA.format(cls=TORCHVISION_CLASS_NAMES[cfg.dataset])
-    blocks = [load] if (cfg.loader == "fast" or cfg.dataset == "digits") else []
-    if cfg.loader == "fast":
-        blocks.append(parts.FAST_BATCHES)
-    else:
-        blocks.append(parts.LOADER_DATASETS)
-        if cfg.dataset == "digits":
-            blocks.append(parts.ARRAY_DATASET)
-    return "\n\n\n".join(b.strip("\n") for b in blocks) + "\n"
-
-
-def _data_setup(cfg: TrainConfig, shapes: _Shapes) -> str:
-    """The part of main() that makes ``train_batches`` and ``val_batches``."""
-    if cfg.dataset == FOLDER:
-        torchvision_model = is_torchvision(cfg.model)
-        return folder_data.folder_setup(
-            torchvision_model, pretrained(cfg.model, cfg.weights)
-        )
-    if cfg.loader == "fast":
-        return """
-    train_images, train_labels, val_images, val_labels = load_data(args.data_dir)
-    train_images, val_images = train_images.unsqueeze(1), val_images.unsqueeze(1)
-    steps_per_epoch = math.ceil(len(train_labels) / BATCH_SIZE)
-
-    def train_batches(epoch: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-        order = epoch_order(len(train_labels), epoch)
-        return batches(train_images, train_labels, order, BATCH_SIZE, device, MEAN, STD)
-
-    def val_batches() -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-        order = torch.arange(len(val_labels))
-        return batches(val_images, val_labels, order, VAL_BATCH_SIZE, device, MEAN, STD)
-"""
-    # A torchvision model takes three channels: gray is repeated.
-    steps = ["transforms.Grayscale(num_output_channels=3)"] if shapes.rgb else []
-    steps += ["transforms.ToTensor()", "transforms.Normalize(MEAN, STD)"]
-    inner = "".join(f"            {step},\n" for step in steps)
-    transform = (
-        f"    transform = transforms.Compose(\n        [\n{inner}        ]\n    )\n"
-    )
-    if cfg.dataset == "digits":
-        sets = (
-            "    train_images, train_labels, val_images, val_labels = "
-            "load_data(args.data_dir)\n"
-            "    train_set = ImageArrays(train_images, train_labels, transform)\n"
-            "    val_set = ImageArrays(val_images, val_labels, transform)\n"
-        )
-    else:
-        cls = TORCHVISION_CLASS_NAMES[cfg.dataset]
-        sets = (
-            f"    train_set = datasets.{cls}(\n"
-            "        args.data_dir, True, transform=transform, download=DOWNLOAD\n"
-            "    )\n"
-            f"    val_set = datasets.{cls}(\n"
-            "        args.data_dir, False, transform=transform, download=DOWNLOAD\n"
-            "    )\n"
-        )
-    return (
-        transform
-        + sets
-        + """    train_loader = make_loader(train_set, BATCH_SIZE, shuffle=True)
-    val_loader = make_loader(val_set, VAL_BATCH_SIZE, shuffle=False)
-    steps_per_epoch = len(train_loader)
-
-    def on_device(loader: DataLoader) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-        for x, y in loader:
-            x = x.to(device, non_blocking=PIN_MEMORY)
-            yield x, y.to(device, non_blocking=PIN_MEMORY)
-
-    def train_batches(epoch: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-        train_loader.sampler.set_epoch(epoch)
-        return on_device(train_loader)
-
-    def val_batches() -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-        return on_device(val_loader)
-"""
-    )
 
 
 def _optimizer_lines(cfg: TrainConfig) -> str:
@@ -477,7 +434,7 @@ def _main(cfg: TrainConfig, shapes: _Shapes, frozen: bool) -> str:
         "    args = parse_args()\n"
         "    seed_everything(SEED)\n"
         "    device = DEVICE\n"
-        + _data_setup(cfg, shapes)
+        + data_setup(cfg, shapes.rgb)
         + """
     total_steps = EPOCHS * steps_per_epoch
     if MAX_STEPS is not None:

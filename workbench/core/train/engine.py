@@ -338,7 +338,7 @@ def iter_fit(
     control = control or TrainControl()
     cfg, model, device = run.config, run.model, run.device
     total_params, trainable = count_parameters(model)
-    feed = FeatureFeed.start(run, lambda: control.stop_requested)
+    feed = yield from FeatureFeed.prepare(run, lambda: control.stop_requested)
     yield RunStarted(
         total_steps=run.total_steps,
         steps_per_epoch=run.steps_per_epoch,

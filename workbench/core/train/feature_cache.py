@@ -20,12 +20,13 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 
 import torch
 from torch import nn
 
 from workbench.core.data.loaders import split_batches
+from workbench.core.events import FeaturesProgress
 from workbench.core.models.builtins import head_name
 from workbench.core.train.freezing import train_mode
 from workbench.core.train.probes import autocast_context, sync_device
@@ -119,16 +120,30 @@ class FeatureFeed:
     def start(
         cls, run: TrainingRun, stop: Callable[[], bool] = lambda: False
     ) -> FeatureFeed:
+        """:meth:`prepare` without its progress reports."""
+        preparing = cls.prepare(run, stop)
+        while True:
+            try:
+                next(preparing)
+            except StopIteration as done:
+                return done.value
+
+    @classmethod
+    def prepare(
+        cls, run: TrainingRun, stop: Callable[[], bool] = lambda: False
+    ) -> Generator[FeaturesProgress, None, FeatureFeed]:
         """Decide, compute the features if the cache applies, and say which.
 
-        The status goes into ``run.notices`` (replacing an earlier one) when the
-        cache is on, when it was asked for, or when something is frozen; a run
-        that trains everything under ``auto`` is not told about it.
+        Yields the computation's progress (none when the cache does not apply);
+        returns the feed. The status goes into ``run.notices`` (replacing an
+        earlier one) when the cache is on, when it was asked for, or when
+        something is frozen; a run that trains everything under ``auto`` is not
+        told about it.
         """
         why = run_blocker(run)
         feed = cls(run, "")
         if why is None:
-            why = feed._compute(stop)
+            why = yield from feed._compute(stop)
         if why is None:
             assert feed.features is not None
             size = "x".join(str(n) for n in feed.features.shape[1:])
@@ -147,7 +162,9 @@ class FeatureFeed:
             run.notices.append(feed.status)
         return feed
 
-    def _compute(self, stop: Callable[[], bool]) -> str | None:
+    def _compute(
+        self, stop: Callable[[], bool]
+    ) -> Generator[FeaturesProgress, None, str | None]:
         """Fill ``features`` and ``labels`` per training sample; else why not."""
         run, model = self.run, self.run.model
         loader = run.loaders.train
@@ -159,6 +176,8 @@ class FeatureFeed:
         # the uncached run computes this epoch.
         order = loader.epoch_order().to(run.device)
         features = labels = None
+        done, total = 0, loader.num_samples
+        yield FeaturesProgress(done, total)
         try:
             with torch.no_grad(), autocast_context(run.precision, run.device):
                 cuts = split_batches(order, loader.batch_size)
@@ -181,6 +200,8 @@ class FeatureFeed:
                         )
                     features.index_copy_(0, index, feat)
                     labels.index_copy_(0, index, y.to(run.device))
+                    done += len(index)
+                    yield FeaturesProgress(done, total)
         finally:
             capture.remove()
             train_mode(model)

@@ -43,6 +43,7 @@ class RunView(QObject):
         # The user's settings while a fine-tune or reproduction shows its own.
         self.borrowed_from: TrainConfig | None = None
         self._status_at = 0.0
+        self._start_step = 0  # where the current run (or its resumption) began
         self._compile_started_at: float | None = None
         self._compiling = E.CompileStarted()  # what torch.compile traces now
         # The validation images and their NumPy view, made once per run.
@@ -57,6 +58,7 @@ class RunView(QObject):
         self._event_handlers: dict[type, Callable[[Any], None]] = {
             RunPrepared: self._on_run_prepared,
             DownloadProgress: self._on_download_progress,
+            E.FeaturesProgress: self._on_features_progress,
             E.RunStarted: self._on_run_started,
             E.Notice: self._on_notice,
             E.CompileStarted: self._on_compile_started,
@@ -107,8 +109,11 @@ class RunView(QObject):
 
     def _on_download_progress(self, p: DownloadProgress) -> None:
         if p.unit == "images":
+            # Once decoded, the model is built next: the count must not look stuck.
+            then = "; building the model…" if p.bytes_done == p.bytes_total else ""
             self.window.set_status(
-                f"Decoding {p.file_name}: {p.bytes_done:,} of {p.bytes_total:,} images"
+                f"Decoding {p.file_name}: {p.bytes_done:,} of {p.bytes_total:,} "
+                f"images{then}"
             )
             return
         done = f"{p.bytes_done / 1e6:.1f}"
@@ -118,7 +123,17 @@ class RunView(QObject):
             f"{p.file_count}), {done}{total} MB"
         )
 
+    def _on_features_progress(self, ev: E.FeaturesProgress) -> None:
+        self.window.training_panel.clear_progress(
+            f"preparing: features {ev.done:,} / {ev.total:,}"
+        )
+        self.window.set_status(
+            "Computing the frozen layers' features once (the feature cache): "
+            f"{ev.done:,} of {ev.total:,} images; Stop cancels"
+        )
+
     def _on_run_started(self, ev: E.RunStarted) -> None:
+        self._start_step = ev.start_step
         self.window.training_panel.start_progress(ev.start_step, ev.total_steps)
         self.window.curves.start(ev.steps_per_epoch)
         self.window.model_panel.show_counts(ev.parameters, ev.trainable_parameters)
@@ -192,11 +207,20 @@ class RunView(QObject):
     def _on_train_result(self, result: E.TrainResult) -> None:
         self._measure(step_s=result.step_seconds, compile_s=result.compile_seconds)
         what = "Stopped" if result.stopped else "Finished"
-        self.window.set_status(
-            f"{what} at step {result.global_step:,}: "
-            f"{validation_summary(result.val_accuracy)}, "
-            f"{rate(result.images_per_s)} img/s, {duration(result.seconds)}"
-        )
+        if result.stopped and result.global_step == self._start_step:
+            # Stopped while preparing (the feature cache): no figures to show.
+            step = result.global_step
+            self.window.set_status(
+                "Stopped before the first step: nothing was trained yet"
+                if step == 0
+                else f"Stopped at step {step:,} before training any further"
+            )
+        else:
+            self.window.set_status(
+                f"{what} at step {result.global_step:,}: "
+                f"{validation_summary(result.val_accuracy)}, "
+                f"{rate(result.images_per_s)} img/s, {duration(result.seconds)}"
+            )
         self.window.training_panel.show_ended(result.global_step, what.lower())
 
     def _on_evaluation(self, ev: E.Evaluation) -> None:
