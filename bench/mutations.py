@@ -6850,3 +6850,43 @@ MUTATIONS += [
         tests=(_STALE,),
     ),
 ]
+
+# issue 34 item 25: the feature cache's computation shows a count; Stop cancels it.
+_FEATURES_CORE = "tests/core/test_feature_cache.py::test_computing_the_features_reports_its_count_before_the_first_step"
+_FEATURES_STOP = "tests/core/test_feature_cache.py::test_stop_while_the_features_are_computed_cancels_before_any_step"
+_FEATURES_UI = "tests/ui/test_preparing_progress.py::test_the_feature_cache_shows_its_count_while_it_is_computed"
+_FEATURES_UI_STOP = "tests/ui/test_preparing_progress.py::test_stop_while_the_features_are_computed_trains_nothing"
+MUTATIONS += [
+    Mutation(
+        name="features-computed-without-a-count",
+        promise="Computing the feature cache reports how many training images have their features, batch by batch",
+        where="workbench.core.train.feature_cache:FeatureFeed._compute",
+        old="                    done += len(index)\n                    yield FeaturesProgress(done, total)\n",
+        new="                    done += len(index)\n",
+        tests=(_FEATURES_CORE, _FEATURES_UI),
+    ),
+    Mutation(
+        name="features-computation-ignores-stop",
+        promise="Stop while the feature cache is computed cancels it at the next batch",
+        where="workbench.core.train.feature_cache:FeatureFeed._compute",
+        old="                    if stop():\n",
+        new="                    if False:\n",
+        tests=(_FEATURES_STOP,),
+    ),
+    Mutation(
+        name="features-progress-not-shown",
+        promise="The window shows the feature cache's count in the status line and on the bar while it is computed",
+        where="workbench.ui.window.run_view:RunView.__init__",
+        old="            E.FeaturesProgress: self._on_features_progress,\n",
+        new="",
+        tests=(_FEATURES_UI,),
+    ),
+    Mutation(
+        name="stopped-while-preparing-shows-empty-figures",
+        promise="A run stopped before its first step says nothing was trained, not 'no validation, – img/s'",
+        where="workbench.ui.window.run_view:RunView._on_train_result",
+        old="        if result.stopped and result.global_step == self._start_step:\n",
+        new="        if False:\n",
+        tests=(_FEATURES_UI_STOP,),
+    ),
+]
