@@ -56,9 +56,11 @@ def test_a_checkpoint_gives_the_script_of_its_config(tmp_path: Path) -> None:
     [
         (lambda tmp: tmp / "missing.pt", "run.py", "no checkpoint at"),
         (
-            lambda tmp: _config_file(tmp, augment=("flip",)),
+            lambda tmp: _config_file(
+                tmp, dataset="folder", data_dir=str(tmp), loader="dataloader"
+            ),
             "run.py",
-            "cannot write a script: augment flip",
+            "cannot write a script: loader dataloader",
         ),
         # Its "folder" is the config file: nothing can be written there.
         (lambda tmp: _config_file(tmp), "experiment.toml/run.py", "cannot write"),

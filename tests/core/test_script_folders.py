@@ -52,10 +52,17 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
             "epochs": 2,
         },
     ),
-    # Gray images repeated to three channels for a fresh torchvision model.
+    # Gray images repeated to three channels for a fresh torchvision model,
+    # every augmentation drawn with the folder's own statistics.
     "gray-resnet18-fresh": (
         "gray",
-        {"model": "resnet18", "image_size": 24, "batch_size": 8, "max_steps": 3},
+        {
+            "model": "resnet18",
+            "image_size": 24,
+            "batch_size": 8,
+            "max_steps": 3,
+            "augment": ("crop", "flip", "rotate", "jitter"),
+        },
     ),
     # The user's own model file (lazy layers), imported by path.
     "gray-model-file": (

@@ -98,13 +98,14 @@ def test_hidden_it_waits_and_quick_changes_write_it_once(qtbot, window, monkeypa
     assert calls == [48, 128]
 
 
-def test_a_config_it_cannot_write_says_why(qtbot, window):
+def test_a_config_it_cannot_write_says_why(qtbot, window, tmp_path):
     view = window.code_view
     show_code(qtbot, window)
-    window.apply_config(FAST.replace(augment=("flip",)))
+    folder = FAST.replace(dataset="folder", data_dir=str(tmp_path), loader="dataloader")
+    window.apply_config(folder)
     assert written(qtbot, view) == ""
-    assert "augment flip" in view.caption.text()
-    assert "switch augmentation off" in view.caption.text()
+    assert "loader dataloader" in view.caption.text()
+    assert "switch loader to fast" in view.caption.text()
     for widget in (view.editor, view.copy_button, view.save_button):
         assert not widget.isEnabled()
     window.apply_config(FAST)
