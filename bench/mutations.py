@@ -6890,3 +6890,33 @@ MUTATIONS += [
         tests=(_FEATURES_UI_STOP,),
     ),
 ]
+
+# issue 34 item 29: legends above the data; every step's speed survives a save.
+_LEGENDS = "tests/ui/test_curves.py::test_the_legends_name_every_curve_above_the_data_not_over_it"
+_SAVE_OPEN = "tests/ui/test_checkpoints_ui.py::test_save_then_open_restores_everything"
+MUTATIONS += [
+    Mutation(
+        name="legend-box-over-the-curves",
+        promise="A plot's legend names its curves under the title, not in a box over the data",
+        where="workbench.ui.plots.live_plot:LivePlot._show_legend",
+        old="        if not self._legend:\n            return\n",
+        new="        if True:\n            self.getPlotItem().addLegend(offset=(-10, 10))\n            return\n",
+        tests=(_LEGENDS,),
+    ),
+    Mutation(
+        name="step-speeds-not-kept-in-the-history",
+        promise="Every logged step's images/s is kept in the run's history (and so in checkpoints)",
+        where="workbench.core.train.engine:_log_step",
+        old="    run.history.speeds.append((run.global_step, metrics.images_per_s))\n",
+        new="",
+        tests=(_SAVE_OPEN,),
+    ),
+    Mutation(
+        name="opened-throughput-per-epoch-only",
+        promise="An opened or resumed run's throughput plot shows every logged step's speed, as it did live",
+        where="workbench.ui.plots.curves:TrainingCurves.show_history",
+        old='            self.throughput_plot.extend("images/s", speeds[:, 0], speeds[:, 1])\n',
+        new="            pass\n",
+        tests=(_SAVE_OPEN,),
+    ),
+]

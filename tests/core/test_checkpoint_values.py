@@ -168,6 +168,7 @@ _WRONG = [
     ("history", [], "is a list, not steps and epochs of metrics"),
     ("history.steps", [[1]], "is a list, not a list of (step, loss) pairs"),
     ("history.epochs", [3], "is a list, not a list of epoch metrics"),
+    ("history.speeds", [[1]], "is a list, not a list of (step, images/s) pairs"),
 ]
 
 

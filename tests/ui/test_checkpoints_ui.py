@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 from PySide6.QtCore import Qt
@@ -97,6 +98,12 @@ def test_save_then_open_restores_everything(qtbot, window, tmp_path, monkeypatch
     # The plots show the stored history.
     assert other.loss_plot.point_count("loss") == len(run.history.steps)
     assert other.accuracy_plot.point_count("validation") == len(run.history.epochs)
+    # Every logged step's speed, as the run showed it live (not one per epoch).
+    shown = other.curves.throughput_plot.data("images/s")
+    live = window.curves.throughput_plot.data("images/s")
+    assert len(run.history.speeds) == len(run.history.steps)
+    assert list(zip(*shown, strict=True)) == run.history.speeds
+    np.testing.assert_array_equal(shown, live)
     assert window_state.recent_files(other._settings)[0] == str(path.resolve())
     assert other.commands.recent_menu.actions()[0].data() == str(path.resolve())
 
@@ -109,6 +116,8 @@ def test_save_then_open_restores_everything(qtbot, window, tmp_path, monkeypatch
     assert steps[0].global_step == run.global_step + 1
     assert other.current_run.global_step == run.global_step + 2
     assert other.loss_plot.point_count("loss") == len(run.history.steps) + 2
+    speeds = other.curves.throughput_plot.point_count("images/s")
+    assert speeds == len(run.history.speeds) + 2
     other.close()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QDoubleSpinBox, QSlider, QSplitter
 
@@ -211,3 +211,38 @@ def test_a_finished_run_shows_its_last_points_at_once(qtbot, window, monkeypatch
     assert len(steps) > 0
     epochs_x, _ = drawn(curves.accuracy_plot, "validation")
     assert len(epochs_x) == 2  # the final epoch's accuracy is on screen
+
+
+def test_the_legends_name_every_curve_above_the_data_not_over_it(qtbot):
+    curves = make_curves(qtbot)
+    for i in range(1, 101):  # from the top left to the bottom right
+        curves.add_step(step(i, 5.0 / i))
+    for epoch, accuracy in enumerate((0.1, 0.6, 1.0)):  # up to the top right
+        curves.add_epoch(
+            E.EpochMetrics(
+                epoch, 34 * (epoch + 1), 1.0, accuracy, 1.0, accuracy, 1.0, 1.0
+            )
+        )
+    past = "run 3 <small-cnn>"  # an overlaid run, named as the user named it
+    for plot in (curves.loss_plot, curves.accuracy_plot):
+        plot.add_series(past, (200, 0, 0), style=Qt.PenStyle.DashLine, z=-1)
+    qtbot.wait(50)
+    expected = {
+        curves.loss_plot: ["loss", "smoothed", past],
+        curves.accuracy_plot: ["train", "validation", past],
+    }
+    for plot, names in expected.items():
+        item = plot.getPlotItem()
+        assert item.legend is None  # no box inside the view
+        assert plot.legend_text() == "   ".join(names)
+        shown = item.titleLabel.item.toPlainText()
+        for name in names:
+            assert name in shown
+        title = item.titleLabel.sceneBoundingRect()
+        view = item.getViewBox().sceneBoundingRect()
+        assert title.bottom() <= view.top()
+    curves.loss_plot.remove_series(past)
+    assert curves.loss_plot.legend_text() == "loss   smoothed"
+    assert past not in curves.loss_plot.getPlotItem().titleLabel.item.toPlainText()
+    # One series: the title names it, no legend.
+    assert curves.throughput_plot.legend_text() == ""

@@ -29,16 +29,21 @@ class MetricHistory:
     epochs : list of EpochMetrics
         Every epoch's metrics (a stopped partial epoch too), with its confusion
         matrix.
+    speeds : list of (int, float)
+        ``(global_step, images_per_s)`` of every logged step (empty in
+        checkpoints of earlier versions, which kept only the epochs' speeds).
     """
 
     steps: list[tuple[int, float]] = field(default_factory=list)
     epochs: list[EpochMetrics] = field(default_factory=list)
+    speeds: list[tuple[int, float]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """Builtins only (checkpoint-safe); epochs as :meth:`EpochMetrics.to_dict`."""
         return {
             "steps": [list(s) for s in self.steps],
             "epochs": [e.to_dict() for e in self.epochs],
+            "speeds": [list(s) for s in self.speeds],
         }
 
     @classmethod
@@ -46,7 +51,8 @@ class MetricHistory:
         """Inverse of :meth:`to_dict`; reads every version's checkpoints."""
         steps = [(int(s), float(loss)) for s, loss in data.get("steps", [])]
         epochs = [EpochMetrics.from_record(e) for e in data.get("epochs", [])]
-        return cls(steps, epochs)
+        speeds = [(int(s), float(rate)) for s, rate in data.get("speeds", [])]
+        return cls(steps, epochs, speeds)
 
 
 @dataclass

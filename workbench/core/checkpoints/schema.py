@@ -143,6 +143,11 @@ def _history(name: str, value: object) -> None:
         isinstance(s, list | tuple) and len(s) == 2 for s in steps
     )
     _need(pairs, f"{name}.steps", steps, "a list of (step, loss) pairs")
+    speeds = value.get("speeds", [])
+    pairs = isinstance(speeds, list) and all(
+        isinstance(s, list | tuple) and len(s) == 2 for s in speeds
+    )
+    _need(pairs, f"{name}.speeds", speeds, "a list of (step, images/s) pairs")
     records = isinstance(epochs, list) and all(isinstance(e, dict) for e in epochs)
     _need(records, f"{name}.epochs", epochs, "a list of epoch metrics")
     try:

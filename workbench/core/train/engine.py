@@ -525,6 +525,7 @@ def _log_step(
         elapsed_s=time.perf_counter() - started,
         step_seconds=interval.seconds / max(interval.steps, 1),
     )
+    run.history.speeds.append((run.global_step, metrics.images_per_s))
     interval.reset()
     return metrics
 

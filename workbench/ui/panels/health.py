@@ -49,7 +49,7 @@ class LayerHealthPanel(QWidget):
             "step",
             "‖grad‖",
             x_name="step",
-            legend_offset=None,  # the layer list names the curves
+            legend=False,  # the layer list names the curves
         )
         self.grad_plot.setObjectName("gradNormPlot")
         self.weight_plot = LivePlot(
@@ -57,7 +57,7 @@ class LayerHealthPanel(QWidget):
             "step",
             "‖weight‖",
             x_name="step",
-            legend_offset=None,
+            legend=False,
         )
         self.weight_plot.setObjectName("weightNormPlot")
         self.histogram_plot = pg.PlotWidget(background="w")

@@ -58,7 +58,6 @@ class TrainingCurves:
             "epoch",
             "accuracy (%)",
             x_name="epoch",
-            legend_offset=(-10, -10),  # bottom right: accuracy climbs to the top
             y_limits=(-2.0, 102.0),  # room for the markers at 0 and 100 %
         )
         self.accuracy_plot.setObjectName("accuracyPlot")
@@ -69,7 +68,7 @@ class TrainingCurves:
             "validation", (30, 150, 60), width=2, symbol="o", fmt="{:.2f}%"
         )
         self.throughput_plot = LivePlot(
-            "Throughput", "step", "images/s", x_name="step", legend_offset=None
+            "Throughput", "step", "images/s", x_name="step", legend=False
         )
         self.throughput_plot.setObjectName("throughputPlot")
         self.throughput_plot.add_series(
@@ -220,11 +219,15 @@ class TrainingCurves:
             self.loss_plot.extend(
                 "smoothed", steps[:, 0], self._smoother.feed(steps[:, 1])
             )
+        if history.speeds:
+            speeds = np.array(history.speeds, dtype=float)
+            self.throughput_plot.extend("images/s", speeds[:, 0], speeds[:, 1])
         for epoch in history.epochs:
             self.add_epoch(epoch)
-            self.throughput_plot.append(
-                "images/s", epoch.global_step, epoch.images_per_s
-            )
+            if not history.speeds:  # an earlier version's checkpoint: per epoch
+                self.throughput_plot.append(
+                    "images/s", epoch.global_step, epoch.images_per_s
+                )
         self.show_all()
 
     def show_all(self) -> None:

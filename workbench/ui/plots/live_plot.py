@@ -20,6 +20,7 @@ advance at a few frames a second there, and at 4 where painting is cheap.
 
 from __future__ import annotations
 
+import html
 import math
 import time
 import weakref
@@ -37,6 +38,7 @@ from workbench.ui.plots.view_grid import ViewGrid
 
 pg.setConfigOptions(antialias=False, background="w", foreground="k")
 
+LEGEND_PER_ROW = 3  # series named per line under a plot's title
 GRID_ALPHA = 0.2  # opacity of the major grid lines, as showGrid(alpha=...) had it
 # At most 4 frames a second: a loss curve that moves four times a second reads
 # as live, and each frame takes the GUI thread from a CPU run's trainer.
@@ -122,7 +124,7 @@ class LivePlot(pg.PlotWidget):
         parent: QWidget | None = None,
         *,
         x_name: str = "x",
-        legend_offset: tuple[int, int] | None = (-10, 10),
+        legend: bool = True,
         y_limits: tuple[float, float] | None = None,
     ) -> None:
         super().__init__(parent, viewBox=SteppedViewBox())
@@ -136,6 +138,8 @@ class LivePlot(pg.PlotWidget):
             )
             self.setRange(xRange=(0.0, 1.0), yRange=y_limits, padding=0)
         self._series: dict[str, _Series] = {}
+        self._title = title
+        self._legend = legend  # False: one series, the title names it
         self.setTitle(title)
         self.setLabel("bottom", x_label)
         self.setLabel("left", y_label)
@@ -152,8 +156,6 @@ class LivePlot(pg.PlotWidget):
             )
         self.setMenuEnabled(False)
         self.setMinimumHeight(120)
-        if legend_offset is not None:  # None: one series, the title names it
-            self.getPlotItem().addLegend(offset=legend_offset)
         self._hover_line = pg.InfiniteLine(
             angle=90,
             pen=pg.mkPen((120, 120, 120), style=pg.QtCore.Qt.PenStyle.DashLine),
@@ -217,12 +219,46 @@ class LivePlot(pg.PlotWidget):
         self._series[name] = _Series(
             name, curve, np.empty(capacity), np.empty(capacity), fmt=fmt, symbol=symbol
         )
+        self._show_legend()
 
     def remove_series(self, name: str) -> None:
         """Remove series ``name``, its curve and its legend entry (if present)."""
         series = self._series.pop(name, None)
         if series is not None:
-            self.removeItem(series.curve)  # PlotItem drops the legend entry too
+            self.removeItem(series.curve)
+            self._show_legend()
+
+    def legend_text(self) -> str:
+        """The legend under the title as it reads: the series' names, in order."""
+        return "   ".join(self._series) if self._legend else ""
+
+    def _show_legend(self) -> None:
+        """Name each series under the title, in its line's colour and style.
+
+        Above the data, not in a box inside the view: wherever such a box sits,
+        some run's curves pass beneath it (accuracy climbs to the top right,
+        loss starts at the top left, overlaid runs go anywhere).
+        """
+        if not self._legend:
+            return
+        entries = []
+        for series in self._series.values():
+            pen = series.curve.opts["pen"]
+            dashed = pen.style() != Qt.PenStyle.SolidLine
+            line = "\u2505\u2505" if dashed else "\u2501\u2501"
+            entries.append(
+                f'<span style="color:{pen.color().name()}">{line}</span>&nbsp;'
+                f"{html.escape(series.name)}"
+            )
+        rows = [
+            "&nbsp;&nbsp;&nbsp;".join(entries[i : i + LEGEND_PER_ROW])
+            for i in range(0, len(entries), LEGEND_PER_ROW)
+        ]
+        legend = "<br>".join(rows)
+        self.setTitle(
+            f"<b>{html.escape(self._title)}</b><br>"
+            f'<span style="font-size:8pt">{legend}</span>'
+        )
 
     def has_series(self, name: str) -> bool:
         """Whether series ``name`` exists."""
