@@ -5526,6 +5526,37 @@ MUTATIONS += [
         new="",
         tests=("tests/ui/test_wheel_guard.py::test_a_focused_field_takes_the_wheel",),
     ),
+    Mutation(
+        name="wheel-focus-kept",
+        promise="A real wheel over an unfocused field scrolls the page: it gives no focus",
+        where="workbench.ui.widgets.wheel_guard:_take_no_wheel_focus",
+        old="widget.setFocusPolicy(Qt.FocusPolicy.StrongFocus)",
+        new="pass",
+        tests=(
+            "tests/ui/test_wheel_guard.py::test_no_field_takes_the_focus_from_the_wheel",
+        ),
+    ),
+    Mutation(
+        name="wheel-focus-kept-on-polish",
+        promise="A field made after the guard takes no focus from a real wheel either",
+        where="WheelGuard.eventFilter",
+        old="kind == QEvent.Type.Polish and isinstance",
+        new="False and isinstance",
+        tests=(
+            "tests/ui/test_wheel_guard.py::test_no_field_takes_the_focus_from_the_wheel",
+        ),
+    ),
+    Mutation(
+        name="wheel-focus-kept-before-install",
+        promise="A field shown before the guard takes no focus from a real wheel either",
+        where="workbench.ui.widgets.wheel_guard:install",
+        old="_take_no_wheel_focus(widget)",
+        new="pass",
+        tests=(
+            "tests/ui/test_wheel_guard.py::"
+            "test_fields_shown_before_the_guard_lose_their_wheel_focus_too",
+        ),
+    ),
 ]
 
 # issue 34: one rule for a stop request from the first line of main.

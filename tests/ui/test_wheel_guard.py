@@ -1,10 +1,22 @@
-"""Scrolling the settings column never changes the field under the pointer."""
+"""Scrolling the settings column never changes the field under the pointer.
+
+A real wheel is checked in a real X window by ``scripts/xvfb_mouse_check.py``.
+"""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QWheelEvent
-from PySide6.QtWidgets import QApplication, QScrollArea, QWidget
+from PySide6.QtWidgets import (
+    QAbstractSpinBox,
+    QApplication,
+    QComboBox,
+    QScrollArea,
+    QSpinBox,
+    QWidget,
+)
+
+from workbench.ui.widgets import wheel_guard
 
 
 def wheel_down(widget: QWidget) -> QWheelEvent:
@@ -54,3 +66,37 @@ def test_a_focused_field_takes_the_wheel(qtbot, window):
     before = spin.value()
     wheel_down(spin)
     assert spin.value() < before
+
+
+def test_no_field_takes_the_focus_from_the_wheel(qtbot, window):
+    # Qt gives a real wheel's focus to a WheelFocus widget (Qt's default for
+    # spin boxes and combos) before any event filter sees the wheel, so the
+    # guard found the field focused and let the wheel change it. Sent events
+    # skip that step, so the policy is what this test can check.
+    late = QSpinBox()  # polished after the guard was installed
+    qtbot.addWidget(late)
+    late.show()
+    fields = [
+        *window.findChildren(QAbstractSpinBox),
+        *window.findChildren(QComboBox),
+        late,
+    ]
+    assert window.loader_panel.batch_spin in fields
+    policies = {field.objectName(): field.focusPolicy() for field in fields}
+    assert Qt.FocusPolicy.WheelFocus not in policies.values()
+    assert policies["batchSizeSpin"] == Qt.FocusPolicy.StrongFocus
+    assert late.focusPolicy() == Qt.FocusPolicy.StrongFocus
+
+
+def test_fields_shown_before_the_guard_lose_their_wheel_focus_too(qtbot):
+    app = QApplication.instance()
+    installed = app.findChild(wheel_guard.WheelGuard)
+    if installed is not None:
+        app.removeEventFilter(installed)
+        installed.setParent(None)
+    early = QComboBox()
+    qtbot.addWidget(early)
+    early.show()
+    assert early.focusPolicy() == Qt.FocusPolicy.WheelFocus
+    wheel_guard.install(app)
+    assert early.focusPolicy() == Qt.FocusPolicy.StrongFocus

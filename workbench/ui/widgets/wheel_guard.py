@@ -8,18 +8,28 @@ around it instead; click the field (or Tab to it) to wheel its value.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QCoreApplication, QEvent, QObject
-from PySide6.QtWidgets import QAbstractSpinBox, QComboBox
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt
+from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QComboBox, QWidget
 
 _GUARDED = (QAbstractSpinBox, QComboBox)
+
+
+def _take_no_wheel_focus(widget: QWidget) -> None:
+    # Qt gives a real (spontaneous) wheel's focus to a WheelFocus field before
+    # any event filter sees the wheel, so the field would have it by then.
+    if widget.focusPolicy() == Qt.FocusPolicy.WheelFocus:
+        widget.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
 
 
 class WheelGuard(QObject):
     """An application event filter: unfocused fields pass the wheel on."""
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if (
-            event.type() == QEvent.Type.Wheel
+        kind = event.type()
+        if kind == QEvent.Type.Polish and isinstance(watched, _GUARDED):
+            _take_no_wheel_focus(watched)
+        elif (
+            kind == QEvent.Type.Wheel
             and isinstance(watched, _GUARDED)
             and not watched.hasFocus()
         ):
@@ -35,4 +45,7 @@ def install(app: QCoreApplication) -> WheelGuard:
     if guard is None:
         guard = WheelGuard(app)
         app.installEventFilter(guard)
+        for widget in QApplication.allWidgets():  # those polished before
+            if isinstance(widget, _GUARDED):
+                _take_no_wheel_focus(widget)
     return guard
