@@ -2030,9 +2030,9 @@ MUTATIONS += [
     Mutation(
         "script-writes-unknown-settings",
         "A setting the script cannot repeat is refused with one clear message",
-        "script_problem",
-        "    if cfg.augment:\n",
-        "    if False:\n",
+        "workbench.core.script.writer:script_problem",
+        "    if cfg.dataset == FOLDER:\n        return folder_data.folder_problem(cfg)\n",
+        "    if False:\n        return folder_data.folder_problem(cfg)\n",
         (
             "tests/core/test_script_writer.py::"
             "test_a_config_the_writer_does_not_know_is_one_clear_message",
@@ -6858,6 +6858,81 @@ MUTATIONS += [
         old='            "as the workbench does: running it is your choice."\n',
         new='            "as the workbench does."\n',
         tests=(f"{_FOLDER_SAME}[gray-model-file]",),
+    ),
+]
+
+# issue 34 item 32: the script writes CIFAR-10, my digits and augmentation.
+_DATA_SAME = "tests/core/test_script_datasets.py::test_the_script_repeats_train_bit_for_bit"
+MUTATIONS += [
+    Mutation(
+        name="script-augment-same-draws-every-batch",
+        promise="The script's augmentation draws each batch from the generator of (seed, epoch, batch), as train does",
+        where="workbench.core.script.augment_code:BATCH_AUGMENT",
+        old="np.random.SeedSequence([seed, epoch, batch, 0xA06])",
+        new="np.random.SeedSequence([seed, epoch, 0, 0xA06])",
+        tests=(f"{_DATA_SAME}[digits-augment-fast]",),
+    ),
+    Mutation(
+        name="script-augment-skipped",
+        promise="A fast-path script augments its training batches (the folder's with its own statistics)",
+        where="workbench.core.script.augment_code:augmented_setup",
+        old='    if not cfg.augment or cfg.loader != "fast":\n',
+        new="    if True:\n",
+        tests=(
+            f"{_DATA_SAME}[digits-augment-fast]",
+            f"{_FOLDER_SAME}[gray-resnet18-fresh]",
+        ),
+    ),
+    Mutation(
+        name="script-jitter-without-saturation",
+        promise="The script's colour jitter blends colour images toward their grey, as train's",
+        where="workbench.core.script.augment_code:BATCH_AUGMENT",
+        old="            blend_(pixels, gray.unsqueeze(dim=-3), saturation)\n",
+        new="            pass\n",
+        tests=(f"{_DATA_SAME}[cifar-16px-crop-jitter-fast]",),
+    ),
+    Mutation(
+        name="script-loader-path-not-augmented",
+        promise="A DataLoader-path script composes train's torchvision augmentation for training samples",
+        where="workbench.core.script.data_code:data_setup",
+        old="    if cfg.augment:  # torchvision's random transforms first, for training only\n",
+        new="    if False:\n",
+        tests=(
+            f"{_DATA_SAME}[cifar-dataloader-flip]",
+            f"{_DATA_SAME}[my-digits-digits-dataloader-augment]",
+        ),
+    ),
+    Mutation(
+        name="script-cifar-planes-read-as-pixels",
+        promise="The script reads a CIFAR-10 record as the red, green and blue planes, as the workbench",
+        where="workbench.core.script.cifar_data:CIFAR_DATA",
+        old="    return records[:, 1:].reshape(-1, 3, 32, 32).copy(), labels\n",
+        new="    return records[:, 1:].reshape(-1, 32, 32, 3).transpose(0, 3, 1, 2).copy(), labels\n",
+        tests=(f"{_DATA_SAME}[cifar-16px-crop-jitter-fast]",),
+    ),
+    Mutation(
+        name="script-my-digits-holds-out-others",
+        promise="The script holds out every fifth drawing of a digit for validation, as the workbench",
+        where="workbench.core.script.my_digits_data:MY_DIGITS_DATA",
+        old="        held_out = seen[label] % HOLD_OUT_EVERY == 0\n",
+        new="        held_out = seen[label] % HOLD_OUT_EVERY == 1\n",
+        tests=(f"{_DATA_SAME}[my-digits-mnist-replay-fast]",),
+    ),
+    Mutation(
+        name="script-my-digits-stored-field-in-any-recipe",
+        promise="The script makes a drawing's field again when it was saved in the other recipe",
+        where="workbench.core.script.my_digits_data:MY_DIGITS_DATA",
+        old='    if sample.get("style", "mnist") == STYLE:\n',
+        new="    if True:\n",
+        tests=(f"{_DATA_SAME}[my-digits-digits-dataloader-augment]",),
+    ),
+    Mutation(
+        name="script-my-digits-replays-other-images",
+        promise="The script replays the base images train picks with the seed",
+        where="workbench.core.script.my_digits_data:LOAD_MIXED",
+        old="    generator = torch.Generator().manual_seed(SEED)\n",
+        new="    generator = torch.Generator().manual_seed(SEED + 1)\n",
+        tests=(f"{_DATA_SAME}[my-digits-mnist-replay-fast]",),
     ),
 ]
 

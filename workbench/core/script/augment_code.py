@@ -5,7 +5,7 @@ BatchAugment` operation for operation: the same generator per batch (seeded
 by ``(SEED, epoch, batch)``), the same draws in the same order (crop boxes,
 angles, flips, jitter factors, all float64 on the CPU), the same affine grid,
 flip and colour blends. The script's training losses then equal ``train``'s
-bit for bit (``tests/core/test_script_augment.py``). On the ``DataLoader``
+bit for bit (``tests/core/test_script_datasets.py``). On the ``DataLoader``
 path the script composes the same torchvision transforms the workbench does.
 Change one side, change the other.
 """
