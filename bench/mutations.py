@@ -7026,3 +7026,66 @@ MUTATIONS += [
         tests=(_SAVE_OPEN,),
     ),
 ]
+
+# issue 35: the learning-rate finder leaves no trace and checks its answer.
+_LR_NO_TRACE = "tests/core/test_lr_find.py::test_a_run_after_a_find_and_probes_trains_as_if_there_had_been_none"
+_LR_RAMP = "tests/core/test_lr_find.py::test_the_ramp_rises_exponentially_and_stops_once_the_loss_diverges"
+_LR_PROBES = "tests/core/test_lr_find.py::test_probes_measure_each_rate_and_the_best_is_offered"
+MUTATIONS += [
+    Mutation(
+        name="lr-find-leaves-random-states",
+        promise="After a find the torch/numpy/Python random states are as before: dropout draws the same",
+        where="workbench.core.tuning.preserve:_put_back",
+        old="    set_rng_states(kept.rng)\n",
+        new="",
+        tests=(_LR_NO_TRACE,),
+    ),
+    Mutation(
+        name="lr-find-leaves-weights",
+        promise="After a find the weights and BatchNorm statistics are bit for bit as before",
+        where="workbench.core.tuning.preserve:_put_back",
+        old="            value.copy_(kept.model[name])\n",
+        new="            pass\n",
+        tests=(_LR_NO_TRACE,),
+    ),
+    Mutation(
+        name="lr-find-leaves-optimizer-state",
+        promise="After a find the optimizer's state (Adam's moments, the rate) is as before",
+        where="workbench.core.tuning.preserve:_put_back",
+        old="    run.optimizer.load_state_dict(kept.optimizer)\n",
+        new="",
+        tests=(_LR_NO_TRACE,),
+    ),
+    Mutation(
+        name="lr-find-never-stops-on-divergence",
+        promise="The range test stops once the smoothed loss passes 4x its best",
+        where="workbench.core.tuning.lr_find:_ramp",
+        old="        if len(smoothed) > 1 and value > settings.diverge * best:\n",
+        new="        if False:\n",
+        tests=(_LR_RAMP,),
+    ),
+    Mutation(
+        name="lr-find-smoothing-not-debiased",
+        promise="The range test's loss is smoothed by a debiased moving average",
+        where="workbench.core.tuning.lr_find:_ramp",
+        old="        value = average / (1 - BETA ** (len(losses) + 1))\n",
+        new="        value = average\n",
+        tests=(_LR_RAMP,),
+    ),
+    Mutation(
+        name="lr-probes-offer-the-worst",
+        promise="The rate offered is the probe that measured best",
+        where="workbench.core.tuning.lr_probe:best_probe",
+        old="    return max(probes, key=lambda p: p.score, default=None)\n",
+        new="    return min(probes, key=lambda p: p.score, default=None)\n",
+        tests=(_LR_PROBES, "tests/core/test_lr_find.py::test_the_offered_probe_is_the_most_accurate_then_the_lowest_loss"),
+    ),
+    Mutation(
+        name="lr-valley-at-the-end-of-the-fall",
+        promise="The valley rule picks the middle of the longest fall of the smoothed loss",
+        where="workbench.core.tuning.lr_suggest:valley_index",
+        old="    return start + int(third) + int(third / 2)\n",
+        new="    return end\n",
+        tests=("tests/core/test_lr_find.py::test_the_valley_is_the_middle_of_the_longest_fall",),
+    ),
+]

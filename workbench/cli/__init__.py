@@ -12,6 +12,7 @@ devices       devices: CPU/CUDA/MPS and why one is unavailable
 runs          runs list / show / reproduce: the run ledger
 export        export: a checkpoint as TorchScript / ONNX / a verified folder
 script        script: a config or checkpoint as one plain PyTorch script
+lr_find       lr-find: the learning-rate range test, checked by probe runs
 models        models and summary: the architectures, and one sized layer by layer
 distributed   train --nproc: the torchrun launch, and each rank's run
 progress      the download and step progress bars of a terminal

@@ -18,6 +18,7 @@ from workbench.cli import devices as cli_devices
 from workbench.cli import export as cli_export
 from workbench.cli import inspect as cli_inspect
 from workbench.cli import interrupts
+from workbench.cli import lr_find as cli_lr_find
 from workbench.cli import models as cli_models
 from workbench.cli import predict as cli_predict
 from workbench.cli import script as cli_script
@@ -98,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("models", help="every model --model takes, by family")
     cli_export.add_export_parser(sub)
     cli_script.add_script_parser(sub)
+    cli_lr_find.add_lr_find_parser(sub)
     summary.add_argument("--batch-size", type=int, default=256, metavar="N")
     return parser
 
@@ -136,6 +138,7 @@ def _main(argv: Sequence[str] | None) -> int:
         "models": cli_models.cmd_models,
         "export": cli_export.cmd_export,
         "script": cli_script.cmd_script,
+        "lr-find": cli_lr_find.cmd_lr_find,
     }
     try:
         if not interrupts.is_rank():  # a rank holds until its first step

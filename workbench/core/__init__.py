@@ -25,6 +25,7 @@ export/        TorchScript / torch.export / ONNX, verified, with a model card
 script/        the run as one plain PyTorch script
 distributed/   torchrun and DistributedDataParallel: env, ddp, resharding
 host/          the process itself: OpenMP threads, memory, process trees
+tuning/        finding settings: the learning-rate finder and its probes
 
 No module here imports Qt (tests/core/test_core_is_qt_free.py).
 """
@@ -50,4 +51,5 @@ __all__ = [
     "start_plan",
     "train",
     "training_run",
+    "tuning",
 ]

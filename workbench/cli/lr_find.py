@@ -1,0 +1,163 @@
+"""``lr-find``: the learning-rate range test and its probe runs, headless.
+
+Every ``train`` flag sets up the run the rate is for (``--resume`` finds it for
+a run from where its checkpoint stands); nothing is trained for real and no
+run folder is made.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+from tqdm import tqdm
+
+from workbench.cli import interrupts
+from workbench.cli.console import percent, say
+from workbench.cli.progress import DownloadBars
+from workbench.cli.train import config_from_args
+from workbench.cli.train_flags import add_train_flags
+from workbench.core import config as C
+from workbench.core.session import Session
+from workbench.core.train.engine import TrainControl, prepare_run
+from workbench.core.training_run import TrainingRun
+from workbench.core.tuning.lr_find import (
+    END,
+    START,
+    STEPS,
+    RangeCurve,
+    RangeSettings,
+    range_test,
+)
+from workbench.core.tuning.lr_probe import Probe, best_probe, probe_steps, run_probes
+
+
+def add_lr_find_parser(sub: Any) -> None:
+    """The ``lr-find`` command: ``train``'s flags and the ramp's own."""
+    parser = sub.add_parser(
+        "lr-find",
+        help="find a learning rate: a range test whose suggestion probe runs check",
+    )
+    add_train_flags(parser)
+    add = parser.add_argument
+    add(
+        "--lr-start",
+        type=float,
+        default=START,
+        metavar="RATE",
+        help=f"default {START:g}",
+    )
+    add("--lr-end", type=float, default=END, metavar="RATE", help=f"default {END:g}")
+    add("--lr-steps", type=int, default=STEPS, metavar="N", help=f"default {STEPS}")
+    add(
+        "--probe-steps",
+        type=int,
+        metavar="N",
+        help="steps of each probe run (default: one epoch, at most 100)",
+    )
+
+
+def cmd_lr_find(args: argparse.Namespace) -> int:
+    """Ramp, suggest, probe; print the curve's figures and the rate to use."""
+    if args.nproc > 1:
+        raise C.ConfigError("lr-find runs in one process: leave out --nproc")
+    settings = RangeSettings(args.lr_start, args.lr_end, args.lr_steps)
+    settings.check()
+    if args.probe_steps is not None and args.probe_steps < 1:
+        raise C.ConfigError(f"--probe-steps must be 1 or more, not {args.probe_steps}")
+    interrupts.release()  # Ctrl+C while preparing ends the command at once
+    run = _prepare(args)
+    control = TrainControl()
+    interrupts.stop_on_first_interrupt(control)
+    stop = lambda: control.stop_requested  # noqa: E731
+    with _Bar(args.quiet, "range test") as bar:
+        curve = range_test(run, settings, stop=stop, progress=bar.show)
+    say(_curve_line(curve, settings))
+    for note in curve.notes:
+        say(f"note: {note}")
+    if curve.suggestions is None:
+        return 1
+    found = curve.suggestions
+    line = f"suggestions: valley {found.valley:.2e}, steepest {found.steepest:.2e}"
+    if found.disagree:
+        low, high = found.band
+        line += f" (they disagree by over 3x: the band {low:.2e} to {high:.2e})"
+    say(line)
+    steps = args.probe_steps or probe_steps(run)
+    with _Bar(args.quiet, "probe runs") as bar:
+        probes = run_probes(
+            run, found.valley, steps=steps, stop=stop, progress=bar.show
+        )
+    best = best_probe(probes)
+    say(f"probe runs ({steps} steps each, from step {run.global_step}):")
+    for line in probe_table(probes, best):
+        say(line)
+    if best is None or control.stop_requested:
+        say("stopped: no rate offered")
+        return 130
+    say(f"use: --lr {best.rate:.2e}")
+    return 0
+
+
+def _prepare(args: argparse.Namespace) -> TrainingRun:
+    """The run ``train`` would start with these flags (or resume), not trained."""
+    session = Session(origin="command line")
+    downloads = DownloadBars(args.quiet)
+    try:
+        base = C.load_config(args.config) if args.config else None
+        if args.resume:
+            opened = session.open(args.resume, progress=downloads, evaluate=False)
+            return opened.run
+        cfg = config_from_args(args, base or C.TrainConfig())
+        arrays = session.load_arrays(cfg, downloads, None)
+        return prepare_run(cfg, arrays=arrays, progress=downloads)
+    finally:
+        downloads.close()
+
+
+def _curve_line(curve: RangeCurve, settings: RangeSettings) -> str:
+    done = len(curve.rates) + curve.dropped
+    return (
+        f"range test: {done} of {settings.steps} steps from {settings.start:.0e} "
+        f"to {settings.end:g} ({curve.stopped_because})"
+    )
+
+
+def probe_table(probes: list[Probe], best: Probe | None) -> list[str]:
+    """The probes as aligned lines, the offered one marked."""
+    lines = [
+        f"  {'rate':>9}  {'train loss':>10}  {'val loss':>8}  {'val accuracy':>12}"
+    ]
+    for probe in probes:
+        mark = "  <- offered" if probe is best else ""
+        lines.append(
+            f"  {probe.rate:9.2e}  {_loss(probe.train_loss):>10}  "
+            f"{_loss(probe.val_loss):>8}  {percent(probe.val_accuracy):>12}{mark}"
+        )
+    return lines
+
+
+def _loss(value: float) -> str:
+    return f"{value:.4f}" if math.isfinite(value) else "diverged"
+
+
+class _Bar:
+    """A tqdm bar for a ``progress(done, total)`` callback (hidden with --quiet)."""
+
+    def __init__(self, quiet: bool, what: str) -> None:
+        self.quiet, self.what, self.bar = quiet, what, None
+
+    def __enter__(self) -> _Bar:
+        return self
+
+    def show(self, done: int, total: int) -> None:
+        if self.bar is None:
+            self.bar = tqdm(
+                total=total, desc=self.what, disable=self.quiet, leave=False
+            )
+        self.bar.update(done - self.bar.n)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.close()

@@ -1,0 +1,104 @@
+"""Short probe runs that check a suggested rate before it is offered.
+
+A suggestion read off a curve is a guess; Lightning's and pytorch-lr-finder's
+users report ones that train badly. Each probe trains the run from where it
+stands for the same number of steps at one rate (a third of the suggestion,
+the suggestion, three times it; the same seed, batches and schedule, shrunk to
+the probe's length), then measures the validation loss and accuracy. The rate
+offered is the probe that measured best. The run is put back after each probe.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from workbench.core.train.engine import build_scheduler
+from workbench.core.train.freezing import train_mode
+from workbench.core.train.probes import evaluate_predictions, mean_loss_and_accuracy
+from workbench.core.training_run import TrainingRun
+from workbench.core.tuning.lr_find import endless_batches, train_step
+from workbench.core.tuning.preserve import preserved
+
+MAX_PROBE_STEPS = 100  # a probe trains one epoch, or this many steps if fewer
+FACTORS = (1 / 3, 1.0, 3.0)
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What a short run at ``rate`` measured."""
+
+    rate: float
+    steps: int
+    train_loss: float  # the mean of the probe's last quarter of steps
+    val_loss: float
+    val_accuracy: float
+
+    @property
+    def score(self) -> tuple[float, float]:
+        """Higher is better: accuracy first, then the lower loss."""
+        accuracy = self.val_accuracy if math.isfinite(self.val_accuracy) else -1.0
+        loss = self.val_loss if math.isfinite(self.val_loss) else self.train_loss
+        return accuracy, -loss if math.isfinite(loss) else -math.inf
+
+
+def probe_steps(run: TrainingRun) -> int:
+    """How long each probe trains: one epoch, at most ``MAX_PROBE_STEPS``."""
+    return max(1, min(run.steps_per_epoch, MAX_PROBE_STEPS))
+
+
+def run_probes(
+    run: TrainingRun,
+    suggestion: float,
+    *,
+    steps: int | None = None,
+    stop: Callable[[], bool] = lambda: False,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Probe]:
+    """One probe per factor of ``suggestion``; fewer when stopped."""
+    steps = steps or probe_steps(run)
+    probes: list[Probe] = []
+    for index, factor in enumerate(FACTORS):
+        if stop():
+            break
+        with preserved(run):
+            probes.append(_probe(run, suggestion * factor, steps, stop))
+        if progress is not None:
+            progress(index + 1, len(FACTORS))
+    return probes
+
+
+def best_probe(probes: list[Probe]) -> Probe | None:
+    """The probe that measured best (the rate offered); None without probes."""
+    return max(probes, key=lambda p: p.score, default=None)
+
+
+def _probe(
+    run: TrainingRun, rate: float, steps: int, stop: Callable[[], bool]
+) -> Probe:
+    cfg = run.config.replace(lr=rate)
+    for group in run.optimizer.param_groups:
+        group["lr"] = rate
+    scheduler = build_scheduler(cfg, run.optimizer, steps)
+    scaler = torch.amp.GradScaler(run.device.type, enabled=run.precision == "fp16")
+    train_mode(run.model)
+    batches = endless_batches(run)
+    losses: list[float] = []
+    for _ in range(steps):
+        if stop():
+            break
+        x, y = next(batches)
+        losses.append(train_step(run, run.model, scaler, x, y))
+        if scheduler is not None:
+            scheduler.step()
+        if not math.isfinite(losses[-1]):
+            break
+    tail = losses[-max(1, len(losses) // 4) :]
+    train_loss = sum(tail) / len(tail) if tail else math.nan
+    if not math.isfinite(train_loss):
+        return Probe(rate, len(losses), math.inf, math.inf, math.nan)
+    val_loss, val_accuracy = mean_loss_and_accuracy(evaluate_predictions(run))
+    return Probe(rate, len(losses), train_loss, val_loss, val_accuracy)
