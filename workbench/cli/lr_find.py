@@ -22,15 +22,8 @@ from workbench.core import config as C
 from workbench.core.session import Session
 from workbench.core.train.engine import TrainControl, prepare_run
 from workbench.core.training_run import TrainingRun
-from workbench.core.tuning.lr_find import (
-    END,
-    START,
-    STEPS,
-    RangeCurve,
-    RangeSettings,
-    range_test,
-)
-from workbench.core.tuning.lr_probe import Probe, best_probe, probe_steps, run_probes
+from workbench.core.tuning.lr_find import END, START, STEPS, RangeSettings
+from workbench.core.tuning.lr_probe import Probe, RateFound, find_rate
 
 
 def add_lr_find_parser(sub: Any) -> None:
@@ -70,34 +63,48 @@ def cmd_lr_find(args: argparse.Namespace) -> int:
     run = _prepare(args)
     control = TrainControl()
     interrupts.stop_on_first_interrupt(control)
-    stop = lambda: control.stop_requested  # noqa: E731
-    with _Bar(args.quiet, "range test") as bar:
-        curve = range_test(run, settings, stop=stop, progress=bar.show)
-    say(_curve_line(curve, settings))
-    for note in curve.notes:
-        say(f"note: {note}")
-    if curve.suggestions is None:
-        return 1
-    found = curve.suggestions
-    line = f"suggestions: valley {found.valley:.2e}, steepest {found.steepest:.2e}"
-    if found.disagree:
-        low, high = found.band
-        line += f" (they disagree by over 3x: the band {low:.2e} to {high:.2e})"
-    say(line)
-    steps = args.probe_steps or probe_steps(run)
-    with _Bar(args.quiet, "probe runs") as bar:
-        probes = run_probes(
-            run, found.valley, steps=steps, stop=stop, progress=bar.show
+    with _Bar(args.quiet) as bar:
+        found = find_rate(
+            run,
+            settings,
+            steps=args.probe_steps,
+            stop=lambda: control.stop_requested,
+            progress=bar.show,
         )
-    best = best_probe(probes)
-    say(f"probe runs ({steps} steps each, from step {run.global_step}):")
-    for line in probe_table(probes, best):
+    for line in report_lines(found, settings):
         say(line)
-    if best is None or control.stop_requested:
-        say("stopped: no rate offered")
-        return 130
-    say(f"use: --lr {best.rate:.2e}")
+    if found.offered is None:
+        return 130 if control.stop_requested else 1
     return 0
+
+
+def report_lines(found: RateFound, settings: RangeSettings) -> list[str]:
+    """What ``lr-find`` prints: the curve, the suggestions, the probes, the rate."""
+    curve = found.curve
+    done = len(curve.rates) + curve.dropped
+    lines = [
+        f"range test: {done} of {settings.steps} steps from {settings.start:.0e} "
+        f"to {settings.end:g} ({curve.stopped_because})",
+        *(f"note: {note}" for note in curve.notes),
+    ]
+    guess = curve.suggestions
+    if guess is None:
+        return lines
+    line = f"suggestions: valley {guess.valley:.2e}, steepest {guess.steepest:.2e}"
+    if guess.disagree:
+        low, high = guess.band
+        line += f" (they disagree by over 3x: the band {low:.2e} to {high:.2e})"
+    lines.append(line)
+    if found.probes:
+        lines.append(
+            f"probe runs ({found.probe_steps} steps each, from step {found.from_step}):"
+        )
+        lines += probe_table(list(found.probes), found.offered)
+    if found.offered is None:
+        lines.append("stopped: no rate offered")
+    else:
+        lines.append(f"use: --lr {found.offered.rate:.2e}")
+    return lines
 
 
 def _prepare(args: argparse.Namespace) -> TrainingRun:
@@ -114,14 +121,6 @@ def _prepare(args: argparse.Namespace) -> TrainingRun:
         return prepare_run(cfg, arrays=arrays, progress=downloads)
     finally:
         downloads.close()
-
-
-def _curve_line(curve: RangeCurve, settings: RangeSettings) -> str:
-    done = len(curve.rates) + curve.dropped
-    return (
-        f"range test: {done} of {settings.steps} steps from {settings.start:.0e} "
-        f"to {settings.end:g} ({curve.stopped_because})"
-    )
 
 
 def probe_table(probes: list[Probe], best: Probe | None) -> list[str]:
@@ -143,21 +142,25 @@ def _loss(value: float) -> str:
 
 
 class _Bar:
-    """A tqdm bar for a ``progress(done, total)`` callback (hidden with --quiet)."""
+    """A tqdm bar per stage of a ``progress(stage, done, total)`` callback."""
 
-    def __init__(self, quiet: bool, what: str) -> None:
-        self.quiet, self.what, self.bar = quiet, what, None
+    def __init__(self, quiet: bool) -> None:
+        self.quiet, self.stage, self.bar = quiet, "", None
 
     def __enter__(self) -> _Bar:
         return self
 
-    def show(self, done: int, total: int) -> None:
-        if self.bar is None:
-            self.bar = tqdm(
-                total=total, desc=self.what, disable=self.quiet, leave=False
-            )
+    def show(self, stage: str, done: int, total: int) -> None:
+        if self.bar is None or stage != self.stage:
+            self.close()
+            self.stage = stage
+            self.bar = tqdm(total=total, desc=stage, disable=self.quiet, leave=False)
         self.bar.update(done - self.bar.n)
 
-    def __exit__(self, *exc: object) -> None:
+    def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+            self.bar = None
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

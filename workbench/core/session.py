@@ -350,6 +350,25 @@ class Session:
         finally:
             self._training = False
 
+    def trial_run(
+        self,
+        plan: Plan,
+        progress: ProgressFn | None = None,
+        cancel: CancelFn = lambda: False,
+    ) -> TrainingRun:
+        """The run Start would train, prepared but neither trained nor adopted.
+
+        The learning-rate finder tries rates on it and puts it back; for a run
+        that continues, it is the current run itself.
+        """
+        if plan.fine_tune_from is not None:
+            raise ConfigError("finding a learning rate is for training runs")
+        kept = self.fine_tune
+        try:
+            return self._prepare(plan, progress, cancel)
+        finally:
+            self.fine_tune = kept
+
     def _prepare(
         self, plan: Plan, progress: ProgressFn | None, cancel: CancelFn
     ) -> TrainingRun:

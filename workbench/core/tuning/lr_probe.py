@@ -20,7 +20,13 @@ from workbench.core.train.engine import build_scheduler
 from workbench.core.train.freezing import train_mode
 from workbench.core.train.probes import evaluate_predictions, mean_loss_and_accuracy
 from workbench.core.training_run import TrainingRun
-from workbench.core.tuning.lr_find import endless_batches, train_step
+from workbench.core.tuning.lr_find import (
+    RangeCurve,
+    RangeSettings,
+    endless_batches,
+    range_test,
+    train_step,
+)
 from workbench.core.tuning.preserve import preserved
 
 MAX_PROBE_STEPS = 100  # a probe trains one epoch, or this many steps if fewer
@@ -102,3 +108,47 @@ def _probe(
         return Probe(rate, len(losses), math.inf, math.inf, math.nan)
     val_loss, val_accuracy = mean_loss_and_accuracy(evaluate_predictions(run))
     return Probe(rate, len(losses), train_loss, val_loss, val_accuracy)
+
+
+@dataclass(frozen=True)
+class RateFound:
+    """A whole find: the curve, the probes of its valley, the rate offered."""
+
+    curve: RangeCurve
+    probes: tuple[Probe, ...]
+    offered: Probe | None
+    probe_steps: int
+    from_step: int  # where the run stood (0: a new run)
+
+
+def find_rate(
+    run: TrainingRun,
+    settings: RangeSettings | None = None,
+    *,
+    steps: int | None = None,
+    stop: Callable[[], bool] = lambda: False,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> RateFound:
+    """The range test, then probes around its valley; ``run`` is left as it was.
+
+    ``progress(stage, done, total)`` with stage ``"range test"`` or ``"probes"``.
+    """
+
+    def report(stage: str) -> Callable[[int, int], None] | None:
+        if progress is None:
+            return None
+        return lambda done, total: progress(stage, done, total)
+
+    curve = range_test(run, settings, stop=stop, progress=report("range test"))
+    steps = steps or probe_steps(run)
+    probes: list[Probe] = []
+    if curve.suggestions is not None and not stop():
+        probes = run_probes(
+            run,
+            curve.suggestions.valley,
+            steps=steps,
+            stop=stop,
+            progress=report("probes"),
+        )
+    offered = None if stop() else best_probe(probes)
+    return RateFound(curve, tuple(probes), offered, steps, run.global_step)
