@@ -7089,3 +7089,33 @@ MUTATIONS += [
         tests=("tests/core/test_lr_find.py::test_the_valley_is_the_middle_of_the_longest_fall",),
     ),
 ]
+
+# issue 35: Run ▸ Find learning rate… in the window.
+_LR_UI = "tests/ui/test_lr_finder_ui.py::test_the_finder_shows_its_curve_and_probes_and_sets_the_rate"
+_LR_UI_CANCEL = "tests/ui/test_lr_finder_ui.py::test_cancel_ends_the_find_and_offers_nothing"
+MUTATIONS += [
+    Mutation(
+        name="lr-finder-use-sets-nothing",
+        promise="'Use this rate' sets the Training panel's learning rate to the rate offered",
+        where="workbench.ui.window.lr_finder:LrFinderDialog.use_rate",
+        old="        self.window_.training_panel.lr_spin.setValue(rate)\n",
+        new="",
+        tests=(_LR_UI,),
+    ),
+    Mutation(
+        name="lr-finder-suggestions-not-marked",
+        promise="The finder's plot marks both suggestions with a labelled line",
+        where="workbench.ui.window.lr_finder:LrFinderDialog._draw",
+        old="            plot.addItem(line)\n",
+        new="            pass\n",
+        tests=(_LR_UI,),
+    ),
+    Mutation(
+        name="lr-finder-cancel-does-nothing",
+        promise="Cancel ends the find early and offers no rate",
+        where="workbench.ui.window.lr_finder:LrFinderDialog.__init__",
+        old="        self.cancel_button.clicked.connect(window.controller.cancel_task)\n",
+        new="",
+        tests=(_LR_UI_CANCEL,),
+    ),
+]

@@ -14,7 +14,7 @@ from typing import Any
 
 from PySide6.QtCore import QSettings, QTimer, Slot
 from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
+from PySide6.QtWidgets import QApplication, QDialog, QMainWindow, QWidget
 from torch import nn
 
 from workbench.core.config import DEFAULT_IMAGE_SIZE, ConfigError, TrainConfig
@@ -45,6 +45,7 @@ from workbench.ui.tasks import describe_error
 from workbench.ui.trainer_thread import TrainerThread
 from workbench.ui.widgets import wheel_guard
 from workbench.ui.window import layout as window_layout
+from workbench.ui.window import lr_finder
 from workbench.ui.window import state as window_state
 from workbench.ui.window.actions import build_actions
 from workbench.ui.window.export import ExportActions
@@ -89,6 +90,7 @@ class MainWindow(QMainWindow):
         self.runs_tab = RunsTab(self, self.controller, self._settings)
         self.jobs = JobView(self, self.controller, self._settings)
         self.exporter = ExportActions(self, self.controller)
+        self.lr_finder: QDialog | None = None  # Run ▸ Find learning rate…
         self.commands = build_actions(self)
         self.files.fill_recent_menu()
         self._connect_controller()
@@ -305,6 +307,11 @@ class MainWindow(QMainWindow):
             self.set_status("Stopping after this batch…")
 
     @Slot()
+    def find_learning_rate(self) -> None:
+        """Run ▸ Find learning rate…: the range test and its probes, in a dialog."""
+        lr_finder.open_lr_finder(self)
+
+    @Slot()
     def reset_run(self) -> None:
         """Forget the current run: Start begins a new one."""
         if self.state is not RunState.IDLE:
@@ -329,6 +336,7 @@ class MainWindow(QMainWindow):
         self.data_panel.set_run_active(busy)
         self.draw_panel.set_training_active(state.training)
         self.runs_panel.set_busy(busy)
+        self.commands.find_rate.setEnabled(not busy)
         self.draw_panel.set_fine_tune_enabled(not busy)
         # The freeze tree edits the model: only when nothing trains it.
         self.freeze_panel.set_editable(state in (RunState.IDLE, RunState.PAUSED))

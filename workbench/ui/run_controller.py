@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from workbench.core.runs.folder import RunFolder, mark_closed_if_stopped
 from workbench.core.session import Finished, Opened, RunPrepared, Session
 from workbench.core.start_plan import Plan
 from workbench.core.train.engine import TrainingRun
+from workbench.core.tuning.lr_probe import RateFound, find_rate
 from workbench.ui.process_job import JobEnded, ProcessJob
 from workbench.ui.tasks import TaskThread, describe_error, start_task
 from workbench.ui.trainer_thread import TrainerThread
@@ -35,6 +37,15 @@ log = logging.getLogger(__name__)
 
 # How long closing the window waits for the run to finish its batch.
 SHUTDOWN_WAIT_MS = 5000
+
+
+@dataclass(frozen=True)
+class FindProgress:
+    """How far the learning-rate finder is: ``stage`` is "range test" or "probes"."""
+
+    stage: str
+    done: int
+    total: int
 
 
 class RunState(StrEnum):
@@ -48,6 +59,7 @@ class RunState(StrEnum):
     OPENING = "opening"  # a checkpoint is being restored
     SCORING = "scoring"  # a finished fine-tune is being measured
     EXPORTING = "exporting"  # a checkpoint is being exported and verified
+    FINDING = "finding"  # the learning-rate finder tries rates on the run
 
     @property
     def training(self) -> bool:
@@ -78,6 +90,8 @@ class RunController(QObject):
     task_progress = Signal(object)  # a task's progress (export: a line of text)
     exported = Signal(object)  # ExportResult
     export_failed = Signal(str, str)
+    rate_found = Signal(object)  # RateFound (cancelled: its offered is None)
+    find_failed = Signal(str, str)
     job_started = Signal(object)  # Path: the run folder a --nproc job writes
     job_event = Signal(object)  # what the job's run folder or rank 0 told
     job_ended = Signal(object)  # JobEnded; the state is idle again
@@ -270,6 +284,36 @@ class RunController(QObject):
             self.exported.emit,
             self.export_failed.emit,
         )
+
+    def find_rate(self, cfg: TrainConfig) -> None:
+        """The learning-rate finder on the run Start would train (``rate_found``).
+
+        ``task_progress`` carries :class:`FindProgress`; :meth:`cancel_task`
+        ends it early, and the run is left as it was either way.
+        """
+        session = self.session
+        plan = session.plan(cfg)
+
+        def work(progress: Any, cancel: Any) -> RateFound:
+            run = session.trial_run(plan, progress, cancel)
+
+            def report(stage: str, done: int, total: int) -> None:
+                progress(FindProgress(stage, done, total))
+
+            return find_rate(run, stop=cancel, progress=report)
+
+        self._run_task(
+            "find-rate",
+            work,
+            RunState.FINDING,
+            self.rate_found.emit,
+            self.find_failed.emit,
+        )
+
+    def cancel_task(self) -> None:
+        """Ask the background task to stop at its next check."""
+        if self._task is not None:
+            self._task.cancel()
 
     def _run_task(
         self,

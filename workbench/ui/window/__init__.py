@@ -15,6 +15,7 @@ job_view         Start with Processes > 1: a job the window follows live
 runs             the Runs tab's wiring: overlay, open and reproduce past runs
 teach            the Draw tab's wiring: the reader's weights, fine-tuning
 summary_dialog   View > Model summary: each layer's shape, parameters, MACs
+lr_finder        Run > Find learning rate: the range test's curve, probes checked
 """
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "files",
     "job_view",
     "layout",
+    "lr_finder",
     "parts",
     "preview",
     "run_view",

@@ -5,7 +5,7 @@ connects it to the method that does the work; buttons elsewhere trigger the
 same actions, so a shortcut and a click always do the same thing.
 
 Shortcuts in use: Ctrl+O, Ctrl+Shift+O, Ctrl+S, Ctrl+E, Ctrl+Q (File); Ctrl+Return or
-F5, F6 or Pause, Shift+F5 or Ctrl+. (Run); Ctrl+Shift+D (Data); Ctrl+1 to
+F5, F6 or Pause, Shift+F5 or Ctrl+., Ctrl+L (Run); Ctrl+Shift+D (Data); Ctrl+1 to
 Ctrl+6, Ctrl+M, Ctrl+Shift+M (View); in the Draw tab Ctrl+I, Esc, Ctrl+Z, 0-9,
 Enter; Delete in my digits' list.
 
@@ -30,6 +30,7 @@ START_KEYS = (QKeySequence("Ctrl+Return"), QKeySequence("F5"))
 PAUSE_KEYS = (QKeySequence("F6"), QKeySequence(Qt.Key.Key_Pause))
 STOP_KEYS = (QKeySequence("Shift+F5"), QKeySequence("Ctrl+."))
 CHECK_DATA_KEYS = (QKeySequence("Ctrl+Shift+D"),)
+FIND_LR_KEYS = (QKeySequence("Ctrl+L"),)
 TABS = (
     ("Training &curves", "showCurvesAction"),
     ("&Draw a digit", "showDrawAction"),
@@ -61,6 +62,7 @@ class WindowActions:
     pause: QAction
     stop: QAction
     reset: QAction
+    find_rate: QAction
     check_data: QAction
     tabs: tuple[QAction, ...]
     model_column: QAction
@@ -143,6 +145,15 @@ def build_actions(window: ActionsWindow) -> WindowActions:
         pause=_action(window, "&Pause", "pauseAction", window.toggle_pause, PAUSE_KEYS),
         stop=_action(window, "S&top", "stopAction", window.stop, STOP_KEYS),
         reset=_action(window, "&New run", "resetAction", window.reset_run),
+        find_rate=_action(
+            window,
+            "Find &learning rate…",
+            "findLrAction",
+            window.find_learning_rate,
+            FIND_LR_KEYS,
+            "A range test on the run Start would train, its suggestion checked "
+            "by short probe runs; the run is left exactly as it was",
+        ),
         check_data=_action(
             window,
             "&Check image folder…",
@@ -198,6 +209,7 @@ def build_actions(window: ActionsWindow) -> WindowActions:
         run_menu.addAction(action)
     run_menu.addSeparator()
     run_menu.addAction(actions.reset)
+    run_menu.addAction(actions.find_rate)
     data_menu = window.menuBar().addMenu("&Data")
     data_menu.addAction(actions.check_data)
     view_menu = window.menuBar().addMenu("&View")
