@@ -6577,6 +6577,7 @@ MUTATIONS += [
 # built aside, the freeze selection carried over, the Model panel's lines.
 _PREVIEW = "tests/ui/test_model_preview.py::"
 _PREVIEW_BUILD = "tests/core/test_preview_build.py::"
+_ROUND_TRIP = "tests/core/test_catalog_round_trip.py::"
 MUTATIONS += [
     Mutation(
         name="large-preview-built-on-the-gui-thread",
@@ -6654,7 +6655,7 @@ MUTATIONS += [
     Mutation(
         name="preview-draws-from-the-global-generator",
         promise="A preview built aside has the seeded build's weights, drawn from its own generator",
-        where="_PrivateRandom.__torch_function__",
+        where="PrivateRandom.__torch_function__",
         old='        if draws and kwargs.get("generator") is None:\n',
         new="        if False:\n",
         tests=(
@@ -6664,7 +6665,7 @@ MUTATIONS += [
     Mutation(
         name="cancelled-preview-leaves-grad-off",
         promise="A cancelled preview build stops at a tensor it makes, never in no_grad's exit (gradients stay on)",
-        where="_PrivateRandom.__torch_function__",
+        where="PrivateRandom.__torch_function__",
         old='        if (draws or getattr(func, "__name__", "") in _ALLOCATES) and self._cancel():\n',
         new="        if self._cancel():\n",
         tests=(
@@ -7087,6 +7088,39 @@ MUTATIONS += [
         old="    return start + int(third) + int(third / 2)\n",
         new="    return end\n",
         tests=("tests/core/test_lr_find.py::test_the_valley_is_the_middle_of_the_longest_fall",),
+    ),
+    # ------------------------------------- the catalog's round trip (issue 34)
+    Mutation(
+        name="torchscript-traced-with-gradients",
+        promise="A vision transformer exports to TorchScript: traced without gradients, as trace's own check reruns it",
+        where="_torchscript",
+        old="    with warnings.catch_warnings(), torch.no_grad():\n",
+        new="    with warnings.catch_warnings():\n",
+        tests=(f"{_ROUND_TRIP}test_a_vision_transformer_exports_to_torchscript",),
+    ),
+    Mutation(
+        name="regnet-reader-not-built",
+        promise="A RegNet, which meta tensors cannot build, still gets its reader (predict, export, the Draw tab)",
+        where="build_on_meta",
+        old="    except ConfigError:\n",
+        new="    except OSError:\n",
+        tests=(f"{_ROUND_TRIP}test_a_regnets_reader_is_built_without_drawing_random_numbers",),
+    ),
+    Mutation(
+        name="regnet-reader-draws-from-the-global-generator",
+        promise="A RegNet's reader is built without drawing from the random generator a run uses",
+        where="build_on_meta",
+        old="        with PrivateRandom(torch.Generator()):\n",
+        new="        with torch.no_grad():\n",
+        tests=(f"{_ROUND_TRIP}test_a_regnets_reader_is_built_without_drawing_random_numbers",),
+    ),
+    Mutation(
+        name="histogram-edges-in-float32",
+        promise="Weights a few ulps apart (Swin V2's logit scales) still get their histogram",
+        where="weight_histograms",
+        old="        finite = values[np.isfinite(values)].astype(np.float64)\n",
+        new="        finite = values[np.isfinite(values)]\n",
+        tests=(f"{_ROUND_TRIP}test_weights_a_few_ulps_apart_still_get_a_histogram",),
     ),
 ]
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import pytest
 from PySide6.QtCore import QTimer
 
-from workbench.core.models.preview import BuildCancelled
+from workbench.core.models.private_random import BuildCancelled
 from workbench.ui.panels.model import feature_cache_line
 from workbench.ui.window import preview as preview_part
 

@@ -10,6 +10,7 @@ state_dict_match     comparing saved weights with a model, loading what fits
 inputs               the inputs a model takes, from the data a run reads
 summary              shapes, parameters, MACs and activation memory per layer
 preview              a model before its run: size, training cost, a build off-thread
+private_random       a thread's random draws sent to a private generator
 """
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "inputs",
     "pretrained",
     "preview",
+    "private_random",
     "source",
     "state_dict_match",
     "summary",

@@ -23,6 +23,7 @@ from workbench.core.models.catalog import (
     model_problem,
 )
 from workbench.core.models.pretrained import load_pretrained_state
+from workbench.core.models.private_random import PrivateRandom
 from workbench.core.models.state_dict_match import copy_metadata
 from workbench.core.models.torchvision_models import ModelBuildError, build_torchvision
 from workbench.core.models.user_file import ModelFileError, build_from_file, parse_spec
@@ -351,11 +352,21 @@ def build_on_meta(
     """The architecture on the ``meta`` device: names and shapes, no memory.
 
     Enough to list parameters or find the head (a script's freeze mask) in a
-    few milliseconds, even for a large model; nothing random is drawn.
+    few milliseconds, even for a large model (RegNet, built for real: seconds);
+    the process's random generator is never drawn from.
     """
     _check_buildable(name, input_shape)
-    with torch.device("meta"):
-        return _construct(name, num_classes, input_shape, weights, _no_weights)
+    try:
+        with torch.device("meta"):
+            return _construct(name, num_classes, input_shape, weights, _no_weights)
+    except ConfigError:
+        # RegNet computes its block widths with tensors it reads back, which
+        # meta tensors cannot: such a model is built for real (a model that
+        # cannot be built at all fails again here), its draws from a throwaway
+        # generator, so a run training in another thread keeps its stream.
+        with PrivateRandom(torch.Generator()):
+            model = _construct(name, num_classes, input_shape, weights, _no_weights)
+        return model.to("meta")
 
 
 def _no_weights(member: object) -> None:

@@ -18,14 +18,11 @@ call, so a build nobody wants any more stops early.
 from __future__ import annotations
 
 import functools
-import inspect
 import os
 from collections.abc import Callable
-from typing import Any
 
 import torch
 from torch import nn
-from torch.overrides import TorchFunctionMode
 
 from workbench.core.model_offer import ModelKey
 from workbench.core.models.builtins import build_model, build_on_meta
@@ -35,6 +32,7 @@ from workbench.core.models.catalog import (
     is_torchvision,
     weights_enum_class,
 )
+from workbench.core.models.private_random import PrivateRandom
 
 # Estimated parameters from which a preview is built in another thread. Below
 # it a build takes at most about 0.1 s on 2 CPU cores (mobilenet_v3_small,
@@ -44,36 +42,6 @@ BACKGROUND_FROM = 3_000_000
 # Training with Adam in float32 keeps four numbers per parameter: the weight,
 # its gradient and Adam's two moving averages.
 BYTES_PER_PARAMETER = 4 * 4
-
-# Random functions of torch that take ``generator=`` but show no Python signature.
-_RANDOM = frozenset(
-    {
-        "bernoulli",
-        "bernoulli_",
-        "cauchy_",
-        "exponential_",
-        "geometric_",
-        "log_normal_",
-        "multinomial",
-        "normal",
-        "normal_",
-        "poisson",
-        "rand",
-        "randint",
-        "randn",
-        "random_",
-        "randperm",
-        "uniform_",
-    }
-)
-
-
-# Where a cancelled build may stop: each parameter is made by one of these.
-_ALLOCATES = frozenset({"empty", "full", "ones", "tensor", "zeros"})
-
-
-class BuildCancelled(Exception):
-    """A preview build stopped because nobody wants it any more."""
 
 
 def estimate_parameters(key: ModelKey) -> int | None:
@@ -115,46 +83,8 @@ def build_preview(
         generator.seed()  # fresh, from the operating system
     else:
         generator.manual_seed(seed)
-    with _PrivateRandom(generator, cancel):
+    with PrivateRandom(generator, cancel):
         return build_model(key[0], key[1], input_shape=key[2])
-
-
-class _PrivateRandom(TorchFunctionMode):
-    """Sends the random draws of this thread's torch calls to ``generator``."""
-
-    def __init__(self, generator: torch.Generator, cancel: Callable[[], bool]) -> None:
-        super().__init__()
-        self._generator = generator
-        self._cancel = cancel
-
-    def __torch_function__(
-        self,
-        func: Any,
-        types: Any,
-        args: tuple[Any, ...] = (),
-        kwargs: dict[str, Any] | None = None,
-    ) -> Any:
-        kwargs = dict(kwargs or {})
-        draws = _draws_random(func)
-        # Stop only where a tensor is made or drawn: never in a context
-        # manager's exit (no_grad's restores grad mode through a torch call).
-        if (draws or getattr(func, "__name__", "") in _ALLOCATES) and self._cancel():
-            raise BuildCancelled("the preview was no longer wanted")
-        # Inside a handled call the mode is off: nn.init's functions must get
-        # the generator themselves (they pass it on to the tensor methods).
-        if draws and kwargs.get("generator") is None:
-            kwargs["generator"] = self._generator
-        return func(*args, **kwargs)
-
-
-@functools.cache
-def _draws_random(func: Any) -> bool:
-    if getattr(func, "__name__", "") in _RANDOM:
-        return True
-    try:
-        return "generator" in inspect.signature(func).parameters
-    except (TypeError, ValueError):  # a builtin without a signature
-        return False
 
 
 # ------------------------------------------------------------------ what it costs

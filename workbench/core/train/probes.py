@@ -126,8 +126,10 @@ def weight_histograms(run: TrainingRun, epoch: int, bins: int = 30) -> WeightHis
     for name, params in _layers(run.model):
         values = torch.cat([p.detach().float().flatten() for p in params]).cpu().numpy()
         # Weights gone NaN (a diverging run, caught at the next log step) have no
-        # histogram range: count the finite ones.
-        finite = values[np.isfinite(values)]
+        # histogram range: count the finite ones. In float64: float32 weights a
+        # few ulps apart (Swin V2's logit scales) leave float32 no room for 30
+        # distinct bin edges, and numpy refuses.
+        finite = values[np.isfinite(values)].astype(np.float64)
         count, edge = np.histogram(
             finite, bins=bins, range=None if finite.size else (0, 1)
         )

@@ -29,12 +29,12 @@ from workbench.core.model_offer import ModelKey, model_key
 from workbench.core.models.builtins import head_name
 from workbench.core.models.preview import (
     BACKGROUND_FROM,
-    BuildCancelled,
     build_preview,
     device_memory,
     estimate_parameters,
     training_cost,
 )
+from workbench.core.models.private_random import BuildCancelled
 from workbench.core.models.state_dict_match import load_exact
 from workbench.core.train.feature_cache import trainable_before_head
 from workbench.core.train.freezing import (
