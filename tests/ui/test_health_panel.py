@@ -68,6 +68,7 @@ def test_every_layer_is_named_and_no_legend_covers_the_head(panel):
         item = plot.getPlotItem()
         # No legend box over the data: it named only the layers it had room for.
         assert item.legend is None or not item.legend.items
+        assert plot.legend_text() == ""  # nor a line of names above it
         # The list is beside the plots, not over them.
         view = item.getViewBox()
         view_rect = plot.mapFromScene(view.sceneBoundingRect()).boundingRect()
