@@ -22,9 +22,10 @@ def test_lr_find_prints_the_suggestions_the_probes_and_the_rate_to_use(capsys):
     suggestion = next(line for line in lines if line.startswith("suggestions: "))
     valley = float(re.search(r"valley (\S+),", suggestion).group(1))
     header = lines.index("probe runs (3 steps each, from step 0):")
-    rows = lines[header + 2 : header + 5]
+    rows = lines[header + 2 : -1]
     rates = [float(row.split()[0]) for row in rows]
-    assert rates == pytest.approx([valley / 3, valley, valley * 3], rel=0.02)
+    assert len(rates) >= 3
+    assert rates[:3] == pytest.approx([valley / 3, valley, valley * 3], rel=0.02)
     offered = [row for row in rows if row.endswith("<- offered")]
     assert len(offered) == 1
     assert lines[-1] == f"use: --lr {offered[0].split()[0]}"

@@ -92,7 +92,7 @@ def test_a_run_after_a_find_and_probes_trains_as_if_there_had_been_none(
     curve = range_test(run, RangeSettings(steps=30))
     assert len(curve.rates) > 10
     assert run.global_step == 5
-    probes = run_probes(run, 0.01, steps=4)
+    probes = run_probes(run, (0.01 / 3, 0.01, 0.03), steps=4)
     assert [p.rate for p in probes] == pytest.approx([0.01 / 3, 0.01, 0.03])
     after = _losses(before) + _losses(fit(run))
     assert after == expected  # every step's loss, exactly
@@ -184,7 +184,7 @@ def test_suggestions_skip_the_ends_and_show_a_band_when_they_disagree():
 
 def test_probes_measure_each_rate_and_the_best_is_offered(tiny_arrays):
     run = prepare_run(TrainConfig(model="mlp", batch_size=32), arrays=tiny_arrays)
-    probes = run_probes(run, 3e-3, steps=6)
+    probes = run_probes(run, (1e-3, 3e-3, 9e-3), steps=6)
     assert [p.steps for p in probes] == [6, 6, 6]
     for probe in probes:
         assert 0.0 <= probe.val_accuracy <= 1.0
@@ -204,3 +204,16 @@ def test_the_offered_probe_is_the_most_accurate_then_the_lowest_loss():
     assert best_probe([low, mid, tie, diverged]) is tie
     assert best_probe([diverged, low]) is low
     assert best_probe([]) is None
+
+
+def test_the_probes_span_the_band_when_the_rules_disagree():
+    from workbench.core.tuning.lr_probe import probe_rates
+
+    agree = probe_rates(Suggestions(valley=1e-3, steepest=2e-3))
+    assert agree == pytest.approx((1e-3 / 3, 1e-3, 3e-3))
+    band = probe_rates(Suggestions(valley=1e-4, steepest=5e-3))
+    assert band[0] == pytest.approx(1e-4 / 3)
+    np.testing.assert_allclose(np.array(band[1:]) / np.array(band[:-1]), 3.0)
+    assert band[-1] >= 5e-3 * 3 / 1.5  # up to three times the higher
+    assert band[-1] < 5e-3 * 3 * 3 / 1.5
+    assert 1e-4 == pytest.approx(band[1])  # the valley itself is probed

@@ -1,11 +1,13 @@
-"""Short probe runs that check a suggested rate before it is offered.
+"""Short probe runs that check the suggested rates before one is offered.
 
 A suggestion read off a curve is a guess; Lightning's and pytorch-lr-finder's
 users report ones that train badly. Each probe trains the run from where it
-stands for the same number of steps at one rate (a third of the suggestion,
-the suggestion, three times it; the same seed, batches and schedule, shrunk to
-the probe's length), then measures the validation loss and accuracy. The rate
-offered is the probe that measured best. The run is put back after each probe.
+stands for the same number of steps at one rate (the same seed, batches and
+schedule, shrunk to the probe's length), then measures the validation loss and
+accuracy. The rates: a third of the valley, the valley and three times it; when
+the two rules disagree by over 3x, on through the band between them, a factor
+of 3 apart, up to three times the higher. The rate offered is the probe that
+measured best. The run is put back after each probe.
 """
 
 from __future__ import annotations
@@ -27,10 +29,11 @@ from workbench.core.tuning.lr_find import (
     range_test,
     train_step,
 )
+from workbench.core.tuning.lr_suggest import Suggestions
 from workbench.core.tuning.preserve import preserved
 
 MAX_PROBE_STEPS = 100  # a probe trains one epoch, or this many steps if fewer
-FACTORS = (1 / 3, 1.0, 3.0)
+STEP = 3.0  # between two probes' rates
 
 
 @dataclass(frozen=True)
@@ -56,24 +59,36 @@ def probe_steps(run: TrainingRun) -> int:
     return max(1, min(run.steps_per_epoch, MAX_PROBE_STEPS))
 
 
+def probe_rates(guess: Suggestions) -> tuple[float, ...]:
+    """A third of the lower suggestion to three times the higher, 3x apart.
+
+    When the rules agree: a third of the valley, the valley, three times it.
+    """
+    low, high = guess.band if guess.disagree else (guess.valley, guess.valley)
+    rates = [low / STEP]
+    while rates[-1] < high * STEP / 1.5:  # the last within 1.5x of 3x the higher
+        rates.append(rates[-1] * STEP)
+    return tuple(rates)
+
+
 def run_probes(
     run: TrainingRun,
-    suggestion: float,
+    rates: tuple[float, ...],
     *,
     steps: int | None = None,
     stop: Callable[[], bool] = lambda: False,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[Probe]:
-    """One probe per factor of ``suggestion``; fewer when stopped."""
+    """One probe per rate; fewer when stopped."""
     steps = steps or probe_steps(run)
     probes: list[Probe] = []
-    for index, factor in enumerate(FACTORS):
+    for index, rate in enumerate(rates):
         if stop():
             break
         with preserved(run):
-            probes.append(_probe(run, suggestion * factor, steps, stop))
+            probes.append(_probe(run, rate, steps, stop))
         if progress is not None:
-            progress(index + 1, len(FACTORS))
+            progress(index + 1, len(rates))
     return probes
 
 
@@ -145,7 +160,7 @@ def find_rate(
     if curve.suggestions is not None and not stop():
         probes = run_probes(
             run,
-            curve.suggestions.valley,
+            probe_rates(curve.suggestions),
             steps=steps,
             stop=stop,
             progress=report("probes"),

@@ -219,9 +219,9 @@ def _summary(found: RateFound) -> str:
             return f"No rate to suggest ({curve.stopped_because}).{notes}"
         return f"Stopped before the probes ended: no rate offered.{notes}"
     return (
-        f"Offered {_rate(offered.rate)}: of the probe runs ({found.probe_steps} "
-        f"steps each at a third of the valley, the valley and three times it), "
-        f"it measured best (val accuracy {percent(offered.val_accuracy)}). "
+        f"Offered {_rate(offered.rate)}: of {len(found.probes)} probe runs "
+        f"({found.probe_steps} steps each, rates 3x apart from a third of the "
+        f"valley), it measured best (val accuracy {percent(offered.val_accuracy)}). "
         f"The range test {curve.stopped_because}.{notes}"
     )
 
