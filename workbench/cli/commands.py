@@ -22,6 +22,7 @@ from workbench.cli import lr_find as cli_lr_find
 from workbench.cli import models as cli_models
 from workbench.cli import predict as cli_predict
 from workbench.cli import script as cli_script
+from workbench.cli import sweep as cli_sweep
 from workbench.cli import train as cli_train
 from workbench.cli.runs import run_command
 from workbench.cli.train_flags import MODEL_HELP, add_train_flags
@@ -100,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_export.add_export_parser(sub)
     cli_script.add_script_parser(sub)
     cli_lr_find.add_lr_find_parser(sub)
+    cli_sweep.add_sweep_parser(sub)
     summary.add_argument("--batch-size", type=int, default=256, metavar="N")
     return parser
 
@@ -139,6 +141,7 @@ def _main(argv: Sequence[str] | None) -> int:
         "export": cli_export.cmd_export,
         "script": cli_script.cmd_script,
         "lr-find": cli_lr_find.cmd_lr_find,
+        "sweep": cli_sweep.cmd_sweep,
     }
     try:
         if not interrupts.is_rank():  # a rank holds until its first step
