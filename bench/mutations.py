@@ -7153,3 +7153,76 @@ MUTATIONS += [
         tests=(_LR_UI_CANCEL,),
     ),
 ]
+
+# issue 35: sweeps whose trials are runs of the ledger.
+_SWEEP_RUNS = "tests/core/test_sweep.py::test_every_trial_is_a_run_and_trial_0_is_the_users_settings"
+_SWEEP_PRUNE = "tests/core/test_sweep.py::test_pruning_stops_a_trial_after_an_epoch_and_keeps_it"
+_SWEEP_BAD = "tests/core/test_sweep.py::test_bad_sweeps_are_one_line_exit_2_and_leave_no_run"
+_SWEEP_SPACE = "tests/core/test_sweep.py::test_a_space_that_cannot_work_is_one_line"
+_SWEEP_CLI = "tests/core/test_sweep.py::test_the_command_line_sweeps_and_shows"
+MUTATIONS += [
+    Mutation(
+        name="sweep-trial-0-not-the-users",
+        promise="A sweep's trial 0 is the user's own settings",
+        where="workbench.core.tuning.sweep:run_sweep",
+        old="        study.enqueue_trial(settings.space.current(base), skip_if_exists=True)\n",
+        new="        pass\n",
+        tests=(_SWEEP_RUNS,),
+    ),
+    Mutation(
+        name="sweep-trials-not-in-the-ledger",
+        promise="Each trial's run.json names its study and trial number",
+        where="workbench.core.tuning.sweep:_train_trial",
+        old='        folder.update(**{SWEEP_KEY: {"study": study, "trial": trial.number}})\n',
+        new="        pass\n",
+        tests=(_SWEEP_RUNS,),
+    ),
+    Mutation(
+        name="sweep-never-prunes",
+        promise="Successive halving stops a poor trial after its epoch",
+        where="workbench.core.tuning.sweep:_train_trial",
+        old="            if trial.should_prune():\n",
+        new="            if False:\n",
+        tests=(_SWEEP_PRUNE,),
+    ),
+    Mutation(
+        name="sweep-pruned-run-reads-stopped",
+        promise="A pruned trial's run reads 'pruned' in the ledger",
+        where="workbench.core.tuning.sweep:_train_trial",
+        old="            folder.update(status=PRUNED)\n",
+        new="            pass\n",
+        tests=(_SWEEP_PRUNE, _SWEEP_RUNS),
+    ),
+    Mutation(
+        name="sweep-sampler-unseeded",
+        promise="The same seed proposes the same trials",
+        where="workbench.core.tuning.sweep:open_study",
+        old="    sampler = optuna.samplers.TPESampler(seed=settings.seed)\n",
+        new="    sampler = optuna.samplers.TPESampler(seed=None)\n",
+        tests=(_SWEEP_RUNS,),
+    ),
+    Mutation(
+        name="sweep-log-range-through-zero",
+        promise="A log-scale range through zero is refused in one line",
+        where="workbench.core.tuning.space:_log_range",
+        old="    if low <= 0 or high <= 0:\n",
+        new="    if low < 0 or high < 0:\n",
+        tests=(_SWEEP_SPACE,),
+    ),
+    Mutation(
+        name="sweep-show-makes-a-study",
+        promise="'sweep show' of an unknown study says so and leaves no study file",
+        where="workbench.core.tuning.sweep:open_study",
+        old="    if not create and settings.storage is None and not journal.is_file():\n",
+        new="    if False:\n",
+        tests=(_SWEEP_BAD,),
+    ),
+    Mutation(
+        name="runs-list-hides-the-sweep",
+        promise="runs list shows each sweep trial's study and number",
+        where="workbench.cli.runs:run_command",
+        old='            name += f"  sweep {r.sweep}" if r.sweep else ""\n',
+        new="",
+        tests=(_SWEEP_CLI,),
+    ),
+]

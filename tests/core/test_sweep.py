@@ -9,6 +9,7 @@ import pytest
 from workbench.cli.commands import main
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.runs.folder import runs_dir
+from workbench.core.runs.listing import list_runs
 from workbench.core.tuning.space import Choices, LogRange, SearchSpace
 from workbench.core.tuning.sweep import SweepSettings, open_study, run_sweep
 
@@ -82,6 +83,9 @@ def test_every_trial_is_a_run_and_trial_0_is_the_users_settings():
         assert info["status"] == ("pruned" if trial.state == "pruned" else "finished")
         assert (trial.run_folder / "checkpoint.pt").is_file()  # pruned ones too
         assert trial.state in ("complete", "pruned")
+    listed = {r.folder.path: r for r in list_runs()}
+    for trial in done:
+        assert listed[trial.run_folder].sweep == f"s1 #{trial.number}"
     study = open_study(SweepSettings(SearchSpace({}), 1, "s1"), create=False)
     assert len(study.trials) == 4
     # The same seed proposes the same trials.
@@ -113,6 +117,9 @@ def test_the_command_line_sweeps_and_shows(capsys):
     assert "sweep cli: 2 trials over lr" in out
     assert "trial 0: lr 6.00e-03 -> " in out
     assert str(runs_dir()) in out
+    assert main(["runs", "list"]) == 0
+    listed = capsys.readouterr().out
+    assert listed.count("  sweep cli #") == 2
     assert main(["sweep", "show", "cli"]) == 0
     shown = capsys.readouterr().out
     assert shown.startswith("study cli: 2 trials")

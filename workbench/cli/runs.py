@@ -31,6 +31,7 @@ def run_command(args: argparse.Namespace) -> int:
             )
             tags = f"  [{', '.join(r.tags)}]" if r.tags else ""
             name = f"  {r.name}" if r.name else ""
+            name += f"  sweep {r.sweep}" if r.sweep else ""
             say(
                 f"{r.id:40} {r.dataset:10} {r.model:10} {best:>8} "
                 f"{r.seconds:6.1f}s  {r.status}{name}{tags}"

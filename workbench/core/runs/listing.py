@@ -49,6 +49,7 @@ class RunSummary:
     world_size: int = 1  # processes that trained it (older runs: 1)
     prepare_seconds: float = 0.0  # from Start to the first step, apart from seconds
     problem: str | None = None  # why its run.json is damaged (then all defaults)
+    sweep: str = ""  # "STUDY #N": the sweep trial it is, if any
 
     @property
     def title(self) -> str:
@@ -97,7 +98,18 @@ def summarize(folder: RunFolder) -> RunSummary | None:
         world_size=info.get("world_size") or 1,
         prepare_seconds=float(info.get("prepare_seconds") or 0.0),
         problem=problem,
+        sweep=_sweep_label(info.get("sweep")),
     )
+
+
+def _sweep_label(value: Any) -> str:
+    """``"STUDY #N"`` from run.json's sweep entry; "" for other runs or a bad one."""
+    if not isinstance(value, dict):
+        return ""
+    study, trial = value.get("study"), value.get("trial")
+    if not isinstance(study, str) or not isinstance(trial, int):
+        return ""
+    return f"{study} #{trial}"
 
 
 def list_runs(root: Path | None = None) -> list[RunSummary]:
