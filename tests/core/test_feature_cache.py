@@ -284,9 +284,7 @@ def test_computing_the_features_reports_its_count_before_the_first_step(tiny_arr
     run = prepare_run(_small_cnn_cfg(epochs=1), arrays=tiny_arrays)
     events = list(iter_fit(run))
     started = next(i for i, e in enumerate(events) if isinstance(e, E.RunStarted))
-    counts = [
-        (e.done, e.total) for e in events if isinstance(e, E.FeaturesProgress)
-    ]
+    counts = [(e.done, e.total) for e in events if isinstance(e, E.FeaturesProgress)]
     assert all(isinstance(e, E.FeaturesProgress) for e in events[: len(counts)])
     assert started == len(counts)  # all of them come before the run starts
     # One report before the first batch, then one per batch of 24 (the last 16).
