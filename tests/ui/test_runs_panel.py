@@ -168,8 +168,7 @@ def test_overlay_shows_one_curve_per_selected_run(qtbot, panel, plots):
     assert accuracy_plot.series_names() == LIVE_ACCURACY
     assert loss_plot.point_count("loss") == 3
     assert accuracy_plot.point_count("validation") == 1
-    legend = loss_plot.getPlotItem().legend
-    assert [label.text for _, label in legend.items] == LIVE_LOSS
+    assert loss_plot.legend_text() == "   ".join(LIVE_LOSS)
 
 
 def test_ctrl_click_extends_the_selection(qtbot, panel):

@@ -40,11 +40,13 @@ class MetricHistory:
 
     def to_dict(self) -> dict[str, Any]:
         """Builtins only (checkpoint-safe); epochs as :meth:`EpochMetrics.to_dict`."""
-        return {
+        document: dict[str, Any] = {
             "steps": [list(s) for s in self.steps],
             "epochs": [e.to_dict() for e in self.epochs],
-            "speeds": [list(s) for s in self.speeds],
         }
+        if self.speeds:  # absent, an earlier version's document stays the same
+            document["speeds"] = [list(s) for s in self.speeds]
+        return document
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MetricHistory:
