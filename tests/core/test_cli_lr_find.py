@@ -38,6 +38,7 @@ def test_lr_find_prints_the_suggestions_the_probes_and_the_rate_to_use(capsys):
         (["--lr-start", "1", "--lr-end", "0.1"], "the rates must rise from above 0"),
         (["--lr-steps", "5"], "the range test needs 10 steps or more, not 5"),
         (["--probe-steps", "0"], "--probe-steps must be 1 or more, not 0"),
+        (["--init-from", "x.pt"], "lr-find does not take --init-from"),
     ],
 )
 def test_settings_that_cannot_work_are_one_line_and_exit_2(capsys, flags, message):
@@ -45,3 +46,14 @@ def test_settings_that_cannot_work_are_one_line_and_exit_2(capsys, flags, messag
     err = capsys.readouterr().err
     assert message in err
     assert "Traceback" not in err
+
+
+def test_lr_find_on_a_checkpoint_starts_where_its_run_stands(capsys, tmp_path):
+    saved = tmp_path / "run.pt"
+    train = ["train", "--model", "mlp", "--batch-size", "64", "--quiet"]
+    assert main([*train, "--max-steps", "3", "--save", str(saved)]) == 0
+    capsys.readouterr()
+    flags = ["--resume", str(saved), "--max-steps", "10", "--quiet", "--lr-steps", "20"]
+    assert main(["lr-find", *flags, "--probe-steps", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "probe runs (2 steps each, from step 3):" in out

@@ -20,7 +20,7 @@ from workbench.cli.train import config_from_args
 from workbench.cli.train_flags import add_train_flags
 from workbench.core import config as C
 from workbench.core.session import Session
-from workbench.core.train.engine import TrainControl, prepare_run
+from workbench.core.train.engine import TrainControl
 from workbench.core.training_run import TrainingRun
 from workbench.core.tuning.lr_find import END, START, STEPS, RangeSettings
 from workbench.core.tuning.lr_probe import Probe, RateFound, find_rate
@@ -111,14 +111,16 @@ def _prepare(args: argparse.Namespace) -> TrainingRun:
     """The run ``train`` would start with these flags (or resume), not trained."""
     session = Session(origin="command line")
     downloads = DownloadBars(args.quiet)
+    if args.init_from:
+        raise C.ConfigError("lr-find does not take --init-from: give --resume")
     try:
         base = C.load_config(args.config) if args.config else None
         if args.resume:
             opened = session.open(args.resume, progress=downloads, evaluate=False)
-            return opened.run
+            session.adopt(opened)
+            base = base or opened.run.config
         cfg = config_from_args(args, base or C.TrainConfig())
-        arrays = session.load_arrays(cfg, downloads, None)
-        return prepare_run(cfg, arrays=arrays, progress=downloads)
+        return session.trial_run(session.plan(cfg), downloads)
     finally:
         downloads.close()
 
