@@ -7226,3 +7226,14 @@ MUTATIONS += [
         tests=(_SWEEP_CLI,),
     ),
 ]
+
+MUTATIONS += [
+    Mutation(
+        name="lr-finder-rates-scaled",
+        promise="The finder's rate axis labels rates as they are (no SI factor on a log axis)",
+        where="workbench.ui.window.lr_finder:LrFinderDialog.__init__",
+        old="        no_scale_factor(self.plot.getPlotItem())\n",
+        new="",
+        tests=(_LR_UI,),
+    ),
+]

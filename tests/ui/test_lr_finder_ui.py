@@ -50,6 +50,8 @@ def test_the_finder_shows_its_curve_and_probes_and_sets_the_rate(qtbot, window):
     guess = found.curve.suggestions
     assert f"valley {guess.valley:.2e}" in labels
     assert f"steepest {guess.steepest:.2e}" in labels
+    # The rate axis reads rates as they are, no "(x0.001)" factor on its ticks.
+    assert not dialog.plot.getAxis("bottom").autoSIPrefix
     assert dialog.use_button.isEnabled()
     dialog.use_button.click()
     assert window.training_panel.lr_spin.value() == pytest.approx(

@@ -32,6 +32,7 @@ from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.tuning.lr_probe import RateFound
 from workbench.ui.formatting import percent
 from workbench.ui.panels.training import TrainingPanel
+from workbench.ui.plots.live_plot import no_scale_factor
 from workbench.ui.run_controller import FindProgress, RunController, RunState
 
 VALLEY_COLOUR = (30, 150, 60)
@@ -68,6 +69,10 @@ class LrFinderDialog(QDialog):
         self.found: RateFound | None = None
         self.status_label = QLabel(objectName="lrFinderStatus")
         self.status_label.setWordWrap(True)
+        # Room for the summary's three lines: the plot takes what is left.
+        self.status_label.setMinimumHeight(
+            3 * self.status_label.fontMetrics().lineSpacing()
+        )
         self.progress_bar = QProgressBar(objectName="lrFinderProgress")
         self.plot = pg.PlotWidget(background="w")
         self.plot.setObjectName("lrFinderPlot")
@@ -75,11 +80,13 @@ class LrFinderDialog(QDialog):
         self.plot.setLabel("bottom", "learning rate")
         self.plot.setLabel("left", "loss")
         self.plot.setMenuEnabled(False)
+        # Rates as they are: an SI factor ("x0.001") would relabel every tick.
+        no_scale_factor(self.plot.getPlotItem())
         self.table = QTableWidget(0, len(COLUMNS), objectName="lrFinderProbes")
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.table.setMaximumHeight(130)
+        self.table.setMinimumHeight(200)  # six or seven probes without scrolling
         self.cancel_button = QPushButton("Cancel", objectName="lrFinderCancel")
         self.use_button = QPushButton("Use this rate", objectName="lrFinderUse")
         self.use_button.setEnabled(False)
