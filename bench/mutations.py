@@ -2598,7 +2598,7 @@ MUTATIONS += [
     Mutation(
         "config-deep-nesting-escapes",
         "a config nested thousands deep is a one-line message, not a RecursionError",
-        "load_config",
+        "workbench.core.config:read_config_table",
         "    except RecursionError:  # brackets nested thousands deep: no config is\n",
         "    except ZeroDivisionError:\n",
         (f"{_CFG_FUZZ}::test_every_damaged_config_loads_or_says_why_in_one_line",),
@@ -6863,7 +6863,9 @@ MUTATIONS += [
 ]
 
 # issue 34 item 32: the script writes CIFAR-10, my digits and augmentation.
-_DATA_SAME = "tests/core/test_script_datasets.py::test_the_script_repeats_train_bit_for_bit"
+_DATA_SAME = (
+    "tests/core/test_script_datasets.py::test_the_script_repeats_train_bit_for_bit"
+)
 MUTATIONS += [
     Mutation(
         name="script-augment-same-draws-every-batch",
@@ -7031,7 +7033,9 @@ MUTATIONS += [
 # issue 35: the learning-rate finder leaves no trace and checks its answer.
 _LR_NO_TRACE = "tests/core/test_lr_find.py::test_a_run_after_a_find_and_probes_trains_as_if_there_had_been_none"
 _LR_RAMP = "tests/core/test_lr_find.py::test_the_ramp_rises_exponentially_and_stops_once_the_loss_diverges"
-_LR_PROBES = "tests/core/test_lr_find.py::test_probes_measure_each_rate_and_the_best_is_offered"
+_LR_PROBES = (
+    "tests/core/test_lr_find.py::test_probes_measure_each_rate_and_the_best_is_offered"
+)
 MUTATIONS += [
     Mutation(
         name="lr-find-leaves-random-states",
@@ -7079,7 +7083,10 @@ MUTATIONS += [
         where="workbench.core.tuning.lr_probe:best_probe",
         old="    return max(probes, key=lambda p: p.score, default=None)\n",
         new="    return min(probes, key=lambda p: p.score, default=None)\n",
-        tests=(_LR_PROBES, "tests/core/test_lr_find.py::test_the_offered_probe_is_the_most_accurate_then_the_lowest_loss"),
+        tests=(
+            _LR_PROBES,
+            "tests/core/test_lr_find.py::test_the_offered_probe_is_the_most_accurate_then_the_lowest_loss",
+        ),
     ),
     Mutation(
         name="lr-valley-at-the-end-of-the-fall",
@@ -7087,7 +7094,9 @@ MUTATIONS += [
         where="workbench.core.tuning.lr_suggest:valley_index",
         old="    return start + int(third) + int(third / 2)\n",
         new="    return end\n",
-        tests=("tests/core/test_lr_find.py::test_the_valley_is_the_middle_of_the_longest_fall",),
+        tests=(
+            "tests/core/test_lr_find.py::test_the_valley_is_the_middle_of_the_longest_fall",
+        ),
     ),
     # ------------------------------------- the catalog's round trip (issue 34)
     Mutation(
@@ -7104,7 +7113,9 @@ MUTATIONS += [
         where="build_on_meta",
         old="    except ConfigError:\n",
         new="    except OSError:\n",
-        tests=(f"{_ROUND_TRIP}test_a_regnets_reader_is_built_without_drawing_random_numbers",),
+        tests=(
+            f"{_ROUND_TRIP}test_a_regnets_reader_is_built_without_drawing_random_numbers",
+        ),
     ),
     Mutation(
         name="regnet-reader-draws-from-the-global-generator",
@@ -7112,7 +7123,9 @@ MUTATIONS += [
         where="build_on_meta",
         old="        with PrivateRandom(torch.Generator()):\n",
         new="        with torch.no_grad():\n",
-        tests=(f"{_ROUND_TRIP}test_a_regnets_reader_is_built_without_drawing_random_numbers",),
+        tests=(
+            f"{_ROUND_TRIP}test_a_regnets_reader_is_built_without_drawing_random_numbers",
+        ),
     ),
     Mutation(
         name="histogram-edges-in-float32",
@@ -7126,7 +7139,9 @@ MUTATIONS += [
 
 # issue 35: Run ▸ Find learning rate… in the window.
 _LR_UI = "tests/ui/test_lr_finder_ui.py::test_the_finder_shows_its_curve_and_probes_and_sets_the_rate"
-_LR_UI_CANCEL = "tests/ui/test_lr_finder_ui.py::test_cancel_ends_the_find_and_offers_nothing"
+_LR_UI_CANCEL = (
+    "tests/ui/test_lr_finder_ui.py::test_cancel_ends_the_find_and_offers_nothing"
+)
 MUTATIONS += [
     Mutation(
         name="lr-finder-use-sets-nothing",
@@ -7156,15 +7171,19 @@ MUTATIONS += [
 
 # issue 35: sweeps whose trials are runs of the ledger.
 _SWEEP_RUNS = "tests/core/test_sweep.py::test_every_trial_is_a_run_and_trial_0_is_the_users_settings"
-_SWEEP_PRUNE = "tests/core/test_sweep.py::test_pruning_stops_a_trial_after_an_epoch_and_keeps_it"
-_SWEEP_BAD = "tests/core/test_sweep.py::test_bad_sweeps_are_one_line_exit_2_and_leave_no_run"
+_SWEEP_PRUNE = (
+    "tests/core/test_sweep.py::test_pruning_stops_a_trial_after_an_epoch_and_keeps_it"
+)
+_SWEEP_BAD = (
+    "tests/core/test_sweep.py::test_bad_sweeps_are_one_line_exit_2_and_leave_no_run"
+)
 _SWEEP_SPACE = "tests/core/test_sweep.py::test_a_space_that_cannot_work_is_one_line"
 _SWEEP_CLI = "tests/core/test_sweep.py::test_the_command_line_sweeps_and_shows"
 MUTATIONS += [
     Mutation(
         name="sweep-trial-0-not-the-users",
         promise="A sweep's trial 0 is the user's own settings",
-        where="workbench.core.tuning.sweep:run_sweep",
+        where="workbench.core.tuning.sweep:start_sweep",
         old="        study.enqueue_trial(settings.space.current(base), skip_if_exists=True)\n",
         new="        pass\n",
         tests=(_SWEEP_RUNS,),
@@ -7196,8 +7215,8 @@ MUTATIONS += [
     Mutation(
         name="sweep-sampler-unseeded",
         promise="The same seed proposes the same trials",
-        where="workbench.core.tuning.sweep:open_study",
-        old="    sampler = optuna.samplers.TPESampler(seed=settings.seed)\n",
+        where="workbench.core.tuning.study:open_study",
+        old="    sampler = optuna.samplers.TPESampler(seed=seed)\n",
         new="    sampler = optuna.samplers.TPESampler(seed=None)\n",
         tests=(_SWEEP_RUNS,),
     ),
@@ -7212,8 +7231,8 @@ MUTATIONS += [
     Mutation(
         name="sweep-show-makes-a-study",
         promise="'sweep show' of an unknown study says so and leaves no study file",
-        where="workbench.core.tuning.sweep:open_study",
-        old="    if not create and settings.storage is None and not journal.is_file():\n",
+        where="workbench.core.tuning.study:open_study",
+        old="    if not create and storage is None and not (sweep_folder(name) / JOURNAL).is_file():\n",
         new="    if False:\n",
         tests=(_SWEEP_BAD,),
     ),
@@ -7235,5 +7254,144 @@ MUTATIONS += [
         old="        no_scale_factor(self.plot.getPlotItem())\n",
         new="",
         tests=(_LR_UI,),
+    ),
+]
+
+# issue 35: several workers share a study; the [sweep] table; importances.
+_W = "tests/core/test_sweep_workers.py::"
+_DEAD = _W + "test_a_trial_whose_local_worker_died_fails_and_is_taken_again"
+_RACE = _W + "test_the_budget_counts_running_trials_and_a_racing_ask_is_given_back"
+_JOINED = _W + "test_a_joined_worker_reads_the_plan_from_the_study"
+_REMOTE = _W + "test_a_silent_remote_workers_trial_fails_after_the_grace_and_runs_again"
+_MANY = _W + "test_two_local_workers_and_a_joined_one_finish_the_sweep_despite_a_kill"
+_HALT = (
+    _W + "test_ctrl_c_stops_every_local_worker_after_its_batch_and_keeps_what_finished"
+)
+_SHARE = _W + "test_each_local_worker_gets_an_equal_share_of_the_cores"
+_TABLE = "tests/core/test_sweep.py::test_a_config_files_sweep_table_is_the_space_and_flags_win"
+_BAD_TABLE = "tests/core/test_sweep.py::test_a_bad_sweep_table_is_one_line"
+_IMP = "tests/core/test_sweep_importance.py::"
+_LEDGER = _IMP + "test_over_the_ledger_the_rate_ranks_first_when_only_the_rate_matters"
+_SAME = _IMP + "test_too_few_runs_say_so_instead_of_a_number"
+MUTATIONS += [
+    Mutation(
+        name="sweep-dead-local-worker-kept",
+        promise="A trial whose local worker died is failed by the next worker to ask",
+        where="workbench.core.tuning.study:fail_dead_workers",
+        old='        if worker.get("host") != host or _alive(worker.get("pid")):\n',
+        new="        if True:\n",
+        tests=(_DEAD,),
+    ),
+    Mutation(
+        name="sweep-dead-trial-not-retried",
+        promise="A trial whose local worker died is queued again with its settings",
+        where="workbench.core.tuning.study:fail_dead_workers",
+        old="        if retries < RETRIES:\n",
+        new="        if False:\n",
+        tests=(_DEAD,),
+    ),
+    Mutation(
+        name="sweep-budget-ignores-running",
+        promise="Trials being trained count towards the budget",
+        where="workbench.core.tuning.study:counted_trials",
+        old="        TrialState.RUNNING,\n",
+        new="",
+        tests=(_RACE,),
+    ),
+    Mutation(
+        name="sweep-racing-ask-kept",
+        promise="A trial asked past the budget in a race is given back as surplus",
+        where="workbench.core.tuning.study:take_trial",
+        old="    if len(before) >= budget:\n",
+        new="    if False:\n",
+        tests=(_RACE,),
+    ),
+    Mutation(
+        name="sweep-heartbeat-beats-once",
+        promise="A worker's heartbeat goes on for as long as its trial trains",
+        where="workbench.core.tuning.study:heartbeat",
+        old="            if done.wait(interval):\n",
+        new="            if True:\n",
+        tests=(_REMOTE,),
+    ),
+    Mutation(
+        name="sweep-silent-worker-never-failed",
+        promise="A silent worker's trial is failed after the grace and tried again",
+        where="workbench.core.tuning.study:fail_dead_workers",
+        old="        optuna.storages.fail_stale_trials(study)\n",
+        new="        pass\n",
+        tests=(_REMOTE,),
+    ),
+    Mutation(
+        name="sweep-joined-worker-same-seed",
+        promise="Each joined worker draws with a seed of its own",
+        where="workbench.core.tuning.sweep:join_sweep",
+        old="        name, storage, create=False, seed=plan.seed + worker, pruner=plan.pruner\n",
+        new="        name, storage, create=False, seed=plan.seed, pruner=plan.pruner\n",
+        tests=(_JOINED,),
+    ),
+    Mutation(
+        name="sweep-plan-not-recorded",
+        promise="The study records the sweep's plan, so a worker joins by name alone",
+        where="workbench.core.tuning.sweep:start_sweep",
+        old="    record_plan(study, plan)\n",
+        new="",
+        tests=(_JOINED,),
+    ),
+    Mutation(
+        name="sweep-local-workers-in-callers-group",
+        promise="Ctrl+C reaches each local worker once: they stop cleanly, all kept",
+        where="workbench.core.tuning.workers:LocalWorkers.__init__",
+        old="                start_new_session=True,\n",
+        new="",
+        tests=(_HALT,),
+    ),
+    Mutation(
+        name="sweep-parallel-ctrl-c-not-passed-on",
+        promise="A stop request to a parallel sweep is passed to every worker",
+        where="workbench.core.tuning.workers:LocalWorkers.interrupt",
+        old="                process.send_signal(signal.SIGINT)\n",
+        new="                pass\n",
+        tests=(_HALT,),
+    ),
+    Mutation(
+        name="sweep-workers-take-every-core",
+        promise="Local workers share the cores equally",
+        where="workbench.core.tuning.workers:threads_per_worker",
+        old="    return max(1, (os.cpu_count() or 1) // max(1, count))\n",
+        new="    return max(1, os.cpu_count() or 1)\n",
+        tests=(_SHARE,),
+    ),
+    Mutation(
+        name="sweep-table-beats-flags",
+        promise="A --sweep-FIELD flag wins over the config file's [sweep] table",
+        where="workbench.cli.sweep:_settings",
+        old="    raw = {f: table[f] for f in FIELDS if f in table}\n",
+        new="    raw = {}\n",
+        tests=(_TABLE,),
+    ),
+    Mutation(
+        name="sweep-table-scalar-accepted",
+        promise="A [sweep] field that is not a list is refused in one line",
+        where="workbench.cli.sweep:sweep_table",
+        old="        if field in table and not isinstance(table[field], list):\n",
+        new="        if False:\n",
+        tests=(_BAD_TABLE,),
+    ),
+    Mutation(
+        name="importance-counts-unfinished-runs",
+        promise="Ledger importances use finished runs of the same data and model only",
+        where="workbench.core.tuning.importance:ledger_importances",
+        old='        if run.status == "finished"\n',
+        new="        if True\n",
+        tests=(_LEDGER,),
+    ),
+    Mutation(
+        name="importance-of-unvaried-settings",
+        promise="A setting that never varied gets no share",
+        where="workbench.core.tuning.importance:_distributions",
+        old="        if len(values) < 2 or any(row[name] is None for row in rows):\n",
+        new="        if any(row[name] is None for row in rows):\n",
+        tests=(_LEDGER, _SAME),
     ),
 ]

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from tests.model_files import NET
+from tests.postgres_server import start_server
 
 
 @pytest.fixture(scope="session")
@@ -49,3 +50,17 @@ def net_file(tmp_path):
     path = tmp_path / "net.py"
     path.write_text(NET, encoding="utf-8")
     return path
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A PostgreSQL server on 127.0.0.1 for this session (tests/postgres_server.py)."""
+    server, stop = start_server()
+    yield server
+    stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server):
+    """A fresh database of that server, as a ``postgresql://`` URL."""
+    return postgres_server.database()

@@ -7,11 +7,12 @@ import json
 import pytest
 
 from workbench.cli.commands import main
-from workbench.core.config import ConfigError, TrainConfig
+from workbench.core.config import ConfigError, TrainConfig, load_config
 from workbench.core.runs.folder import runs_dir
 from workbench.core.runs.listing import list_runs
 from workbench.core.tuning.space import Choices, LogRange, SearchSpace
-from workbench.core.tuning.sweep import SweepSettings, open_study, run_sweep
+from workbench.core.tuning.study import open_study, recorded_plan
+from workbench.core.tuning.sweep import SweepSettings, run_sweep
 
 BASE = TrainConfig(model="mlp", epochs=2, batch_size=256, log_every=5, lr=0.006)
 
@@ -86,7 +87,7 @@ def test_every_trial_is_a_run_and_trial_0_is_the_users_settings():
     listed = {r.folder.path: r for r in list_runs()}
     for trial in done:
         assert listed[trial.run_folder].sweep == f"s1 #{trial.number}"
-    study = open_study(SweepSettings(SearchSpace({}), 1, "s1"), create=False)
+    study = open_study("s1", create=False)
     assert len(study.trials) == 4
     # The same seed proposes the same trials.
     again = _sweep("s2")
@@ -145,3 +146,47 @@ def test_bad_sweeps_are_one_line_exit_2_and_leave_no_run(capsys, flags, message)
     assert "Traceback" not in err
     left = list(runs_dir().rglob("*")) if runs_dir().exists() else []
     assert left == []  # no run folder, no study file
+
+
+SWEEP_TOML = """model = "mlp"
+epochs = 1
+batch_size = 256
+
+[sweep]
+lr = [1e-3, 1e-1]
+batch_size = [128, 256]
+trials = 2
+"""
+
+
+def test_a_config_files_sweep_table_is_the_space_and_flags_win(tmp_path, capsys):
+    path = tmp_path / "run.toml"
+    path.write_text(SWEEP_TOML)
+    # train reads the same file and leaves the table to sweep.
+    assert load_config(path) == TrainConfig(model="mlp", epochs=1, batch_size=256)
+    flags = ["--config", str(path), "--study", "toml", "--quiet"]
+    assert main(["sweep", *flags, "--sweep-batch-size", "256"]) == 0
+    assert "sweep toml: 2 trials over lr, batch_size" in capsys.readouterr().out
+    plan = recorded_plan(open_study("toml", create=False))
+    assert plan.space == SearchSpace.parse({"lr": [1e-3, 1e-1], "batch_size": [256]})
+    assert plan.trials == 2
+    assert plan.base == TrainConfig(model="mlp", epochs=1, batch_size=256)
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ("lr = 0.1", "[sweep] lr must be a list (a range or choices), not 0.1"),
+        ("momentum = [0.8, 0.9]", "[sweep] 'momentum' is not a field a sweep varies"),
+        ('lr = [1e-3, 1e-1]\ntrials = "x"', "[sweep] trials must be a whole number"),
+        ("lr = [1e-1, 1e-3]", "the range is empty or inverted"),
+    ],
+)
+def test_a_bad_sweep_table_is_one_line(tmp_path, capsys, table, message):
+    path = tmp_path / "run.toml"
+    path.write_text(f'model = "mlp"\n\n[sweep]\n{table}\n')
+    assert main(["sweep", "--config", str(path), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert "Traceback" not in err
+    assert not runs_dir().exists() or list(runs_dir().rglob("*")) == []

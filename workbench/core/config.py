@@ -374,8 +374,25 @@ def _read_config_bytes(path: Path) -> bytes:
     return data
 
 
+SWEEP_TABLE = "sweep"  # a config's [sweep] table: what ``sweep`` varies
+
+
 def load_config(path: str | Path) -> TrainConfig:
-    """Read a JSON or TOML config; errors name the file and what is wrong."""
+    """Read a JSON or TOML config; errors name the file and what is wrong.
+
+    A ``[sweep]`` table is the ``sweep`` command's (:func:`read_config_table`).
+    """
+    path = Path(path)
+    data = read_config_table(path)
+    data.pop(SWEEP_TABLE, None)
+    try:
+        return TrainConfig.from_dict(data)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+
+
+def read_config_table(path: str | Path) -> dict[str, Any]:
+    """A JSON or TOML config's top-level table, unchecked; errors name the file."""
     path = Path(path)
     try:
         text = _read_config_bytes(path).decode("utf-8")
@@ -400,10 +417,7 @@ def load_config(path: str | Path) -> TrainConfig:
         raise ConfigError(f"{path}: nested too deeply to be a config") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a table of settings at the top level")
-    try:
-        return TrainConfig.from_dict(data)
-    except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from exc
+    return data
 
 
 def _to_toml(data: dict[str, Any]) -> str:

@@ -86,6 +86,13 @@ class SearchSpace:
             dimensions[name] = _dimension(name, list(values))
         return cls(dimensions)
 
+    def to_raw(self) -> dict[str, list[Any]]:
+        """The space as :meth:`parse` reads it (a study records it so)."""
+        return {
+            name: [dim.low, dim.high] if isinstance(dim, LogRange) else list(dim.values)
+            for name, dim in self.dimensions.items()
+        }
+
     def suggest(self, trial: Suggester) -> dict[str, Any]:
         """The trial's value of each dimension (augment: each choice on or off)."""
         params: dict[str, Any] = {}

@@ -7,11 +7,9 @@ trial), reports the validation accuracy after every epoch, and tells the
 result. Pruning is decided here, in the process that watches the run, after an
 epoch: a pruned run stops there, keeps its checkpoint and reads "pruned".
 
-The study lives in a storage several processes share: by default a journal
-file in the sweep's folder (Optuna's file lock makes it safe for local
-workers); a ``postgresql://`` URL uses Optuna's RDB storage with heartbeats, so
-workers on other machines can join and a killed worker's trial is failed and
-tried again.
+Several workers can share one study (see :mod:`~workbench.core.tuning.study`):
+:func:`start_sweep` creates it and records the plan, :func:`join_sweep` reads
+the plan back, and :func:`run_trials` is one worker's loop.
 """
 
 from __future__ import annotations
@@ -22,23 +20,26 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import optuna
-from optuna.storages import JournalStorage, RDBStorage, RetryFailedTrialCallback
-from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock
 from optuna.trial import TrialState
 
 from workbench.core import events as E
 from workbench.core.config import ConfigError, TrainConfig
-from workbench.core.runs.folder import runs_dir
 from workbench.core.session import Session
 from workbench.core.train.engine import TrainControl
 from workbench.core.tuning.space import SearchSpace
+from workbench.core.tuning.study import (
+    StudyPlan,
+    close_study,
+    heartbeat,
+    open_study,
+    public_url,
+    record_plan,
+    recorded_plan,
+    take_trial,
+)
 
 SWEEP_KEY = "sweep"  # run.json: {"study": ..., "trial": n}
 PRUNED = "pruned"
-JOURNAL = "study.journal"
-HEARTBEAT_S = 10  # an RDB worker's sign of life; a silent one's trial fails
-GRACE_S = 30
-RETRIES = 2  # a failed trial (its worker killed) is tried again this often
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
@@ -66,7 +67,7 @@ class SweepSettings:
             raise ConfigError(f"pruner {self.pruner!r}: halving, hyperband or none")
         if self.storage is not None and not self.storage.startswith("postgresql"):
             raise ConfigError(
-                f"--storage {_public(self.storage)}: give a postgresql:// URL (the "
+                f"--storage {public_url(self.storage)}: give a postgresql:// URL (the "
                 "default is a file in the sweep's folder)"
             )
 
@@ -83,39 +84,37 @@ class TrialDone:
     run_folder: Path | None
 
 
-def sweep_folder(study: str) -> Path:
-    """Where a study's journal (and notes) live: ``<runs>/sweeps/<study>``."""
-    return runs_dir() / "sweeps" / study
+def start_sweep(base: TrainConfig, settings: SweepSettings) -> optuna.Study:
+    """The study made (or reopened) with its plan recorded; trial 0 queued."""
+    settings.check()
+    study = open_study(
+        settings.study, settings.storage, seed=settings.seed, pruner=settings.pruner
+    )
+    plan = StudyPlan(
+        base, settings.space, settings.trials, settings.pruner, settings.seed
+    )
+    record_plan(study, plan)
+    if not study.trials:
+        study.enqueue_trial(settings.space.current(base), skip_if_exists=True)
+    return study
 
 
-def open_study(settings: SweepSettings, *, create: bool = True) -> optuna.Study:
-    """The study, made if ``create`` and it does not exist yet."""
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    journal = sweep_folder(settings.study) / JOURNAL
-    if not create and settings.storage is None and not journal.is_file():
-        raise ConfigError(
-            f"no study named {settings.study!r} in {journal.parent.parent}"
-        )
-    storage = _storage(settings)
-    sampler = optuna.samplers.TPESampler(seed=settings.seed)
-    if create:
-        return optuna.create_study(
-            study_name=settings.study,
-            storage=storage,
-            sampler=sampler,
-            pruner=_pruner(settings.pruner),
-            direction="maximize",
-            load_if_exists=True,
-        )
+def join_sweep(
+    name: str, storage: str | None, *, worker: int
+) -> tuple[optuna.Study, StudyPlan]:
+    """A study another worker started, and its plan; ``worker`` varies the seed.
+
+    Workers with one seed would draw the same random trials side by side.
+    """
+    first = open_study(name, storage, create=False)
     try:
-        return optuna.load_study(
-            study_name=settings.study,
-            storage=storage,
-            sampler=sampler,
-            pruner=_pruner(settings.pruner),
-        )
-    except KeyError:
-        raise ConfigError(f"no study named {settings.study!r}") from None
+        plan = recorded_plan(first)
+    finally:
+        close_study(first)
+    study = open_study(
+        name, storage, create=False, seed=plan.seed + worker, pruner=plan.pruner
+    )
+    return study, plan
 
 
 def run_sweep(
@@ -124,26 +123,37 @@ def run_sweep(
     *,
     stop: Callable[[], bool] = lambda: False,
 ) -> Iterator[TrialDone]:
-    """Ask, train and tell until the study has ``settings.trials`` finished trials.
+    """Start the study and train its trials here until the budget is spoken for."""
+    study = start_sweep(base, settings)
+    plan = recorded_plan(study)
+    yield from run_trials(study, plan, stop=stop)
 
-    Trial 0 of a new study is ``base`` itself. Yields each trial as it ends.
+
+def run_trials(
+    study: optuna.Study,
+    plan: StudyPlan,
+    *,
+    stop: Callable[[], bool] = lambda: False,
+) -> Iterator[TrialDone]:
+    """One worker: ask, train and tell until the study holds ``plan.trials``.
+
+    Trial 0 of a new study is the base settings. Yields each trial as it ends.
     ``stop()`` (checked at every logged step) stops the trial in progress
-    after its batch, keeps it as a stopped run, and ends the sweep.
+    after its batch, keeps it as a stopped run, and ends this worker.
     """
-    settings.check()
-    study = open_study(settings)
-    if not study.trials:
-        study.enqueue_trial(settings.space.current(base), skip_if_exists=True)
-    while _finished(study) < settings.trials and not stop():
-        trial = study.ask()
-        params = settings.space.suggest(trial)
+    while not stop():
+        trial = take_trial(study, plan.trials)
+        if trial is None:
+            return
+        params = plan.space.suggest(trial)
         try:
-            cfg = settings.space.apply(base, params)
+            cfg = plan.space.apply(plan.base, params)
         except ConfigError as exc:
             study.tell(trial, state=TrialState.FAIL)
             yield TrialDone(trial.number, params, "failed", None, 0, None)
             raise ConfigError(f"trial {trial.number}: {exc}") from exc
-        done = _train_trial(cfg, trial, settings.study, stop)
+        with heartbeat(study, trial):
+            done = _train_trial(cfg, trial, study.study_name, stop)
         if done.state == "complete":
             study.tell(trial, done.value)
         elif done.state == PRUNED:
@@ -190,43 +200,3 @@ def _train_trial(
     return TrialDone(
         trial.number, params, "complete", result.val_accuracy, epochs, run_folder
     )
-
-
-def _finished(study: optuna.Study) -> int:
-    done = (TrialState.COMPLETE, TrialState.PRUNED)
-    return len(study.get_trials(deepcopy=False, states=done))
-
-
-def _storage(settings: SweepSettings) -> optuna.storages.BaseStorage:
-    if settings.storage is None:
-        folder = sweep_folder(settings.study)
-        folder.mkdir(parents=True, exist_ok=True)
-        path = str(folder / JOURNAL)
-        return JournalStorage(JournalFileBackend(path, JournalFileOpenLock(path)))
-    # psycopg (3) is the driver installed; SQLAlchemy's bare scheme means psycopg2.
-    url = re.sub(r"^postgresql://", "postgresql+psycopg://", settings.storage)
-    try:
-        return RDBStorage(
-            url,
-            heartbeat_interval=HEARTBEAT_S,
-            grace_period=GRACE_S,
-            failed_trial_callback=RetryFailedTrialCallback(max_retry=RETRIES),
-        )
-    except Exception as exc:  # sqlalchemy's, psycopg's: one line, not a traceback
-        raise ConfigError(
-            f"cannot open the study storage {_public(settings.storage)}: "
-            f"{str(exc).splitlines()[0]}"
-        ) from None
-
-
-def _pruner(name: str) -> optuna.pruners.BasePruner:
-    if name == "hyperband":
-        return optuna.pruners.HyperbandPruner(min_resource=1)
-    if name == "none":
-        return optuna.pruners.NopPruner()
-    return optuna.pruners.SuccessiveHalvingPruner(min_resource=1, reduction_factor=3)
-
-
-def _public(url: str) -> str:
-    """``url`` without its password."""
-    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
