@@ -13,7 +13,8 @@ runs          runs list / show / reproduce: the run ledger
 export        export: a checkpoint as TorchScript / ONNX / a verified folder
 script        script: a config or checkpoint as one plain PyTorch script
 lr_find       lr-find: the learning-rate range test, checked by probe runs
-sweep         sweep and sweep show: Optuna trials, each a run of the ledger
+sweep         sweep (--parallel, --join, the [sweep] table): Optuna trials, each a run
+sweep_show    sweep show STUDY, sweep ledger: the trials and what mattered
 models        models and summary: the architectures, and one sized layer by layer
 distributed   train --nproc: the torchrun launch, and each rank's run
 progress      the download and step progress bars of a terminal
