@@ -11,7 +11,7 @@ from workbench.core.config import ConfigError, TrainConfig, load_config
 from workbench.core.runs.folder import runs_dir
 from workbench.core.runs.listing import list_runs
 from workbench.core.tuning.space import Choices, LogRange, SearchSpace
-from workbench.core.tuning.study import open_study, recorded_plan
+from workbench.core.tuning.study import best_trial, open_study, recorded_plan
 from workbench.core.tuning.sweep import SweepSettings, run_sweep
 
 BASE = TrainConfig(model="mlp", epochs=2, batch_size=256, log_every=5, lr=0.006)
@@ -125,6 +125,12 @@ def test_the_command_line_sweeps_and_shows(capsys):
     shown = capsys.readouterr().out
     assert shown.startswith("study cli: 2 trials")
     assert "  trial 1: lr " in shown
+    # The best trial is a run like any: Reproduce trains it again, step for step.
+    best = best_trial("cli", None)
+    assert f"best: trial {best.number}, " in shown
+    (run,) = [r for r in list_runs() if r.sweep == f"cli #{best.number}"]
+    assert main(["runs", "reproduce", run.id]) == 0
+    assert "reproduced: all " in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
