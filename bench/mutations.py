@@ -7395,3 +7395,45 @@ MUTATIONS += [
         tests=(_LEDGER, _SAME),
     ),
 ]
+
+_COORD = (
+    "tests/core/test_sweep_coordinates.py::test_each_value_sits_where_its_axis_puts_it"
+)
+_PC = "tests/ui/test_parallel_coordinates.py::"
+_PC_LINES = (
+    _PC + "test_each_trial_is_drawn_where_its_values_are_in_its_accuracys_colour"
+)
+MUTATIONS += [
+    Mutation(
+        name="coordinates-rates-not-on-a-log-scale",
+        promise="A rate axis of the parallel coordinates is on a log scale",
+        where="workbench.core.tuning.coordinates:Axis.position",
+        old="        if self.log:\n",
+        new="        if False:\n",
+        tests=(_COORD,),
+    ),
+    Mutation(
+        name="coordinates-pruned-trial-off-the-accuracy-axis",
+        promise="A pruned trial sits on the accuracy axis at its last reported value",
+        where="workbench.core.tuning.coordinates:trial_accuracy",
+        old="    if trial.intermediate_values:\n",
+        new="    if False:\n",
+        tests=(_COORD,),
+    ),
+    Mutation(
+        name="coordinates-colours-reversed",
+        promise="The best trials are drawn in the colour map's top colour",
+        where="workbench.ui.plots.parallel_coordinates:ParallelCoordinates.colour",
+        old='        return self._map.map(step / (COLOUR_STEPS - 1), mode="qcolor")\n',
+        new='        return self._map.map(1 - step / (COLOUR_STEPS - 1), mode="qcolor")\n',
+        tests=(_PC_LINES,),
+    ),
+    Mutation(
+        name="coordinates-stale-band-kept",
+        promise="Redrawing the trials leaves no line of the last drawing",
+        where="workbench.ui.plots.parallel_coordinates:ParallelCoordinates.show_lines",
+        old="            plot.removeItem(self.curves.pop(group))\n",
+        new="            pass\n",
+        tests=(_PC_LINES,),
+    ),
+]
