@@ -7437,3 +7437,60 @@ MUTATIONS += [
         tests=(_PC_LINES,),
     ),
 ]
+
+_SD = "tests/ui/test_sweep_dialog.py::"
+_SD_RUN = _SD + "test_a_sweep_runs_stops_resumes_and_offers_its_best"
+_SD_CLOSE = _SD + "test_closing_the_window_stops_the_sweep_and_keeps_what_finished"
+_SD_BAD = _SD + "test_a_bad_space_is_said_in_the_dialog_and_starts_nothing"
+_BEST = "tests/core/test_sweep_importance.py::test_pruned_trials_are_neither_the_best_nor_compared"
+_SORT_SWEEP = "tests/ui/test_runs_panel.py::test_sorting_by_sweep_puts_a_sweeps_trials_together_in_order"
+MUTATIONS += [
+    Mutation(
+        name="sweep-dialog-stop-ignored",
+        promise="Stop in the sweep dialog ends the sweep and keeps what finished",
+        where="workbench.ui.window.sweep_dialog:SweepDialog.stop",
+        old="            self.job.stop()\n",
+        new="            pass\n",
+        tests=(_SD_RUN,),
+    ),
+    Mutation(
+        name="sweep-dialog-close-leaves-it-running",
+        promise="Closing the window stops the sweep's workers, all kept",
+        where="workbench.ui.window.sweep_dialog:SweepDialog.shutdown",
+        old="            self.job.stop()\n",
+        new="            pass\n",
+        tests=(_SD_CLOSE,),
+    ),
+    Mutation(
+        name="sweep-dialog-space-not-checked",
+        promise="A space that cannot work is said in the dialog and starts nothing",
+        where="workbench.ui.window.sweep_dialog:SweepDialog.space_flags",
+        old="        SearchSpace.parse(raw)  # the command would refuse it: say so here\n",
+        new="",
+        tests=(_SD_BAD,),
+    ),
+    Mutation(
+        name="sweep-dialog-best-not-used",
+        promise="Use these settings puts the best trial's settings in the panels",
+        where="workbench.ui.window.sweep_dialog:SweepDialog.use_best",
+        old="        self.window_.apply_config(TrainConfig.from_dict(dict(run.config)))\n",
+        new="",
+        tests=(_SD_RUN,),
+    ),
+    Mutation(
+        name="sweep-best-may-be-pruned",
+        promise="The best trial is a complete one, never a pruned one's last report",
+        where="workbench.core.tuning.progress:SweepProgress.best",
+        old="        complete = [t for t in self.trials if t.state == TrialState.COMPLETE]\n",
+        new="        complete = [t for t in self.trials if t.value is not None]\n",
+        tests=(_BEST,),
+    ),
+    Mutation(
+        name="runs-sweep-column-sorts-as-text",
+        promise="Sorting by the Sweep column puts a sweep's trials in number order",
+        where="workbench.ui.panels.runs_table:_sweep_key",
+        old='    return f"{study} #{int(number):06d}" if number.isdigit() else label\n',
+        new="    return label\n",
+        tests=(_SORT_SWEEP,),
+    ),
+]

@@ -11,6 +11,11 @@ from workbench.core.config import TrainConfig
 from workbench.core.runs.folder import RunFolder
 from workbench.core.runs.listing import list_runs
 from workbench.core.tuning.importance import ledger_importances, study_importances
+from workbench.core.tuning.progress import SweepProgress
+from workbench.core.tuning.space import SearchSpace
+from workbench.core.tuning.study import StudyPlan
+
+PLAN = StudyPlan(TrainConfig(), SearchSpace.parse({"lr": [1e-4, 1.0]}), 2, "none", 0)
 
 
 def _accuracy_of(lr: float) -> float:
@@ -71,7 +76,7 @@ def test_over_a_study_the_rate_ranks_first_when_only_the_rate_matters():
 
 def test_too_few_runs_say_so_instead_of_a_number():
     assert ledger_importances([], "digits", "mlp").line() == (
-        "importances: not yet (0 finished, 2 needed)"
+        "importances: not yet (0 to compare, 2 needed)"
     )
     RunFolder.create(TrainConfig(model="mlp"), origin="t").update(
         status="finished", best_val_accuracy=0.5
@@ -81,3 +86,21 @@ def test_too_few_runs_say_so_instead_of_a_number():
     )
     same = ledger_importances(list_runs(), "digits", "mlp")
     assert same.line() == "importances: not yet (every run has the same settings)"
+
+
+def test_pruned_trials_are_neither_the_best_nor_compared():
+    study = optuna.create_study(direction="maximize")
+    trial = study.ask()
+    trial.suggest_float("lr", 1e-4, 1.0, log=True)
+    study.tell(trial, 0.8)
+    pruned = study.ask()
+    pruned.suggest_float("lr", 1e-4, 1.0, log=True)
+    pruned.report(0.9, step=1)  # a pruned trial's value is its last report
+    study.tell(pruned, state=optuna.trial.TrialState.PRUNED)
+    assert study.trials[1].value == 0.9
+    assert study_importances(study).line() == (
+        "importances: not yet (1 to compare, 2 needed)"
+    )
+    progress = SweepProgress("s", PLAN, study.trials)
+    assert progress.best.number == 0
+    assert progress.finished == 2

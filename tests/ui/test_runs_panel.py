@@ -107,17 +107,34 @@ def test_table_lists_runs_with_columns(panel, runs):
     headers = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
     assert headers == list(COLUMNS)
     assert table.rowCount() == 3
-    _title, date, dataset, model, best, spent, status, tags = _cells(panel, "A")
+    _title, date, dataset, model, best, spent, status, tags, sweep = _cells(panel, "A")
     info = runs["A"].info()
     assert len(date) == len("2026-11-30 12:05")
     assert date[4] == "-"
-    assert (dataset, model, status, tags) == (BASE.dataset, "mlp", "finished", "")
+    assert (dataset, model, status, tags, sweep) == (
+        BASE.dataset,
+        "mlp",
+        "finished",
+        "",
+        "",
+    )
     assert best == f"{100 * info['best_val_accuracy']:.2f}%"
     assert spent == duration(info["seconds"])
     tooltip = table.item(_row_of(panel, "A"), 0).toolTip()
     assert runs["A"].id in tooltip
     assert str(runs["A"].path) in tooltip
     assert table.isSortingEnabled()
+
+
+def test_sorting_by_sweep_puts_a_sweeps_trials_together_in_order(panel, runs):
+    runs["A"].update(sweep={"study": "s", "trial": 10})
+    runs["B"].update(sweep={"study": "s", "trial": 2})
+    runs["C"].update(sweep={"study": "r", "trial": 1})
+    panel.refresh()
+    column = COLUMNS.index("Sweep")
+    panel.table.sortByColumn(column, Qt.SortOrder.AscendingOrder)
+    texts = [panel.table.item(r, column).text() for r in range(3)]
+    assert texts == ["r #1", "s #2", "s #10"]  # not "s #10" before "s #2"
 
 
 def test_durations_and_best_sort_by_value(panel, runs):

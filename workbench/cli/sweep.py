@@ -165,7 +165,20 @@ def sweep_table(path: str) -> dict[str, Any]:
 
 
 def _join(args: argparse.Namespace) -> int:
-    """This process as one more worker of a study started elsewhere."""
+    """This process as one more worker of a study started elsewhere.
+
+    With ``--parallel N``, N local workers instead: how a sweep stopped or
+    left when the window closed goes on where it was.
+    """
+    if args.parallel > 1:
+        study, plan = join_sweep(args.join, args.storage, worker=0)
+        close_study(study)
+        dims = ", ".join(plan.space.dimensions)
+        say(f"joined sweep {args.join}: {plan.trials} trials over {dims}")
+        settings = SweepSettings(
+            plan.space, plan.trials, args.join, args.storage, plan.seed, plan.pruner
+        )
+        return _parallel(args, settings)
     worker = args.worker if args.worker is not None else os.getpid()
     study, plan = join_sweep(args.join, args.storage, worker=worker)
     if args.worker is None:

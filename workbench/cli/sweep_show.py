@@ -8,6 +8,7 @@ of the ledger on one dataset and model, swept or not.
 from __future__ import annotations
 
 import optuna
+from optuna.trial import TrialState
 
 from workbench.cli.console import percent, say
 from workbench.core.runs.listing import list_runs
@@ -42,9 +43,9 @@ def _print_study(study: optuna.Study) -> None:
         note = f", again for trial {again}" if again is not None else ""
         state = trial.state.name.lower()
         say(f"  trial {trial.number}: {values} -> {value} ({state}{note})")
-    finished = [t for t in trials if t.value is not None]
-    if finished:
-        best = max(finished, key=lambda t: t.value)
+    complete = [t for t in trials if t.state == TrialState.COMPLETE]
+    if complete:
+        best = max(complete, key=lambda t: t.value)
         say(f"best: trial {best.number}, {percent(best.value)}")
     say(study_importances(study).line())
 

@@ -22,6 +22,7 @@ from workbench.core.data.registry import DataError
 from workbench.core.model_offer import ModelKey, model_key
 from workbench.core.models.inputs import model_channels
 from workbench.core.runs.folder import RunFolder
+from workbench.core.runs.listing import RunSummary
 from workbench.core.start_plan import Plan, StartKind
 from workbench.core.train.engine import TrainingRun
 from workbench.core.train.freezing import count_parameters
@@ -45,7 +46,7 @@ from workbench.ui.tasks import describe_error
 from workbench.ui.trainer_thread import TrainerThread
 from workbench.ui.widgets import wheel_guard
 from workbench.ui.window import layout as window_layout
-from workbench.ui.window import lr_finder
+from workbench.ui.window import lr_finder, sweep_dialog
 from workbench.ui.window import state as window_state
 from workbench.ui.window.actions import build_actions
 from workbench.ui.window.export import ExportActions
@@ -91,6 +92,7 @@ class MainWindow(QMainWindow):
         self.jobs = JobView(self, self.controller, self._settings)
         self.exporter = ExportActions(self, self.controller)
         self.lr_finder: QDialog | None = None  # Run ▸ Find learning rate…
+        self.sweep_dialog: QDialog | None = None  # Run ▸ Sweep…
         self.commands = build_actions(self)
         self.files.fill_recent_menu()
         self._connect_controller()
@@ -310,6 +312,15 @@ class MainWindow(QMainWindow):
     def find_learning_rate(self) -> None:
         """Run ▸ Find learning rate…: the range test and its probes, in a dialog."""
         lr_finder.open_lr_finder(self)
+
+    @Slot()
+    def sweep(self) -> None:
+        """Run ▸ Sweep…: trials proposed by Optuna, each a run of the ledger."""
+        sweep_dialog.open_sweep(self)
+
+    def reproduce_run(self, run: RunSummary) -> None:
+        """Train ``run`` again and compare (the Runs tab's Reproduce)."""
+        self.runs_tab.reproduce(run)
 
     @Slot()
     def reset_run(self) -> None:

@@ -20,6 +20,7 @@ from optuna.distributions import (
     FloatDistribution,
 )
 from optuna.importance import FanovaImportanceEvaluator, get_param_importances
+from optuna.trial import TrialState
 
 LOG_SETTINGS = ("lr", "weight_decay")
 CHOICE_SETTINGS = ("batch_size", "optimizer", "schedule", "epochs", "augment", "frozen")
@@ -42,9 +43,9 @@ class Importances:
 
 
 def study_importances(study: optuna.Study) -> Importances:
-    """The shares over ``study``'s finished trials."""
-    finished = [t for t in study.trials if t.value is not None]
-    return _evaluate(study, len(finished))
+    """The shares over ``study``'s complete trials (Optuna leaves pruned ones out)."""
+    complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    return _evaluate(study, len(complete))
 
 
 def ledger_importances(runs: Iterable[Any], dataset: str, model: str) -> Importances:
@@ -78,7 +79,7 @@ def ledger_importances(runs: Iterable[Any], dataset: str, model: str) -> Importa
 
 def _evaluate(study: optuna.Study, finished: int) -> Importances:
     if finished < 2:
-        return Importances(finished, reason=f"{finished} finished, 2 needed")
+        return Importances(finished, reason=f"{finished} to compare, 2 needed")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:

@@ -318,13 +318,13 @@ def close_study(study: optuna.Study) -> None:
 
 
 def best_trial(name: str, storage: str | None) -> optuna.trial.FrozenTrial | None:
-    """The finished trial with the highest accuracy, or None."""
+    """The complete trial with the highest accuracy (not a pruned one), or None."""
     study = open_study(name, storage, create=False)
     try:
-        finished = [t for t in study.trials if t.value is not None]
+        complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
     finally:
         close_study(study)
-    return max(finished, key=lambda t: t.value, default=None)
+    return max(complete, key=lambda t: t.value, default=None)
 
 
 def _pruner(name: str) -> optuna.pruners.BasePruner:

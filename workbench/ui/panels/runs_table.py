@@ -49,12 +49,17 @@ HEADERS = (
         "\u00d7N: it trained on N processes (Processes, --nproc)",
     ),
     ("Tags", "Your tags (Tags…)"),
+    (
+        "Sweep",
+        "The sweep it is a trial of, and the trial's number (Run ▸ Sweep…); "
+        "sort by it to see a sweep's trials together, in order",
+    ),
 )
 COLUMNS = tuple(text for text, _ in HEADERS)
 DATE_COLUMN = 1
 _NUMERIC = (4, 5)
 # Columns whose contents can be long: no wider than this, the rest elided.
-_MAX_WIDTH = {2: 110, 3: 100, 6: 90, 7: 90}
+_MAX_WIDTH = {2: 110, 3: 100, 6: 90, 7: 90, 8: 140}
 # Column widths come from this many rows (the visible ones first), not all.
 _MEASURED_ROWS = 100
 _ID_ROLE = Qt.ItemDataRole.UserRole
@@ -161,7 +166,14 @@ def _cells(run: RunSummary) -> list[tuple[str, Any]]:
         (time_text(run), run.seconds + run.prepare_seconds),
         (status_text(run), None),
         (", ".join(run.tags), None),
+        (run.sweep, _sweep_key(run.sweep)),
     ]
+
+
+def _sweep_key(label: str) -> str:
+    """``"study #7"`` sorts as ``"study #000007"``: a sweep's trials in order."""
+    study, _, number = label.rpartition(" #")
+    return f"{study} #{int(number):06d}" if number.isdigit() else label
 
 
 class RunsTable(QTableWidget):

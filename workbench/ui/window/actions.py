@@ -5,9 +5,9 @@ connects it to the method that does the work; buttons elsewhere trigger the
 same actions, so a shortcut and a click always do the same thing.
 
 Shortcuts in use: Ctrl+O, Ctrl+Shift+O, Ctrl+S, Ctrl+E, Ctrl+Q (File); Ctrl+Return or
-F5, F6 or Pause, Shift+F5 or Ctrl+., Ctrl+L (Run); Ctrl+Shift+D (Data); Ctrl+1 to
-Ctrl+6, Ctrl+M, Ctrl+Shift+M (View); in the Draw tab Ctrl+I, Esc, Ctrl+Z, 0-9,
-Enter; Delete in my digits' list.
+F5, F6 or Pause, Shift+F5 or Ctrl+., Ctrl+L, Ctrl+Shift+L (Run); Ctrl+Shift+D
+(Data); Ctrl+1 to Ctrl+6, Ctrl+M, Ctrl+Shift+M (View); in the Draw tab Ctrl+I,
+Esc, Ctrl+Z, 0-9, Enter; Delete in my digits' list.
 
 Start goes through the Data panel first (:meth:`DataPanel.request_start`): a
 run on an image folder checks it and starts only when it can train.
@@ -31,6 +31,7 @@ PAUSE_KEYS = (QKeySequence("F6"), QKeySequence(Qt.Key.Key_Pause))
 STOP_KEYS = (QKeySequence("Shift+F5"), QKeySequence("Ctrl+."))
 CHECK_DATA_KEYS = (QKeySequence("Ctrl+Shift+D"),)
 FIND_LR_KEYS = (QKeySequence("Ctrl+L"),)
+SWEEP_KEYS = (QKeySequence("Ctrl+Shift+L"),)
 TABS = (
     ("Training &curves", "showCurvesAction"),
     ("&Draw a digit", "showDrawAction"),
@@ -63,6 +64,7 @@ class WindowActions:
     stop: QAction
     reset: QAction
     find_rate: QAction
+    sweep: QAction
     check_data: QAction
     tabs: tuple[QAction, ...]
     model_column: QAction
@@ -154,6 +156,15 @@ def build_actions(window: ActionsWindow) -> WindowActions:
             "A range test on the run Start would train, its suggestion checked "
             "by short probe runs; the run is left exactly as it was",
         ),
+        sweep=_action(
+            window,
+            "S&weep…",
+            "sweepAction",
+            window.sweep,
+            SWEEP_KEYS,
+            "Search settings with Optuna on the panels' settings: every trial is "
+            "a run of the ledger",
+        ),
         check_data=_action(
             window,
             "&Check image folder…",
@@ -210,6 +221,7 @@ def build_actions(window: ActionsWindow) -> WindowActions:
     run_menu.addSeparator()
     run_menu.addAction(actions.reset)
     run_menu.addAction(actions.find_rate)
+    run_menu.addAction(actions.sweep)
     data_menu = window.menuBar().addMenu("&Data")
     data_menu.addAction(actions.check_data)
     view_menu = window.menuBar().addMenu("&View")

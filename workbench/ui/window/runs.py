@@ -68,6 +68,9 @@ class RunsTab(QObject):
 
     @Slot(object)
     def _on_panel_reproduce_requested(self, run: RunSummary) -> None:
+        self.reproduce(run)
+
+    def reproduce(self, run: RunSummary) -> None:
         """Train ``run`` again from scratch: same config, seed and processes."""
         w, session = self.window, self.controller.session
         if self.controller.state is not RunState.IDLE:
