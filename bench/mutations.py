@@ -6037,7 +6037,7 @@ MUTATIONS += [
     Mutation(
         name="reproduce-on-the-device-panels-processes",
         promise="Reproduce trains a run on its own number of processes, whatever the Device panel's Processes says",
-        where="workbench.ui.window.runs:RunsTab._on_panel_reproduce_requested",
+        where="workbench.ui.window.runs:RunsTab.reproduce",
         old="        w.start(nproc=run.world_size)\n",
         new="        w.start()\n",
         tests=(
@@ -6058,7 +6058,7 @@ MUTATIONS += [
     Mutation(
         name="reproduce-job-left-pending-in-the-session",
         promise="A reproduction on several processes leaves nothing pending: the next run is not judged against the original",
-        where="workbench.ui.window.runs:RunsTab._on_panel_reproduce_requested",
+        where="workbench.ui.window.runs:RunsTab.reproduce",
         old="            session.reproducing = None\n            self._job_reproducing = run.folder\n",
         new="            self._job_reproducing = run.folder\n",
         tests=(
