@@ -7494,3 +7494,16 @@ MUTATIONS += [
         tests=(_SORT_SWEEP,),
     ),
 ]
+
+MUTATIONS += [
+    Mutation(
+        name="sweep-dialog-ledger-of-another-model",
+        promise="The ledger's importances are over the panels' own data and model",
+        where="workbench.ui.window.sweep_dialog:SweepDialog.show_ledger_importances",
+        old="        found = ledger_importances(list_runs(), cfg.dataset, cfg.model)\n",
+        new='        found = ledger_importances(list_runs(), cfg.dataset, "mlp")\n',
+        tests=(
+            _SD + "test_importances_over_the_ledger_are_the_panels_data_and_models",
+        ),
+    ),
+]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.core.test_sweep_importance import _synthetic_ledger
 from workbench.core.runs.listing import list_runs
 from workbench.core.tuning.progress import read_progress
 
@@ -29,6 +30,17 @@ def test_a_bad_space_is_said_in_the_dialog_and_starts_nothing(qtbot, window):
     )
     assert dialog.job is None
     assert list_runs() == []
+
+
+def test_importances_over_the_ledger_are_the_panels_data_and_models(qtbot, window):
+    _synthetic_ledger()  # 40 finished mlp runs on digits where only lr matters
+    dialog = _open(window)
+    dialog.ledger_button.click()
+    text = dialog.ledger_label.text()
+    assert text.startswith("Over 40 finished runs of mlp on digits: importances: lr ")
+    window.apply_config(CFG.replace(model="small-cnn"))
+    dialog.ledger_button.click()
+    assert dialog.ledger_label.text().startswith("Over 1 finished runs of small-cnn")
 
 
 def test_a_sweep_runs_stops_resumes_and_offers_its_best(qtbot, window):

@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
 from workbench.core.config import ConfigError, TrainConfig, save_config
 from workbench.core.runs.listing import RunSummary, list_runs
 from workbench.core.tuning.coordinates import axes_for, lines_for
-from workbench.core.tuning.importance import study_importances
+from workbench.core.tuning.importance import ledger_importances, study_importances
 from workbench.core.tuning.progress import SweepProgress, local_studies, read_progress
 from workbench.core.tuning.space import FIELDS, LOG_FIELDS, SearchSpace
 from workbench.core.tuning.study import open_study
@@ -120,6 +120,15 @@ class SweepDialog(QDialog):
         self.progress_bar = QProgressBar(objectName="sweepProgress")
         self.plot = ParallelCoordinates()
         self.importances = QLabel(objectName="sweepImportances", wordWrap=True)
+        self.ledger_label = QLabel(objectName="sweepLedgerImportances", wordWrap=True)
+        self.ledger_button = QPushButton(
+            "Over the ledger", objectName="sweepLedgerButton"
+        )
+        self.ledger_button.setToolTip(
+            "Each setting's share over every finished run of the panels' data and "
+            "model in the ledger, swept or not"
+        )
+        self.ledger_button.clicked.connect(self.show_ledger_importances)
         self.best_label = QLabel(objectName="sweepBest", wordWrap=True)
         self.use_button = QPushButton("Use these settings", objectName="sweepUse")
         self.use_button.clicked.connect(self.use_best)
@@ -140,6 +149,10 @@ class SweepDialog(QDialog):
         layout.addWidget(self.progress_bar)
         layout.addWidget(self.plot, 1)
         layout.addWidget(self.importances)
+        ledger_row = QHBoxLayout()
+        ledger_row.addWidget(self.ledger_label, 1)
+        ledger_row.addWidget(self.ledger_button)
+        layout.addLayout(ledger_row)
         layout.addLayout(best_row)
         self.resize(760, 820)
         self._timer = QTimer(self, interval=REFRESH_MS)
@@ -308,6 +321,16 @@ class SweepDialog(QDialog):
             )
         self.use_button.setEnabled(best is not None)
         self.reproduce_button.setEnabled(best is not None and self.job is None)
+
+    @Slot()
+    def show_ledger_importances(self) -> None:
+        """The importances over every finished run of the panels' data and model."""
+        cfg = self.window_.current_config()
+        found = ledger_importances(list_runs(), cfg.dataset, cfg.model)
+        self.ledger_label.setText(
+            f"Over {found.trials} finished runs of {cfg.model} on {cfg.dataset}: "
+            f"{found.line()}"
+        )
 
     @Slot()
     def use_best(self) -> None:
