@@ -7507,3 +7507,31 @@ MUTATIONS += [
         ),
     ),
 ]
+
+_RANKS = _W + "test_trials_on_several_processes_are_pruned_by_the_worker_that_watches"
+MUTATIONS += [
+    Mutation(
+        name="sweep-job-never-pruned",
+        promise="A trial on several processes is pruned by the worker that watches it",
+        where="workbench.core.tuning.job_trial:train_trial_as_job",
+        old="                    if not pruned and not ended and trial.should_prune():\n",
+        new="                    if False:\n",
+        tests=(_RANKS,),
+    ),
+    Mutation(
+        name="sweep-job-pruned-reads-stopped",
+        promise="A pruned multi-process trial's run reads 'pruned'",
+        where="workbench.core.tuning.job_trial:train_trial_as_job",
+        old='                RunFolder(folder).update(status="pruned")\n',
+        new="                pass\n",
+        tests=(_RANKS,),
+    ),
+    Mutation(
+        name="sweep-job-run-not-labelled",
+        promise="A multi-process trial's run.json names its study and trial",
+        where="workbench.core.tuning.job_trial:train_trial_as_job",
+        old="                    RunFolder(folder).update(sweep=label)\n",
+        new="                    pass\n",
+        tests=(_RANKS,),
+    ),
+]

@@ -328,3 +328,23 @@ def _running_runs(study: str) -> list:
         and r.status == "running"
         and (r.folder.path / "metrics.jsonl").is_file()
     ]
+
+
+@pytest.mark.slow
+def test_trials_on_several_processes_are_pruned_by_the_worker_that_watches(capsys):
+    # Trial 0 trains well; the seeded sampler's next rates diverge and trail.
+    flags = ["--model", "mlp", "--epochs", "3", "--batch-size", "64", "--quiet"]
+    sweep = ["--sweep-lr", "1e-3", "10", "--trials", "3", "--study", "ranks"]
+    assert main(["sweep", *flags, *sweep, "--nproc", "2"]) == 0
+    out = capsys.readouterr().out
+    runs = {r.sweep: r for r in list_runs() if r.sweep.startswith("ranks #")}
+    assert set(runs) == {"ranks #0", "ranks #1", "ranks #2"}, out
+    assert {r.world_size for r in runs.values()} == {2}
+    assert runs["ranks #0"].status == "finished"
+    pruned = [r for r in runs.values() if r.status == "pruned"]
+    assert pruned, out
+    for run in pruned:
+        # Stopped after its batch once the pruner spoke, checkpoint kept.
+        assert run.global_step < runs["ranks #0"].global_step
+        assert (run.folder.path / "checkpoint.pt").is_file()
+    assert "(pruned, 1 epoch)" in out

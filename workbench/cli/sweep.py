@@ -95,8 +95,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 "give 'sweep show STUDY', 'sweep ledger', or flags to run a sweep"
             )
         return show_study(args.action[1], args.storage)
-    if args.nproc > 1:
-        raise C.ConfigError("sweep trials run in one process each: leave out --nproc")
     if args.parallel < 1:
         raise C.ConfigError(f"--parallel must be 1 or more, not {args.parallel}")
     if args.join:
@@ -138,7 +136,13 @@ def _settings(args: argparse.Namespace) -> tuple[SweepSettings, C.TrainConfig]:
     if not isinstance(trials, int) or isinstance(trials, bool):
         raise C.ConfigError(f"[sweep] trials must be a whole number, not {trials!r}")
     settings = SweepSettings(
-        space, trials, study, args.storage, seed=base.seed, pruner=str(pruner)
+        space,
+        trials,
+        study,
+        args.storage,
+        seed=base.seed,
+        pruner=str(pruner),
+        nproc=args.nproc,
     )
     settings.check()
     return settings, base
@@ -176,7 +180,13 @@ def _join(args: argparse.Namespace) -> int:
         dims = ", ".join(plan.space.dimensions)
         say(f"joined sweep {args.join}: {plan.trials} trials over {dims}")
         settings = SweepSettings(
-            plan.space, plan.trials, args.join, args.storage, plan.seed, plan.pruner
+            plan.space,
+            plan.trials,
+            args.join,
+            args.storage,
+            plan.seed,
+            plan.pruner,
+            plan.nproc,
         )
         return _parallel(args, settings)
     worker = args.worker if args.worker is not None else os.getpid()

@@ -62,6 +62,7 @@ class StudyPlan:
     trials: int
     pruner: str
     seed: int
+    nproc: int = 1  # processes each trial trains on
 
     def to_attr(self) -> dict[str, Any]:
         return {
@@ -70,6 +71,7 @@ class StudyPlan:
             "trials": self.trials,
             "pruner": self.pruner,
             "seed": self.seed,
+            "nproc": self.nproc,
         }
 
     @classmethod
@@ -81,6 +83,7 @@ class StudyPlan:
                 int(data["trials"]),
                 str(data["pruner"]),
                 int(data["seed"]),
+                int(data.get("nproc", 1)),
             )
         except (KeyError, TypeError, ValueError) as exc:
             problem = f"the study's recorded plan is unreadable: {exc}"

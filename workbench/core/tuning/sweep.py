@@ -26,6 +26,7 @@ from workbench.core import events as E
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.session import Session
 from workbench.core.train.engine import TrainControl
+from workbench.core.tuning.job_trial import train_trial_as_job
 from workbench.core.tuning.space import SearchSpace
 from workbench.core.tuning.study import (
     StudyPlan,
@@ -53,6 +54,7 @@ class SweepSettings:
     storage: str | None = None  # None: the journal file in the sweep's folder
     seed: int = 0
     pruner: str = "halving"  # or "hyperband", "none"
+    nproc: int = 1  # processes each trial trains on (torchrun when over 1)
 
     def check(self) -> None:
         """Raise ConfigError naming what cannot work."""
@@ -63,6 +65,8 @@ class SweepSettings:
                 f"study name {self.study!r}: letters, digits, '-', '_' and '.', "
                 "up to 64"
             )
+        if self.nproc < 1:
+            raise ConfigError(f"--nproc must be 1 or more, not {self.nproc}")
         if self.pruner not in ("halving", "hyperband", "none"):
             raise ConfigError(f"pruner {self.pruner!r}: halving, hyperband or none")
         if self.storage is not None and not self.storage.startswith("postgresql"):
@@ -91,7 +95,12 @@ def start_sweep(base: TrainConfig, settings: SweepSettings) -> optuna.Study:
         settings.study, settings.storage, seed=settings.seed, pruner=settings.pruner
     )
     plan = StudyPlan(
-        base, settings.space, settings.trials, settings.pruner, settings.seed
+        base,
+        settings.space,
+        settings.trials,
+        settings.pruner,
+        settings.seed,
+        settings.nproc,
     )
     record_plan(study, plan)
     if not study.trials:
@@ -153,7 +162,10 @@ def run_trials(
             yield TrialDone(trial.number, params, "failed", None, 0, None)
             raise ConfigError(f"trial {trial.number}: {exc}") from exc
         with heartbeat(study, trial):
-            done = _train_trial(cfg, trial, study.study_name, stop)
+            if plan.nproc > 1:
+                done = _train_trial_job(cfg, trial, study.study_name, plan.nproc, stop)
+            else:
+                done = _train_trial(cfg, trial, study.study_name, stop)
         if done.state == "complete":
             study.tell(trial, done.value)
         elif done.state == PRUNED:
@@ -163,6 +175,20 @@ def run_trials(
         yield done
         if done.state == "stopped":
             return
+
+
+def _train_trial_job(
+    cfg: TrainConfig,
+    trial: optuna.Trial,
+    study: str,
+    nproc: int,
+    stop: Callable[[], bool],
+) -> TrialDone:
+    label = {"study": study, "trial": trial.number}
+    state, value, epochs, folder = train_trial_as_job(
+        cfg, trial, nproc, label=label, stop=stop
+    )
+    return TrialDone(trial.number, dict(trial.params), state, value, epochs, folder)
 
 
 def _train_trial(
