@@ -152,6 +152,24 @@ def main() -> int:
         xdotool("mousemove", str(centre.x()), str(centre.y()), "click", "1")
         yield None
         check("Copy puts the script on the clipboard", app.clipboard().text() == text)
+        # Run ▸ Sweep… by its shortcut; a real click ticks a field to vary.
+        xdotool("windowfocus", "--sync", wid)
+        xdotool("key", "ctrl+shift+l")
+        yield None
+        sweep = window.sweep_dialog
+        check("Ctrl+Shift+L opens the sweep dialog", bool(sweep and sweep.isVisible()))
+        if sweep is not None:
+            box = sweep.fields["batch_size"][0]
+            centre = box.mapToGlobal(QPoint(8, box.height() // 2))
+            xdotool("mousemove", str(centre.x()), str(centre.y()), "click", "1")
+            yield None
+            check("a click ticks batch_size to vary", box.isChecked())
+            flags = sweep.space_flags()
+            check(
+                "the ticked fields become the sweep's flags",
+                flags[0] == "--sweep-lr" and "--sweep-batch-size" in flags,
+            )
+            sweep.close()
         app.quit()
 
     walk = steps()
