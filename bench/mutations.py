@@ -7535,3 +7535,14 @@ MUTATIONS += [
         tests=(_RANKS,),
     ),
 ]
+
+MUTATIONS += [
+    Mutation(
+        name="runs-sweep-column-always-shown",
+        promise="The Sweep column takes no room until a sweep's trials are listed",
+        where="workbench.ui.panels.runs_table:RunsTable.show_runs",
+        old="        self.setColumnHidden(SWEEP_COLUMN, not any(r.sweep for r in runs))\n",
+        new="        self.setColumnHidden(SWEEP_COLUMN, False)\n",
+        tests=(_SORT_SWEEP,),
+    ),
+]

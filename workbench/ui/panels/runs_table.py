@@ -57,9 +57,10 @@ HEADERS = (
 )
 COLUMNS = tuple(text for text, _ in HEADERS)
 DATE_COLUMN = 1
+SWEEP_COLUMN = 8
 _NUMERIC = (4, 5)
 # Columns whose contents can be long: no wider than this, the rest elided.
-_MAX_WIDTH = {2: 110, 3: 100, 6: 90, 7: 90, 8: 140}
+_MAX_WIDTH = {2: 110, 3: 100, 6: 90, 7: 90, SWEEP_COLUMN: 100}
 # Column widths come from this many rows (the visible ones first), not all.
 _MEASURED_ROWS = 100
 _ID_ROLE = Qt.ItemDataRole.UserRole
@@ -248,6 +249,8 @@ class RunsTable(QTableWidget):
             for row, run in enumerate(runs):
                 self._set_row(row, run)
         self.setSortingEnabled(True)
+        # The Sweep column only once a sweep's trials are listed: room for names.
+        self.setColumnHidden(SWEEP_COLUMN, not any(r.sweep for r in runs))
         self.mark_current(self._current_id, force=True)  # bold first, then measured
         return True
 
@@ -325,6 +328,8 @@ class RunsTable(QTableWidget):
         header = self.horizontalHeader()
         live = self.current_row()
         for column in range(1, self.columnCount()):
+            if self.isColumnHidden(column):
+                continue
             self.resizeColumnToContents(column)
             if live is not None:  # perhaps past the rows measured
                 wanted = self.cell_width(live, column)
