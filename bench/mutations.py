@@ -7339,14 +7339,6 @@ MUTATIONS += [
         tests=(_JOINED,),
     ),
     Mutation(
-        name="sweep-local-workers-in-callers-group",
-        promise="Ctrl+C reaches each local worker once: they stop cleanly, all kept",
-        where="workbench.core.tuning.workers:LocalWorkers.__init__",
-        old="                start_new_session=True,\n",
-        new="",
-        tests=(_HALT,),
-    ),
-    Mutation(
         name="sweep-parallel-ctrl-c-not-passed-on",
         promise="A stop request to a parallel sweep is passed to every worker",
         where="workbench.core.tuning.workers:LocalWorkers.interrupt",
