@@ -7325,9 +7325,9 @@ MUTATIONS += [
     Mutation(
         name="sweep-joined-worker-same-seed",
         promise="Each joined worker draws with a seed of its own",
-        where="workbench.core.tuning.sweep:join_sweep",
-        old="        name, storage, create=False, seed=plan.seed + worker, pruner=plan.pruner\n",
-        new="        name, storage, create=False, seed=plan.seed, pruner=plan.pruner\n",
+        where="workbench.core.tuning.study:use_plan_sampling",
+        old="    study.sampler = optuna.samplers.TPESampler(seed=plan.seed + worker)\n",
+        new="    study.sampler = optuna.samplers.TPESampler(seed=plan.seed)\n",
         tests=(_JOINED,),
     ),
     Mutation(
@@ -7472,9 +7472,9 @@ MUTATIONS += [
     Mutation(
         name="sweep-best-may-be-pruned",
         promise="The best trial is a complete one, never a pruned one's last report",
-        where="workbench.core.tuning.progress:SweepProgress.best",
-        old="        complete = [t for t in self.trials if t.state == TrialState.COMPLETE]\n",
-        new="        complete = [t for t in self.trials if t.value is not None]\n",
+        where="workbench.core.tuning.study:best_of",
+        old="    complete = [t for t in trials if t.state == TrialState.COMPLETE]\n",
+        new="    complete = [t for t in trials if t.value is not None]\n",
         tests=(_BEST,),
     ),
     Mutation(

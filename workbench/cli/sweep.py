@@ -18,13 +18,18 @@ from typing import Any
 
 from workbench.cli import interrupts
 from workbench.cli.console import percent, say
-from workbench.cli.sweep_show import param_text, show_ledger, show_study
+from workbench.cli.sweep_show import show_ledger, show_study
 from workbench.cli.train import config_from_args
 from workbench.cli.train_flags import add_train_flags
 from workbench.core import config as C
 from workbench.core.train.engine import TrainControl
 from workbench.core.tuning.space import FIELDS, LOG_FIELDS, SearchSpace
-from workbench.core.tuning.study import best_trial, close_study, recorded_plan
+from workbench.core.tuning.study import (
+    best_trial,
+    close_study,
+    param_text,
+    recorded_plan,
+)
 from workbench.core.tuning.sweep import (
     SweepSettings,
     TrialDone,

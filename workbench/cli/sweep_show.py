@@ -8,7 +8,6 @@ of the ledger on one dataset and model, swept or not.
 from __future__ import annotations
 
 import optuna
-from optuna.trial import TrialState
 
 from workbench.cli.console import percent, say
 from workbench.core.runs.listing import list_runs
@@ -16,8 +15,10 @@ from workbench.core.tuning.importance import ledger_importances, study_importanc
 from workbench.core.tuning.study import (
     RETRY_OF_KEY,
     SURPLUS_KEY,
+    best_of,
     close_study,
     open_study,
+    param_text,
 )
 
 
@@ -43,9 +44,8 @@ def _print_study(study: optuna.Study) -> None:
         note = f", again for trial {again}" if again is not None else ""
         state = trial.state.name.lower()
         say(f"  trial {trial.number}: {values} -> {value} ({state}{note})")
-    complete = [t for t in trials if t.state == TrialState.COMPLETE]
-    if complete:
-        best = max(complete, key=lambda t: t.value)
+    best = best_of(trials)
+    if best is not None:
         say(f"best: trial {best.number}, {percent(best.value)}")
     say(study_importances(study).line())
 
@@ -56,8 +56,3 @@ def show_ledger(dataset: str, model: str) -> int:
     say(f"ledger: {found.trials} finished runs of {model} on {dataset}")
     say(found.line())
     return 0
-
-
-def param_text(value: object) -> str:
-    """A trial's value as the lines print it: rates in e-notation."""
-    return f"{value:.2e}" if isinstance(value, float) else str(value)

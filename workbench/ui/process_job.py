@@ -18,7 +18,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from workbench.core import events as E
 from workbench.core.config import TrainConfig
+from workbench.core.distributed.job import RUN_FOLDER_LINE, train_command
 from workbench.core.host.process_tree import processes_with, signal_all
 from workbench.core.runs.tail import AppendedLines
 from workbench.ui.job_follower import JobFollower
@@ -37,7 +37,6 @@ POLL_MS = 250
 # Closing the window: how long the ranks get to stop after their batch.
 STOP_WAIT_S = 5.0
 STOPPED_EXIT_CODE = 130  # the launcher's code for "stopped by SIGINT"
-RUN_FOLDER_LINE = re.compile(r"^run folder: (.+?) \(checkpoint saved")
 # Lines of rank 0 the window shows as notes under the controls.
 _NOTE_PREFIXES = ("warning: ", "note: ")
 
@@ -97,17 +96,7 @@ class ProcessJob(QObject):
         """The command line the job runs (its config in a file of its own)."""
         config = Path(self.marker)
         config.write_text(json.dumps(self.config.to_dict()), encoding="utf-8")
-        return [
-            sys.executable,
-            "-m",
-            "workbench",
-            "train",
-            "--config",
-            self.marker,
-            "--nproc",
-            str(self.nproc),
-            "--quiet",
-        ]
+        return train_command(self.marker, self.nproc)
 
     def start(self) -> None:
         """Start the launcher (raises OSError when it cannot be started)."""

@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -27,6 +25,7 @@ import torch
 
 from workbench.core.atomic_files import read_jsonl
 from workbench.core.config import TrainConfig, save_config
+from workbench.core.distributed.job import RUN_FOLDER_LINE, train_command
 from workbench.core.events import EpochMetrics
 from workbench.core.runs.folder import METRICS_FILE, RunFolder
 
@@ -34,21 +33,6 @@ log = logging.getLogger(__name__)
 
 POLL_S = 0.2
 STOPPED_EXIT_CODE = 130
-_RUN_FOLDER = re.compile(r"^run folder: (.+?) \(checkpoint saved", re.MULTILINE)
-
-
-def job_command(config: Path, nproc: int) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "workbench",
-        "train",
-        "--config",
-        str(config),
-        "--nproc",
-        str(nproc),
-        "--quiet",
-    ]
 
 
 def epoch_accuracies(folder: Path) -> list[float]:
@@ -83,7 +67,7 @@ def train_trial_as_job(
     try:
         with open(output, "wb") as out:
             job = subprocess.Popen(
-                job_command(config, nproc),
+                train_command(config, nproc),
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -93,7 +77,7 @@ def train_trial_as_job(
         while True:
             ended = job.poll() is not None
             if folder is None:
-                found = _RUN_FOLDER.search(output.read_text(errors="replace"))
+                found = RUN_FOLDER_LINE.search(output.read_text(errors="replace"))
                 if found:
                     folder = Path(found.group(1))
                     RunFolder(folder).update(sweep=label)

@@ -18,6 +18,7 @@ from workbench.core.tuning.study import (
     JOURNAL,
     SURPLUS_KEY,
     StudyPlan,
+    best_of,
     close_study,
     open_study,
     recorded_plan,
@@ -50,9 +51,7 @@ class SweepProgress:
 
     @property
     def best(self) -> FrozenTrial | None:
-        # A pruned trial's value is its last report, of fewer epochs: not comparable.
-        complete = [t for t in self.trials if t.state == TrialState.COMPLETE]
-        return max(complete, key=lambda t: t.value, default=None)
+        return best_of(self.trials)
 
     def seconds_left(self) -> float | None:
         """At the pace so far: time since the first trial began, per finished one."""

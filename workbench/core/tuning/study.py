@@ -21,7 +21,7 @@ import re
 import socket
 import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +33,7 @@ from optuna.storages import (
     RetryHeartbeatStaleTrialCallback,
 )
 from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock
-from optuna.trial import TrialState
+from optuna.trial import FrozenTrial, TrialState
 
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.runs.folder import runs_dir
@@ -320,14 +320,33 @@ def close_study(study: optuna.Study) -> None:
         backend.engine.dispose()
 
 
-def best_trial(name: str, storage: str | None) -> optuna.trial.FrozenTrial | None:
-    """The complete trial with the highest accuracy (not a pruned one), or None."""
+def best_of(trials: Iterable[FrozenTrial]) -> FrozenTrial | None:
+    """The complete trial with the highest accuracy, or None.
+
+    Never a pruned one: Optuna gives it its last report as value, of fewer epochs.
+    """
+    complete = [t for t in trials if t.state == TrialState.COMPLETE]
+    return max(complete, key=lambda t: t.value, default=None)
+
+
+def best_trial(name: str, storage: str | None) -> FrozenTrial | None:
+    """The best trial of study ``name`` (:func:`best_of`)."""
     study = open_study(name, storage, create=False)
     try:
-        complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        return best_of(study.get_trials(deepcopy=False))
     finally:
         close_study(study)
-    return max(complete, key=lambda t: t.value, default=None)
+
+
+def use_plan_sampling(study: optuna.Study, plan: StudyPlan, worker: int) -> None:
+    """The plan's pruner, and its seed varied by ``worker`` for the sampler."""
+    study.sampler = optuna.samplers.TPESampler(seed=plan.seed + worker)
+    study.pruner = _pruner(plan.pruner)
+
+
+def param_text(value: object) -> str:
+    """A trial's value as people read it: rates in e-notation."""
+    return f"{value:.2e}" if isinstance(value, float) else str(value)
 
 
 def _pruner(name: str) -> optuna.pruners.BasePruner:

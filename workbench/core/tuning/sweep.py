@@ -30,13 +30,13 @@ from workbench.core.tuning.job_trial import train_trial_as_job
 from workbench.core.tuning.space import SearchSpace
 from workbench.core.tuning.study import (
     StudyPlan,
-    close_study,
     heartbeat,
     open_study,
     public_url,
     record_plan,
     recorded_plan,
     take_trial,
+    use_plan_sampling,
 )
 
 SWEEP_KEY = "sweep"  # run.json: {"study": ..., "trial": n}
@@ -115,14 +115,9 @@ def join_sweep(
 
     Workers with one seed would draw the same random trials side by side.
     """
-    first = open_study(name, storage, create=False)
-    try:
-        plan = recorded_plan(first)
-    finally:
-        close_study(first)
-    study = open_study(
-        name, storage, create=False, seed=plan.seed + worker, pruner=plan.pruner
-    )
+    study = open_study(name, storage, create=False)
+    plan = recorded_plan(study)
+    use_plan_sampling(study, plan, worker)
     return study, plan
 
 

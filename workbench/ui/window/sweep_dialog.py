@@ -42,7 +42,7 @@ from workbench.core.tuning.coordinates import axes_for, lines_for
 from workbench.core.tuning.importance import ledger_importances, study_importances
 from workbench.core.tuning.progress import SweepProgress, local_studies, read_progress
 from workbench.core.tuning.space import FIELDS, LOG_FIELDS, SearchSpace
-from workbench.core.tuning.study import open_study
+from workbench.core.tuning.study import open_study, param_text
 from workbench.ui.plots.parallel_coordinates import ParallelCoordinates
 from workbench.ui.sweep_job import STOPPED_EXIT_CODE, SweepJob
 
@@ -315,7 +315,7 @@ class SweepDialog(QDialog):
         if best is None:
             self.best_label.setText("Best trial: none finished yet")
         else:
-            values = ", ".join(f"{k} {_value(v)}" for k, v in best.params.items())
+            values = ", ".join(f"{k} {param_text(v)}" for k, v in best.params.items())
             self.best_label.setText(
                 f"Best trial: {best.number}, {best.value:.1%} ({values})"
             )
@@ -347,10 +347,6 @@ class SweepDialog(QDialog):
         run = self.best_run()
         if run is not None:
             self.window_.reproduce_run(run)
-
-
-def _value(value: object) -> str:
-    return f"{value:.2e}" if isinstance(value, float) else str(value)
 
 
 def open_sweep(window: SweepWindow) -> SweepDialog | None:
