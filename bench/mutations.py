@@ -7538,3 +7538,15 @@ MUTATIONS += [
         tests=(_SORT_SWEEP,),
     ),
 ]
+
+_GROUPS = "tests/ui/test_runs_panel.py::test_choosing_a_sweep_lists_only_its_trials_in_trial_order"
+MUTATIONS += [
+    Mutation(
+        name="runs-chosen-sweep-lists-every-run",
+        promise="Choosing a sweep in the Runs tab's Show: lists only its trials",
+        where="workbench.ui.panels.runs_groups:filter_runs",
+        old="    if choice is ALL_RUNS:\n        return list(runs)\n",
+        new="    if True:\n        return list(runs)\n",
+        tests=(_GROUPS,),
+    ),
+]

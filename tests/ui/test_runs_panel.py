@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox
 
 from workbench.core.config import TrainConfig
 from workbench.core.events import EpochMetrics
@@ -578,3 +579,138 @@ def test_a_long_frozen_list_leaves_both_runs_side_by_side(panel, runs):
     # Both runs' columns fit the panel's width.
     width = sum(diff.columnWidth(c) for c in range(diff.columnCount()))
     assert width + diff.verticalHeader().width() < panel.width()
+
+
+# ------------------------------------------------- "Show:": one sweep's trials
+
+
+def _sweeps(runs: dict[str, RunFolder]) -> RunFolder:
+    """A and B: trials 10 and 2 of study "s"; C: trial 1 of "r"; D: a plain run.
+
+    Newest first by date is D, A, C, B: neither trial order nor the Sweep text.
+    """
+    for name, hour in (("A", 11), ("B", 9), ("C", 10)):
+        runs[name].update(created=f"2026-12-01T{hour:02d}:00:00+00:00")
+    runs["A"].update(sweep={"study": "s", "trial": 10}, best_val_accuracy=0.5)
+    runs["B"].update(sweep={"study": "s", "trial": 2}, best_val_accuracy=0.9731)
+    runs["C"].update(sweep={"study": "r", "trial": 1}, best_val_accuracy=None)
+    plain = RunFolder.create(BASE.replace(seed=7), origin="test")
+    plain.update(name="D", status="finished", created="2026-12-01T12:00:00+00:00")
+    return plain
+
+
+def _choose(panel: RunsPanel, text: str) -> None:
+    """Pick the "Show:" entry whose text starts with ``text``, as the user would."""
+    combo = panel.group_combo
+    texts = [combo.itemText(i) for i in range(combo.count())]
+    (index,) = [i for i, t in enumerate(texts) if t.startswith(text)]
+    combo.setCurrentIndex(index)
+
+
+def _entries(panel: RunsPanel) -> list[str]:
+    combo = panel.group_combo
+    return [combo.itemText(i) for i in range(combo.count())]
+
+
+def _sorted_by_date_newest_first(panel: RunsPanel) -> bool:
+    header = panel.table.horizontalHeader()
+    return (header.sortIndicatorSection(), header.sortIndicatorOrder()) == (
+        COLUMNS.index("Date"),
+        Qt.SortOrder.DescendingOrder,
+    )
+
+
+def test_show_choice_is_hidden_without_sweeps_and_lists_each_sweep(panel, runs):
+    combo = panel.findChild(QComboBox, "runsGroupCombo")
+    assert combo is panel.group_combo
+    assert combo.isHidden()  # no sweep listed: nothing to choose
+    assert panel.group_label.isHidden()
+    _sweeps(runs)
+    panel.refresh()
+    assert combo.isVisible()
+    assert panel.group_label.isVisible()
+    assert panel.group_label.text() == "Show:"
+    assert "sweep" in combo.toolTip()
+    assert _entries(panel) == [
+        "All runs",
+        "Runs outside sweeps",
+        "Sweep r: 1 trial, best —",
+        "Sweep s: 2 trials, best 97.31%",
+    ]
+    assert [combo.itemData(i) for i in (2, 3)] == ["r", "s"]
+    assert combo.currentText() == "All runs"
+    assert _titles(panel) == ["D", "A", "C", "B"]
+    above = combo.mapTo(panel, combo.rect().bottomLeft()).y()
+    assert above <= panel.table.mapTo(panel, panel.table.rect().topLeft()).y()
+
+
+def test_choosing_a_sweep_lists_only_its_trials_in_trial_order(panel, runs):
+    _sweeps(runs)
+    panel.refresh()
+    _choose(panel, "Sweep s")
+    assert _titles(panel) == ["B", "A"]  # trial 2, then trial 10
+    sweep = COLUMNS.index("Sweep")
+    assert [panel.table.item(r, sweep).text() for r in range(2)] == ["s #2", "s #10"]
+    _choose(panel, "Sweep r")
+    assert _titles(panel) == ["C"]
+    _choose(panel, "Runs outside sweeps")
+    assert _titles(panel) == ["D"]
+    _choose(panel, "Sweep s")
+    _choose(panel, "All runs")
+    assert _titles(panel) == ["D", "A", "C", "B"]  # sorted as before the sweep
+    assert _sorted_by_date_newest_first(panel)
+
+
+def test_the_chosen_sweep_survives_a_refresh_and_falls_back_when_it_goes(
+    qtbot, panel, runs
+):
+    _sweeps(runs)
+    panel.refresh()
+    _choose(panel, "Sweep s")
+    # A new trial of s and a plain run appear; a trial's accuracy changes.
+    trial = RunFolder.create(BASE.replace(seed=8), origin="test")
+    trial.update(name="E", status="finished", sweep={"study": "s", "trial": 5})
+    RunFolder.create(BASE.replace(seed=9), origin="test").update(name="F")
+    runs["A"].update(best_val_accuracy=0.99)
+    panel.refresh()
+    assert panel.group_combo.currentData() == "s"
+    assert panel.group_combo.currentText() == "Sweep s: 3 trials, best 99.00%"
+    assert _titles(panel) == ["B", "E", "A"]
+    # The sweep's folders are deleted (outside the window): every run again.
+    for folder in (runs["A"], runs["B"], trial):
+        shutil.rmtree(folder.path)
+    qtbot.waitUntil(
+        lambda: panel.group_combo.currentText() == "All runs", timeout=5_000
+    )
+    assert sorted(_titles(panel)) == ["C", "D", "F"]
+    assert _entries(panel) == [
+        "All runs",
+        "Runs outside sweeps",
+        "Sweep r: 1 trial, best —",
+    ]
+    assert _sorted_by_date_newest_first(panel)
+
+
+def test_only_shown_runs_are_selected_and_the_selection_is_kept_by_id(
+    qtbot, panel, runs
+):
+    _sweeps(runs)
+    panel.refresh()
+    panel.set_current_run_id(runs["A"].id)
+    panel.select_ids([runs["A"].id, runs["C"].id])
+    with qtbot.waitSignal(panel.overlay_changed) as blocker:
+        _choose(panel, "Sweep s")
+    assert [r.title for r in blocker.args[0]] == ["A"]  # C is not listed now
+    assert [r.title for r in panel.selected_runs()] == ["A"]
+    assert panel.diff_label.text() == "Config of A"
+    assert panel.reproduce_button.isEnabled()
+    assert panel.table.item(_row_of(panel, "A"), 0).font().bold()  # the live run
+    panel.select_ids([runs["C"].id])  # not listed: nothing to select
+    assert panel.selected_runs() == []
+    panel.select_ids([runs["B"].id])
+    _choose(panel, "All runs")
+    assert [r.title for r in panel.selected_runs()] == ["B"]
+    assert panel.open_button.isEnabled()
+    _choose(panel, "Runs outside sweeps")
+    assert panel.selected_runs() == []
+    assert not panel.reproduce_button.isEnabled()

@@ -3,9 +3,11 @@
 A sortable table of :func:`~workbench.core.runs.listing.list_runs`; selecting runs
 (Ctrl/Shift for several) emits :attr:`RunsPanel.overlay_changed` so the window
 can draw them over its live plots, and fills a table of the config fields in
-which they differ (one run: its whole config). The panel only edits run folders;
-reproducing a run or opening its checkpoint is the window's job, asked for with
-:attr:`RunsPanel.reproduce_requested` and :attr:`RunsPanel.open_requested`.
+which they differ (one run: its whole config). "Show:" above the table narrows
+the list to one sweep's trials or to the runs outside sweeps (:mod:`.runs_groups`).
+The panel only edits run folders; reproducing a run or opening its checkpoint is
+the window's job, asked for with :attr:`RunsPanel.reproduce_requested` and
+:attr:`RunsPanel.open_requested`.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ from workbench.core.runs.listing import RunSummary
 from workbench.core.runs.reproduce import reproducible
 from workbench.ui import dialogs
 from workbench.ui.formatting import duration, local_time
-from workbench.ui.panels.runs_table import COLUMNS, RunsTable
+from workbench.ui.panels.runs_groups import SweepGroupCombo, filter_runs, is_study
+from workbench.ui.panels.runs_table import COLUMNS, SWEEP_COLUMN, RunsTable
 
 __all__ = ["COLUMNS", "RunsPanel", "duration", "local_time"]
 
@@ -90,6 +93,8 @@ class RunsPanel(QWidget):
         self._emitted: list[RunSummary] = []
         self._filling = False
         self._damage_shown = False  # the message line tells of damaged runs
+        # The header's sort before a sweep was chosen: back to it after the sweep.
+        self._sort_before_sweep: tuple[int, Qt.SortOrder] | None = None
         # Folders appearing or going (another process's run, a deletion) and
         # the run.json of running runs: the list follows without Refresh.
         self._watcher = QFileSystemWatcher(self)
@@ -104,6 +109,14 @@ class RunsPanel(QWidget):
         self.table.itemSelectionChanged.connect(self._on_table_selection_changed)
         self.table.itemDoubleClicked.connect(self._on_table_double_clicked)
         self.table.installEventFilter(self)
+        self.group_combo = SweepGroupCombo()
+        self.group_combo.currentIndexChanged.connect(self._on_group_combo_changed)
+        self.group_label = QLabel("Show:")
+        self.group_label.setBuddy(self.group_combo)
+        groups = QHBoxLayout()
+        groups.addWidget(self.group_label)
+        groups.addWidget(self.group_combo)
+        groups.addStretch(1)
 
         self.rename_button = self._button("Rename…", "renameRunButton")
         self.rename_button.clicked.connect(self._on_rename_clicked)
@@ -150,6 +163,7 @@ class RunsPanel(QWidget):
         top = QWidget()
         top_layout = QVBoxLayout(top)
         top_layout.setContentsMargins(0, 0, 0, 0)
+        top_layout.addLayout(groups)
         top_layout.addWidget(self.table, 1)
         top_layout.addLayout(buttons)
         top_layout.addWidget(self.message_label)
@@ -192,16 +206,18 @@ class RunsPanel(QWidget):
         """Read the runs folder again, keeping the selection (by id).
 
         Only the ``run.json`` files that changed since the last look are read,
-        and the table is rebuilt only when a run changed.
+        and the table is rebuilt only when a run changed. The table lists the
+        runs "Show:" chooses; a chosen sweep whose runs are gone: all runs.
         """
         self._refresh_timer.stop()
         root = runs_dir()
         runs = self._index.runs(root)
         self._runs = {r.id: r for r in runs}
+        self._show_groups(runs)
         selected = self.table.selected_ids()
         self._filling = True
         try:
-            if self.table.show_runs(runs):
+            if self.table.show_runs(filter_runs(runs, self.group_combo.choice())):
                 self.table.select_ids(selected)
         finally:
             self._filling = False
@@ -288,6 +304,26 @@ class RunsPanel(QWidget):
         if new:
             self._watcher.addPaths(new)
 
+    def _show_groups(self, runs: list[RunSummary]) -> None:
+        """The "Show:" entries for ``runs``; the sort back if the sweep went."""
+        chosen = self.group_combo.choice()
+        self.group_combo.set_runs(runs)
+        self.group_label.setVisible(not self.group_combo.isHidden())
+        if self.group_combo.choice() != chosen:
+            self._sort_for_group()
+
+    def _sort_for_group(self) -> None:
+        """A sweep's trials in trial order; other groups as sorted before it."""
+        header = self.table.horizontalHeader()
+        if is_study(self.group_combo.choice()):
+            if self._sort_before_sweep is None:
+                order = header.sortIndicatorOrder()
+                self._sort_before_sweep = (header.sortIndicatorSection(), order)
+            self.table.sortByColumn(SWEEP_COLUMN, Qt.SortOrder.AscendingOrder)
+        elif self._sort_before_sweep is not None:
+            self.table.sortByColumn(*self._sort_before_sweep)
+            self._sort_before_sweep = None
+
     def _selection_changed(self) -> None:
         runs = self.selected_runs()
         damaged = [r for r in runs if r.problem]
@@ -369,6 +405,11 @@ class RunsPanel(QWidget):
     def showEvent(self, event: QShowEvent) -> None:
         """The tab comes into view: list what is on disk now (a run.json changed)."""
         super().showEvent(event)
+        self.refresh()
+
+    @Slot(int)
+    def _on_group_combo_changed(self, _index: int) -> None:
+        self._sort_for_group()
         self.refresh()
 
     @Slot()
