@@ -115,6 +115,10 @@ def case(
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument(
+        "--datasets", nargs="+", default=["digits", "mnist-6000", "shapes-folder"]
+    )
+    ap.add_argument("--shapes-per-class", type=int, default=1000)
     ap.add_argument("--grid-low", type=float, default=1e-4)
     ap.add_argument("--grid-high", type=float, default=1e-1)
     ap.add_argument(
@@ -133,11 +137,13 @@ def main() -> int:
     else:
         datasets.append(("mnist-6000", base.replace(dataset="mnist"), subset))
     tmp = Path(tempfile.mkdtemp(prefix="lr-find-shapes-"))
-    shapes = write_shapes(tmp / "shapes", per_class=150)
+    shapes = write_shapes(tmp / "shapes", per_class=args.shapes_per_class)
     folder = base.replace(dataset="folder", data_dir=str(shapes), image_size=32)
     datasets.append(("shapes-folder", folder, None))
     gaps = []
     for name, cfg, arrays in datasets:
+        if name not in args.datasets:
+            continue
         for seed in args.seeds:
             gaps.append(
                 case(f"{name} seed {seed}", cfg.replace(seed=seed), arrays, grid)
