@@ -350,8 +350,13 @@ def param_text(value: object) -> str:
 
 
 def _pruner(name: str) -> optuna.pruners.BasePruner:
+    """Rungs after epochs 1, 4, 16...: a quarter of a rung's trials go on.
+
+    Optuna's own reduction factor (4); with 3, a 12-trial digits sweep spent
+    over 45% of the full runs' epochs on 1 seed in 6 (bench/sweep_halving_bench).
+    """
     if name == "hyperband":
         return optuna.pruners.HyperbandPruner(min_resource=1)
     if name == "none":
         return optuna.pruners.NopPruner()
-    return optuna.pruners.SuccessiveHalvingPruner(min_resource=1, reduction_factor=3)
+    return optuna.pruners.SuccessiveHalvingPruner(min_resource=1, reduction_factor=4)
