@@ -4466,7 +4466,7 @@ MUTATIONS += [
         "ddp-logged-loss-mean-of-ranks",
         "the logged loss is the whole batch's mean, not the mean of the ranks' means",
         "step_loss",
-        "    pair = torch.tensor([loss.item() * local_n, float(local_n)], dtype=torch.float64)\n",
+        "    pair = torch.tensor([loss.item() * share, share], dtype=torch.float64)\n",
         "    pair = torch.tensor([loss.item(), 1.0], dtype=torch.float64)\n",
         (f"{_GUARDS}::test_the_logged_loss_is_the_whole_batchs_mean_over_the_ranks",),
     ),
@@ -7548,5 +7548,441 @@ MUTATIONS += [
         old="    if choice is ALL_RUNS:\n        return list(runs)\n",
         new="    if True:\n        return list(runs)\n",
         tests=(_GROUPS,),
+    ),
+]
+
+_BEST = "tests/core/test_best_epoch.py::"
+MUTATIONS += [
+    Mutation(
+        name="early-stop-one-epoch-late",
+        promise="Early stopping ends the run after PATIENCE stale epochs, not more",
+        where="workbench.core.train.best_epoch:early_stop_reason",
+        old="    if best is None or best.stale < patience:\n",
+        new="    if best is None or best.stale <= patience:\n",
+        tests=(
+            _BEST + "test_early_stop_waits_patience_stale_epochs_and_says_why",
+            _BEST + "test_a_run_keeps_its_best_epoch_and_records_its_early_stop",
+        ),
+    ),
+    Mutation(
+        name="best-epoch-a-tie-improves",
+        promise="An epoch is the new best only when it beats the best by more "
+        "than the minimum improvement",
+        where="workbench.core.train.best_epoch:best_epoch",
+        old="        if math.isfinite(value) and gain > min_delta:\n",
+        new="        if math.isfinite(value) and gain >= min_delta:\n",
+        tests=(
+            _BEST + "test_the_best_epoch_must_beat_the_best_by_more_than_the_delta",
+        ),
+    ),
+    Mutation(
+        name="best-pt-saved-every-epoch",
+        promise="best.pt holds the best epoch's weights, not the latest",
+        where="workbench.core.runs.recorder:RunRecorder._save_best",
+        old="        if best is None or best.epoch != run.epoch - 1:\n",
+        new="        if best is None:\n",
+        tests=(_BEST + "test_a_run_keeps_its_best_epoch_and_records_its_early_stop",),
+    ),
+    Mutation(
+        name="stopped-epoch-part-counts-as-the-epoch",
+        promise="A stopped epoch's partial record is replaced by the record of "
+        "the epoch once resumed and finished",
+        where="workbench.core.train.best_epoch:completed_epochs",
+        old="            last[record.epoch] = record\n",
+        new="            last.setdefault(record.epoch, record)\n",
+        tests=(
+            _BEST + "test_a_resumed_epoch_replaces_its_stopped_part_and_nan_never_wins",
+        ),
+    ),
+    Mutation(
+        name="early-stopped-run-trains-on",
+        promise="A run that stopped early is not continued unless the patience changes",
+        where="workbench.core.start_plan:plan_start",
+        old="    if early is not None:\n",
+        new="    if False:\n",
+        tests=(
+            _BEST + "test_a_killed_and_resumed_run_stops_where_and_keeps_what_the_"
+            "straight_one_did",
+        ),
+    ),
+    Mutation(
+        name="runs-tab-hides-early-stop",
+        promise="The Runs tab says a run stopped early, and why",
+        where="workbench.ui.panels.runs_table:status_text",
+        old='    status = f"{run.status} early" if run.early_stop else run.status\n',
+        new="    status = run.status\n",
+        tests=(
+            "tests/ui/test_runs_panel.py::test_a_run_that_stopped_early_says_so_and_why",
+        ),
+    ),
+]
+
+# ------------------------------------------- per-class precision, recall, F1
+_SCORES = "tests/core/test_class_scores.py"
+_SCORES_CLI = "tests/core/test_cli_class_scores.py"
+_SCORES_UI = "tests/ui/test_class_scores_table.py"
+_SCORES_RUNS = (
+    "tests/ui/test_runs_panel.py::"
+    "test_the_comparison_starts_with_each_runs_macro_and_weighted_f1"
+)
+MUTATIONS += [
+    Mutation(
+        name="class-precision-as-recall",
+        promise="A class's precision divides its hits by the images predicted as it",
+        where="workbench.core.train.class_scores:class_scores",
+        old="precision = np.where(predicted > 0, hits / predicted, 0.0)",
+        new="precision = np.where(support > 0, hits / support, 0.0)",
+        tests=(f"{_SCORES}::test_each_class_matches_scikit_learn",),
+    ),
+    Mutation(
+        name="class-macro-weighted-by-support",
+        promise="The macro average counts every class present the same",
+        where="ClassScores.macro",
+        old="float(self.f1[keep].mean()),",
+        new="float(np.average(self.f1[keep], weights=self.support[keep] + 1)),",
+        tests=(f"{_SCORES}::test_the_averages_match_scikit_learn",),
+    ),
+    Mutation(
+        name="class-macro-over-absent-classes",
+        promise="The macro average leaves out a class neither labelled nor predicted",
+        where="ClassScores.macro",
+        old="keep = self.present",
+        new="keep = np.ones_like(self.present)",
+        tests=(f"{_SCORES}::test_the_averages_match_scikit_learn",),
+    ),
+    Mutation(
+        name="class-worst-are-best",
+        promise="The CLI's many-classes table lists the classes of lowest F1",
+        where="ClassScores.worst",
+        old='order = np.argsort(self.f1[present], kind="stable")',
+        new='order = np.argsort(-self.f1[present], kind="stable")',
+        tests=(
+            f"{_SCORES}::test_the_worst_classes_are_the_present_ones_of_lowest_f1",
+            f"{_SCORES_CLI}::test_more_than_twenty_classes_list_the_five_of_lowest_f1",
+        ),
+    ),
+    Mutation(
+        name="class-record-accepts-any-number",
+        promise="A hand-edited class_scores average outside [0, 1] reads as none",
+        where="recorded_average",
+        old="return float(value) if 0.0 <= value <= 1.0 else None",
+        new="return float(value)",
+        tests=(f"{_SCORES}::test_a_damaged_record_reads_as_no_average",),
+    ),
+    Mutation(
+        name="run-json-lacks-class-scores",
+        promise="run.json keeps the last validation's class_scores",
+        where="RunRecorder._record",
+        old='{"class_scores": scores}',
+        new="{}",
+        tests=(
+            f"{_SCORES_CLI}::test_run_json_keeps_the_last_validations_class_scores",
+            _SCORES_RUNS,
+        ),
+    ),
+    Mutation(
+        name="train-prints-no-class-table",
+        promise="train ends with each class's scores and both averages",
+        where="workbench.cli.train:_train",
+        old="class_score_lines(run.history.epochs, run.loaders.info.class_names)",
+        new="class_score_lines([], run.loaders.info.class_names)",
+        tests=(f"{_SCORES_CLI}::test_train_prints_each_class_and_both_averages",),
+    ),
+    Mutation(
+        name="train-class-table-averages-swapped",
+        promise="train's macro avg row is the macro average, weighted the weighted",
+        where="class_score_lines",
+        old='("macro avg", total, *macro), ("weighted avg", total, *weighted)',
+        new='("macro avg", total, *weighted), ("weighted avg", total, *macro)',
+        tests=(f"{_SCORES_CLI}::test_train_prints_each_class_and_both_averages",),
+    ),
+    Mutation(
+        name="runs-show-no-class-scores",
+        promise="runs show gives the macro and weighted F1 run.json keeps",
+        where="workbench.cli.runs:_run_report",
+        old='lines += _scores_line(info.get("class_scores"))',
+        new="lines += []",
+        tests=(f"{_SCORES_CLI}::test_runs_show_gives_both_averages_from_run_json",),
+    ),
+    Mutation(
+        name="card-lacks-class-scores",
+        promise="The model card scores each class and both averages",
+        where="workbench.core.export.card:_data_lines",
+        old="*_score_lines(record, info.class_names),",
+        new="*_score_lines(record, info.class_names)[:0],",
+        tests=(
+            "tests/core/test_model_card.py::"
+            "test_the_card_scores_each_class_and_both_averages",
+        ),
+    ),
+    Mutation(
+        name="card-precision-recall-swapped",
+        promise="The model card's precision column is precision, recall recall",
+        where="workbench.core.export.card:_score_lines",
+        old="(scores.precision[i], scores.recall[i], scores.f1[i])",
+        new="(scores.recall[i], scores.precision[i], scores.f1[i])",
+        tests=(
+            "tests/core/test_model_card.py::"
+            "test_the_card_scores_each_class_and_both_averages",
+        ),
+    ),
+    Mutation(
+        name="compare-weighted-f1-is-macro",
+        promise="The comparison's weighted F1 row is each run's weighted F1",
+        where="score_rows",
+        old="SCORE_ROWS[1]: [r.weighted_f1 for r in runs],",
+        new="SCORE_ROWS[1]: [r.macro_f1 for r in runs],",
+        tests=(
+            f"{_SCORES}::test_the_comparison_reads_each_runs_averages_from_run_json",
+            _SCORES_RUNS,
+        ),
+    ),
+    Mutation(
+        name="runs-tab-no-f1-rows",
+        promise="The Runs tab's comparison starts with each run's macro and weighted F1",
+        where="RunsPanel._update_diff",
+        old="scores = score_rows(runs)",
+        new="scores = {}",
+        tests=(_SCORES_RUNS,),
+    ),
+    Mutation(
+        name="eval-table-lacks-averages",
+        promise="The Evaluation tab's table ends with the macro and weighted average",
+        where="ClassScoresTable.set_matrix",
+        old="self._average_rows(int(scores.support.sum()), scores)",
+        new="pass",
+        tests=(f"{_SCORES_UI}::test_each_class_and_both_averages_are_scikit_learns",),
+    ),
+    Mutation(
+        name="eval-table-averages-hidden",
+        promise="The table's averages stay in view under a long list of classes",
+        where="ClassScoresTable.set_matrix",
+        old="self.averages.setVisible(not empty)",
+        new="self.averages.setVisible(False)",
+        tests=(f"{_SCORES_UI}::test_the_averages_are_in_view_under_many_classes",),
+    ),
+    Mutation(
+        name="eval-table-ignores-the-epoch",
+        promise="The Evaluation tab's scores table follows the epoch shown",
+        where="EvaluationPanel._refresh",
+        old="self.scores_table.set_matrix(matrix, names)",
+        new="pass",
+        tests=(f"{_SCORES_UI}::test_the_table_follows_the_epoch_shown",),
+    ),
+    Mutation(
+        name="eval-table-sorts-by-text",
+        promise="The scores table sorts its classes by value, not by the text",
+        where="_Cell.__lt__",
+        old="return self.key < other.key",
+        new="return self.text() < other.text()",
+        tests=(
+            f"{_SCORES_UI}::test_sorting_orders_the_classes_and_the_averages_stay_in_view",
+        ),
+    ),
+    Mutation(
+        name="accuracy-bars-past-twenty-classes",
+        promise="The per-class accuracy chart draws more than 20 classes",
+        where="ClassAccuracyChart._update_bar_labels",
+        old="zip(self._bar_labels, accuracy[:n], strict=True)",
+        new="zip(self._bar_labels, accuracy, strict=True)",
+        tests=(
+            "tests/ui/test_class_accuracy.py::"
+            "test_more_classes_than_labels_draw_bars_without_labels",
+        ),
+    ),
+]
+
+# ------------------------------------------------- rare classes: class weights
+_CW = "tests/core/test_class_weights.py::"
+_CW_PANEL = "tests/ui/test_class_weights_panel.py::"
+_CW_DDP = _CW + "test_two_processes_train_the_weighted_mean_that_one_does"
+MUTATIONS += [
+    Mutation(
+        name="balanced-weights-inverted",
+        promise="balanced class weights are n_samples / (n_classes * count), "
+        "scikit-learn's, over the training split",
+        where="workbench.core.train.class_weights:balanced_weights",
+        old="    return counts.sum() / (len(counts) * counts)\n",
+        new="    return len(counts) * counts / counts.sum()\n",
+        tests=(
+            _CW + "test_balanced_weights_are_scikit_learns_over_the_training_split",
+        ),
+    ),
+    Mutation(
+        name="class-weights-not-in-the-loss",
+        promise="A training step's loss is the cross-entropy weighted by the run's "
+        "class weights",
+        where="workbench.core.train.class_weights:training_loss",
+        old="weight=run.class_weights)",
+        new="weight=None)",
+        tests=(_CW + "test_a_training_step_uses_the_weighted_loss",),
+    ),
+    Mutation(
+        name="lr-finder-loss-unweighted",
+        promise="The learning-rate finder measures the run's own weighted loss",
+        where="workbench.core.tuning.lr_find:train_step",
+        old="        loss = training_loss(run, model(x), y)  # the run's own (weighted) loss\n",
+        new="        loss = nn.functional.cross_entropy(model(x).float(), y)\n",
+        tests=(_CW + "test_the_lr_finder_measures_the_runs_weighted_loss",),
+    ),
+    Mutation(
+        name="ddp-weighted-chunk-scaled-by-samples",
+        promise="With class weights each rank's chunk weighs its share of the "
+        "batch's summed weights",
+        where="workbench.core.distributed.ddp:backward_loss",
+        old="    if local_weight is not None:\n",
+        new="    if False:\n",
+        tests=(
+            _CW + "test_each_rank_weighs_its_chunk_by_its_share_of_the_batchs_weights",
+            _CW_DDP,
+        ),
+    ),
+    Mutation(
+        name="ddp-engine-passes-no-weight-share",
+        promise="Two processes train the same weighted mean as one",
+        where="iter_fit",
+        old="            scaler.scale(ddp.backward_loss(run, loss, len(y), share)).backward()\n",
+        new="            scaler.scale(ddp.backward_loss(run, loss, len(y))).backward()\n",
+        tests=(_CW_DDP,),
+    ),
+    Mutation(
+        name="sampler-ignores-seed-and-epoch",
+        promise="The balanced sampler draws each epoch anew, seeded by the run's "
+        "seed and the epoch",
+        where="_epoch_order",
+        old="            weights, num_samples, replacement=True, generator=generator\n",
+        new="            weights, num_samples, True, generator=torch.Generator()\n",
+        tests=(_CW + "test_the_balanced_sampler_draws_every_class_about_equally",),
+    ),
+    Mutation(
+        name="sampler-draws-by-sample-not-class",
+        promise="The balanced sampler draws every class about equally often",
+        where="workbench.core.data.balanced_sampler:balance",
+        old="    loader.sample_weights = 1.0 / counts.double()[labels]\n",
+        new="    loader.sample_weights = torch.ones(len(labels), dtype=torch.float64)\n",
+        tests=(_CW + "test_the_balanced_sampler_draws_every_class_about_equally",),
+    ),
+    Mutation(
+        name="sampler-draw-not-pinned",
+        promise="A checkpoint's stored draw (with repeats) is what a resumed "
+        "balanced run trains on",
+        where="_EpochOrder.pin_order",
+        old="        if self.sample_weights is not None:\n",
+        new="        if False:\n",
+        tests=(_CW + "test_a_stored_draw_must_fit_the_training_split",),
+    ),
+    Mutation(
+        name="sampler-feature-cache-on",
+        promise="The feature cache stays off with the balanced sampler (a draw "
+        "leaves samples out)",
+        where="run_blocker",
+        old="    if cfg.balanced_sampler:\n",
+        new="    if False:\n",
+        tests=(_CW + "test_the_feature_cache_stays_off_with_the_balanced_sampler",),
+    ),
+    Mutation(
+        name="weights-count-unchecked",
+        promise="Weights for another number of classes are one line and exit 2",
+        where="workbench.core.config:_validate_class_weights",
+        old="    if len(value) < 2 or (classes is not None and len(value) != classes):\n",
+        new="    if len(value) < 2:\n",
+        tests=(_CW + "test_a_config_refuses_weights_it_cannot_use",),
+    ),
+    Mutation(
+        name="folder-weights-checked-after-the-run-folder",
+        promise="Weights that do not fit an image folder's classes make no run folder",
+        where="Session.begin",
+        old="        check_class_count(cfg)\n",
+        new="",
+        tests=(
+            _CW + "test_weights_that_do_not_fit_a_folders_classes_make_no_run_folder",
+        ),
+    ),
+    Mutation(
+        name="weights-file-path-in-the-config",
+        promise="--class-weights FILE puts the file's weights in the run's config, "
+        "so Reproduce needs no file",
+        where="config_from_args",
+        old='        changes["class_weights"] = class_weights_value(changes["class_weights"])\n',
+        new="        pass\n",
+        tests=(_CW + "test_a_config_keeps_the_weights_and_reproduce_repeats_them",),
+    ),
+    Mutation(
+        name="check-data-imbalance-no-advice",
+        promise="check-data's imbalance warning says how to train on it",
+        where="_check_classes",
+        old='                advice="imbalance",\n',
+        new='                advice="",\n',
+        tests=(_CW + "test_check_data_says_how_to_train_on_imbalanced_classes",),
+    ),
+    Mutation(
+        name="script-loss-unweighted",
+        promise="A script of a weighted run weighs its loss as the run does",
+        where="_loss_line",
+        old='    weight = "" if cfg.class_weights == "none" else ", weight=class_weights"\n',
+        new='    weight = ""\n',
+        tests=(
+            _CW + "test_a_script_weighs_its_loss_and_refuses_the_sampler",
+            f"{_SCRIPT_RUN}[small-cnn-balanced-class-weights]",
+        ),
+    ),
+    Mutation(
+        name="panel-file-weights-dropped",
+        promise="Class weights from a file in the Loader panel go into the config",
+        where="LoaderPanel._class_weights",
+        old="            return self._file_weights\n",
+        new='            return "none"\n',
+        tests=(
+            _CW_PANEL + "test_from_file_reads_the_weights_into_the_config",
+            _CW_PANEL + "test_a_loaded_config_shows_its_weights_and_gives_them_back",
+        ),
+    ),
+]
+
+_EARLY_UI = "tests/ui/test_early_stop_ui.py::"
+MUTATIONS += [
+    Mutation(
+        name="best-flag-reads-the-latest",
+        promise="predict and export --best read the run's best.pt and say so",
+        where="workbench.core.runs.best_or_latest:pick_checkpoint",
+        old="    return folder.best_path\n",
+        new="    return folder.checkpoint_path\n",
+        tests=(_BEST + "test_a_run_keeps_its_best_epoch_and_records_its_early_stop",),
+    ),
+    Mutation(
+        name="card-hides-which-weights",
+        promise="An export's model card says whether it holds the best epoch or "
+        "the latest",
+        where="workbench.core.export.card:write_card",
+        old='        *([f"- weights: {weights}"] if weights else []),\n',
+        new="        *([]),\n",
+        tests=(_BEST + "test_a_run_keeps_its_best_epoch_and_records_its_early_stop",),
+    ),
+    Mutation(
+        name="open-best-opens-the-latest",
+        promise="The Runs tab's Open best opens the run's best epoch",
+        where="workbench.ui.window.runs:RunsTab._on_panel_open_best_requested",
+        old="        self.window.files.open_checkpoint(run.folder.best_path)\n",
+        new="        self.window.files.open_checkpoint(run.folder.checkpoint_path)\n",
+        tests=(_EARLY_UI + "test_a_run_that_stops_early_says_when_and_why",),
+    ),
+    Mutation(
+        name="draw-tab-hides-which-weights",
+        promise="The Draw tab says it reads the best epoch when best.pt is open",
+        where="workbench.ui.window.teach:DrawTab.refresh_reader",
+        old='                + (f"; {origin}" if origin else ""),\n',
+        new='                + "",\n',
+        tests=(_EARLY_UI + "test_a_run_that_stops_early_says_when_and_why",),
+    ),
+    Mutation(
+        name="training-panel-drops-early-stop",
+        promise="The Training panel's Early stop sets the run's patience",
+        where="workbench.ui.panels.training:TrainingPanel.config_values",
+        old='            "early_stop": self.patience_spin.value() or None,\n',
+        new='            "early_stop": None,\n',
+        tests=(
+            _EARLY_UI
+            + "test_the_training_panel_sets_early_stopping_and_the_best_metric",
+        ),
     ),
 ]

@@ -149,9 +149,14 @@ def _encodings(good: dict[str, Any]) -> Iterator[Variant]:
 
 def _syntax(good: dict[str, Any], rng: random.Random) -> Iterator[Variant]:
     json_bytes, toml_bytes = _json(good), _toml(good)
+    # TOML cut at a line's end (or inside a number) is a valid, shorter file:
+    # it is cut just after a string's opening quote, which no TOML leaves open.
+    opening = [i + 1 for i, byte in enumerate(toml_bytes) if byte == ord('"')][::2]
     for suffix, data in ((".json", json_bytes), (".toml", toml_bytes)):
         for _ in range(6):
             size = rng.randrange(1, len(data) - 1)
+            if suffix == ".toml":
+                size = opening[size % len(opening)]
             yield Variant(f"truncate@{size}{suffix}", "truncated", suffix, data[:size])
         yield Variant(f"empty{suffix}", "empty file", suffix, b"")
         yield Variant(f"blank{suffix}", "empty file", suffix, b"  \n\n")

@@ -9,6 +9,7 @@ import torch
 
 from tests.model_files import NET
 from tests.postgres_server import start_server
+from workbench.core.distributed import env as distributed
 
 
 @pytest.fixture(scope="session")
@@ -64,3 +65,17 @@ def postgres_server():
 def postgres_url(postgres_server):
     """A fresh database of that server, as a ``postgresql://`` URL."""
     return postgres_server.database()
+
+
+@pytest.fixture
+def peer(monkeypatch):
+    """Two ranks: the other one's share, added to this rank's by every sum."""
+    share = {}
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setattr(distributed, "active", lambda: True)
+
+    def all_reduce_sum(values):
+        return values + torch.tensor(share["values"], dtype=values.dtype)
+
+    monkeypatch.setattr(distributed, "all_reduce_sum", all_reduce_sum)
+    return share

@@ -41,7 +41,7 @@ def test_train_saves_checkpoint_and_metrics_json(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0
     assert "epoch 2:" in out
-    summary = out.strip().splitlines()[-1]
+    (summary,) = [line for line in out.splitlines() if line.startswith("done: ")]
     assert summary.startswith("done: step 12/12, val accuracy ")
     doc = json.loads(metrics.read_text())
     assert set(doc) == {"config", "epochs", "steps", "final"}

@@ -20,13 +20,13 @@ from workbench.core.checkpoints.io import save_checkpoint
 from workbench.core.config import ConfigError, TrainConfig, load_config
 from workbench.core.train.engine import fit, prepare_run
 
-# Variants of each kind (357 in all).
+# Variants of each kind (396 in all).
 KINDS = {
-    "wrong type": 186,
+    "wrong type": 216,
     "field missing": 9,
     "unknown field": 4,
-    "huge number": 72,
-    "not finite": 38,
+    "huge number": 78,
+    "not finite": 41,
     "wrong encoding": 10,
     "truncated": 12,
     "empty file": 4,

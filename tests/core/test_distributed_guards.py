@@ -309,20 +309,6 @@ def test_each_rank_weighs_its_chunk_so_the_gradient_is_the_batchs_mean(monkeypat
     assert ddp.backward_loss(run, loss, 29) is loss
 
 
-@pytest.fixture
-def peer(monkeypatch):
-    """Two ranks: the other one's share, added to this rank's by every sum."""
-    share = {}
-    monkeypatch.setenv("WORLD_SIZE", "2")
-    monkeypatch.setattr(distributed, "active", lambda: True)
-
-    def all_reduce_sum(values):
-        return values + torch.tensor(share["values"], dtype=values.dtype)
-
-    monkeypatch.setattr(distributed, "all_reduce_sum", all_reduce_sum)
-    return share
-
-
 def test_the_logged_loss_is_the_whole_batchs_mean_over_the_ranks(peer):
     # 15 samples here with a mean loss of 1, 14 on the other rank with 3.
     peer["values"] = [3.0 * 14, 14.0]

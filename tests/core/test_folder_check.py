@@ -105,8 +105,9 @@ def test_strong_imbalance_is_a_warning(tmp_path):
     good_folder(root, classes=("many",), per_class=10)
     report = check_folder(root)
     assert report.can_train
-    assert "warning: strong class imbalance: many has 10 images, few 1" in messages(
-        report
+    assert (
+        "warning: strong class imbalance: many has 10 images, few 1; train with "
+        "--class-weights balanced or --balanced-sampler" in messages(report)
     )
 
 

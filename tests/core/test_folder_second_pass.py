@@ -136,9 +136,11 @@ def test_the_imbalance_warning_names_the_smallest_class_with_images(tmp_path):
     (root / "none").mkdir()
     report = check_folder(root, image_size=8)
     assert not report.can_train  # "none" has no images
-    assert "warning: strong class imbalance: many has 10 images, few 1" in [
-        f.line() for f in report.findings
-    ]
+    assert (
+        "warning: strong class imbalance: many has 10 images, few 1; train with "
+        "--class-weights balanced or --balanced-sampler"
+        in [f.line() for f in report.findings]
+    )
 
 
 # ------------------------------------------------------------ the DataLoader path

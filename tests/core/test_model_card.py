@@ -14,6 +14,7 @@ import json
 import re
 
 import torch
+from sklearn.metrics import precision_recall_fscore_support
 
 from workbench import __version__
 from workbench.core.config import TrainConfig
@@ -238,6 +239,63 @@ def test_twenty_classes_are_a_table_and_more_are_one_line_each(tmp_path):
     assert per_class == [
         f"- c{c:02d}: {2 if c % 2 == 0 else 1}/2 right" for c in range(21)
     ]
+
+
+# Lopsided: beagles are never predicted (both read as tabby), foxes all found.
+#   true tabby: tabby x3, fox -> precision 3/5, recall 3/4
+#   true beagle: tabby x2     -> never predicted: precision 0, recall 0
+#   true fox: fox x3          -> precision 3/4, recall 1
+LOPSIDED = ([(0, 0), (0, 0), (0, 0), (0, 2), (1, 0), (1, 0), (2, 2), (2, 2), (2, 2)],)
+
+
+def test_the_card_scores_each_class_and_both_averages(tmp_path):
+    record, _ = _record(LOPSIDED)
+    lines = _card(tmp_path, _pets_payload(tmp_path), _all_passed(), record).splitlines()
+    truth = [t for t, _ in LOPSIDED[0]]
+    guess = [p for _, p in LOPSIDED[0]]
+    expected = precision_recall_fscore_support(
+        truth, guess, labels=[0, 1, 2], zero_division=0
+    )
+    averages = [
+        precision_recall_fscore_support(truth, guess, average=a, zero_division=0)
+        for a in ("macro", "weighted")
+    ]
+
+    def row(name, support, values):
+        return (
+            f"| {name} | {support} | "
+            + " | ".join(f"{100 * v:.2f}%" for v in values)
+            + " |"
+        )
+
+    table = [
+        "| class | support | precision | recall | F1 |",
+        "|---|---|---|---|---|",
+        *(
+            row(name, expected[3][c], [expected[k][c] for k in range(3)])
+            for c, name in enumerate(PETS.class_names)
+        ),
+        row("macro avg", 9, averages[0][:3]),
+        row("weighted avg", 9, averages[1][:3]),
+    ]
+    assert _block(lines, table), "\n".join(lines)
+    # The same figures by hand: the rows scikit-learn's values make above.
+    assert "| tabby | 4 | 60.00% | 75.00% | 66.67% |" in lines
+    assert "| beagle | 2 | 0.00% | 0.00% | 0.00% |" in lines
+    assert "| fox | 3 | 75.00% | 100.00% | 85.71% |" in lines
+    assert "| macro avg | 9 | 45.00% | 58.33% | 50.79% |" in lines
+    assert "| weighted avg | 9 | 51.67% | 66.67% | 58.20% |" in lines
+    assert "## Precision, recall and F1 by class" in lines
+    assert any(
+        line.startswith(
+            "On the same 9 images: macro F1 50.79% (every class counts the same), "
+            "weighted F1 58.20% (each class by its images)."
+        )
+        for line in lines
+    )
+    # A card with no verification images has no scores either.
+    bare = _card(tmp_path, _pets_payload(tmp_path), _all_passed(), EagerRecord(3))
+    assert "Precision, recall and F1" not in bare
 
 
 def test_the_verification_table_has_one_line_per_format_with_its_figures(tmp_path):

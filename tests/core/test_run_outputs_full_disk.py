@@ -85,7 +85,8 @@ def test_save_onto_a_full_disk_is_said_once_and_the_run_finishes(
     assert out.count("warning: cannot write --save") == 1
     assert f"cannot write --save {checkpoint} (No space left on device)" in out
     assert "done: step 18/18" in out
-    assert "saved" not in out.splitlines()[-1]
+    (summary,) = [line for line in out.splitlines() if line.startswith("done: ")]
+    assert "saved" not in summary
     assert err == (
         f"ptcore-workbench train: error: cannot write --save {checkpoint}: "
         "No space left on device\n"

@@ -99,6 +99,28 @@ CONFIGS: dict[str, dict[str, Any]] = {
         "batch_size": 64,
         "max_steps": 8,
     },
+    # Class weights: balanced from the training labels (the arrays' and
+    # torchvision's targets), and a file's values.
+    "small-cnn-balanced-class-weights": {
+        "dataset": "digits",
+        "class_weights": "balanced",
+        "epochs": 2,
+    },
+    "mnist-root-dataloader-balanced-mlp": {
+        "dataset": "mnist",
+        "model": "mlp",
+        "loader": "dataloader",
+        "class_weights": "balanced",
+        "batch_size": 64,
+        "max_steps": 20,
+    },
+    "mlp-class-weights-from-a-file": {
+        "dataset": "digits",
+        "model": "mlp",
+        "class_weights": [1.0, 2.0, 0.5, 8.0, 1.0, 1.0, 3.0, 1.0, 0.25, 1.0],
+        "batch_size": 64,
+        "max_steps": 20,
+    },
 }
 
 
@@ -273,6 +295,14 @@ def test_the_script_is_plain_pytorch_without_workbench(tmp_path: Path) -> None:
     [
         # A script reads an image folder into memory, as the fast loader does.
         ({"dataset": "folder", "data_dir": "photos", "loader": "dataloader"}, "loader"),
+        # A script trains every epoch: it would not be the run that stopped early.
+        ({"early_stop": 3}, "early stopping"),
+        # A script draws each epoch as a permutation, not the sampler's draw.
+        ({"balanced_sampler": True}, "the balanced sampler"),
+        (
+            {"dataset": "folder", "data_dir": "photos", "balanced_sampler": True},
+            "the balanced sampler",
+        ),
     ],
 )
 def test_a_config_the_writer_does_not_know_is_one_clear_message(

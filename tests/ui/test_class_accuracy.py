@@ -69,3 +69,19 @@ def test_labels_follow_the_width(qtbot):
     chart.resize(900, 260)
     qtbot.waitUntil(lambda: len(chart.bar_labels()) == 10)
     assert chart.bar_labels()[0].toPlainText() == "97.1"
+
+
+def test_more_classes_than_labels_draw_bars_without_labels(qtbot):
+    chart = ClassAccuracyChart()
+    qtbot.addWidget(chart)
+    chart.resize(900, 260)
+    chart.show()
+    qtbot.waitExposed(chart)
+    n = ClassAccuracyChart.MAX_BAR_LABELS + 20  # CIFAR-100 has 100
+    accuracy = [0.5 + i / (2 * n) for i in range(n)]
+    chart.set_matrix(confusion(accuracy, 100), [str(i) for i in range(n)])
+    assert chart.bar_labels() == []
+    heights = chart.bar_item().opts["height"]
+    assert np.allclose(heights, [round(100 * a) for a in accuracy])
+    chart.set_matrix(confusion(ACCURACY), [str(i) for i in range(10)])  # back to ten
+    assert len(chart.bar_labels()) == 10

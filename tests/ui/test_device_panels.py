@@ -90,6 +90,8 @@ def test_pin_memory_only_where_it_acts(qtbot):
         "loader": "dataloader",
         "workers": 2,
         "pin_memory": True,
+        "class_weights": "none",
+        "balanced_sampler": False,
     }
     panel.set_device_kind("cpu")
     assert panel.config_values()["pin_memory"] is False

@@ -140,6 +140,17 @@ def test_sorting_by_sweep_puts_a_sweeps_trials_together_in_order(panel, runs):
     assert texts == ["r #1", "s #2", "s #10"]  # not "s #10" before "s #2"
 
 
+def test_a_run_that_stopped_early_says_so_and_why(panel, runs):
+    why = "validation accuracy did not improve for 2 epochs after epoch 8 (99.72%)"
+    runs["A"].update(early_stop={"epoch": 10, "why": why})
+    panel.refresh()
+    column = COLUMNS.index("Status")
+    assert _cells(panel, "A")[column] == "finished early"
+    assert _cells(panel, "B")[column] == "finished"
+    tip = panel.table.item(_row_of(panel, "A"), column).toolTip()
+    assert tip == f"Stopped early after epoch 10: {why}"
+
+
 def test_durations_and_best_sort_by_value(panel, runs):
     assert duration(83) == "1:23"
     assert duration(3725) == "1:02:05"
@@ -226,10 +237,10 @@ def test_diff_table_shows_only_differing_fields(panel, runs):
     diff = panel.diff_table
     assert diff.objectName() == "runDiffTable"
     fields = [diff.verticalHeaderItem(r).text() for r in range(diff.rowCount())]
-    assert fields == ["lr", "seed"]
+    assert fields == ["macro F1", "weighted F1", "lr", "seed"]  # scores first
     titles = [diff.horizontalHeaderItem(c).text() for c in range(diff.columnCount())]
     values = {
-        titles[c]: [diff.item(r, c).text() for r in range(diff.rowCount())]
+        titles[c]: [diff.item(r, c).text() for r in range(2, diff.rowCount())]
         for c in range(diff.columnCount())
     }
     assert values == {"A": ["0.01", "0"], "B": ["0.02", "1"]}
@@ -240,6 +251,42 @@ def test_diff_table_shows_only_differing_fields(panel, runs):
     assert "lr" in fields
     assert "model" in fields
     assert len(fields) > 5
+
+
+def _scored(folder: RunFolder, macro: float, weighted: float) -> None:
+    """Give run.json's class_scores these averages (the rest as the run wrote)."""
+    scores = dict(folder.info()["class_scores"])
+    scores["macro"] = dict(scores["macro"], f1=macro)
+    scores["weighted"] = dict(scores["weighted"], f1=weighted)
+    folder.update(class_scores=scores)
+
+
+def test_the_comparison_starts_with_each_runs_macro_and_weighted_f1(panel, runs):
+    # Each trained run wrote its last validation's class scores into run.json.
+    for folder in runs.values():
+        scores = folder.info()["class_scores"]
+        assert 0.0 <= scores["macro"]["f1"] <= 1.0
+    _scored(runs["A"], 0.5, 0.875)
+    _scored(runs["B"], 0.91234, 0.9)
+    runs["C"].update(class_scores=None)  # as a run from before the scores reads
+    panel.refresh()
+    panel.select_ids([runs["A"].id, runs["B"].id, runs["C"].id])
+    diff = panel.diff_table
+    titles = [diff.horizontalHeaderItem(c).text() for c in range(diff.columnCount())]
+    rows = [diff.verticalHeaderItem(r).text() for r in range(diff.rowCount())]
+    assert rows[:2] == ["macro F1", "weighted F1"]
+    shown = {t: [diff.item(r, c).text() for r in (0, 1)] for c, t in enumerate(titles)}
+    assert shown == {
+        "A": ["50.00%", "87.50%"],
+        "B": ["91.23%", "90.00%"],
+        "C": ["—", "—"],
+    }
+    assert "macro counts every class the same" in diff.item(0, 0).toolTip()
+
+    panel.select_ids([runs["C"].id])  # no run with scores: no score rows
+    rows = [diff.verticalHeaderItem(r).text() for r in range(diff.rowCount())]
+    assert "macro F1" not in rows
+    assert "lr" in rows
 
 
 def test_rename_and_tag_change_run_json_and_table(panel, runs, monkeypatch):

@@ -18,6 +18,7 @@ sweep_show    sweep show STUDY, sweep ledger: the trials and what mattered
 models        models and summary: the architectures, and one sized layer by layer
 distributed   train --nproc: the torchrun launch, and each rank's run
 progress      the download and step progress bars of a terminal
+class_table   train's last lines: each class's precision, recall and F1
 console       what a command says, and percentages
 interrupts    the first Ctrl+C stops a run after its batch, the second aborts
 """

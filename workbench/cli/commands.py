@@ -43,7 +43,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     add_train_flags(sub.add_parser("train", help="train headless"))
     predict = sub.add_parser("predict", help="classify images with a checkpoint")
-    predict.add_argument("--checkpoint", required=True, metavar="PATH")
+    predict.add_argument(
+        "--checkpoint",
+        required=True,
+        metavar="PATH",
+        help="a checkpoint file, or a run folder (its latest weights)",
+    )
+    predict.add_argument(
+        "--best",
+        action="store_true",
+        help="the run's best epoch (best.pt) instead of its latest weights",
+    )
     predict.add_argument(
         "images", nargs="+", metavar="IMAGE", help="image files, or folders of them"
     )

@@ -6,7 +6,13 @@ import argparse
 from typing import TYPE_CHECKING
 
 from workbench.cli.console import say
+from workbench.core.checkpoints.io import load_checkpoint
 from workbench.core.export.formats import FAILED_MARKER, export_checkpoint
+from workbench.core.runs.best_or_latest import (
+    pick_checkpoint,
+    run_folder_of,
+    which_weights,
+)
 
 if TYPE_CHECKING:  # the core (and torch) load only when the command runs
     from workbench.core.export.formats import FormatResult
@@ -21,7 +27,16 @@ def add_export_parser(sub: argparse._SubParsersAction) -> None:
         help="export a checkpoint's model (TorchScript, torch.export, ONNX) and "
         "verify each file against it",
     )
-    export.add_argument("checkpoint", metavar="CHECKPOINT")
+    export.add_argument(
+        "checkpoint",
+        metavar="CHECKPOINT",
+        help="a checkpoint file, or a run folder (its latest weights)",
+    )
+    export.add_argument(
+        "--best",
+        action="store_true",
+        help="export the run's best epoch (best.pt) instead of its latest weights",
+    )
     export.add_argument(
         "--format",
         nargs="+",
@@ -46,7 +61,11 @@ def format_line(r: FormatResult) -> str:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """0 when every format exported and verified; 1 otherwise (files kept)."""
-    result = export_checkpoint(args.checkpoint, args.out, args.format)
+    checkpoint = pick_checkpoint(args.checkpoint, args.best)
+    if run_folder_of(checkpoint) is not None:  # a run's latest or best: say which
+        which = which_weights(checkpoint, load_checkpoint(checkpoint))
+        say(f"weights: {checkpoint}, {which}")
+    result = export_checkpoint(checkpoint, args.out, args.format)
     for fmt in result.formats:
         say(format_line(fmt))
     good = sum(r.passed for r in result.formats)

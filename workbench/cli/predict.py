@@ -40,6 +40,11 @@ from workbench.core.predict_batch import (
     read_files,
     write_csv,
 )
+from workbench.core.runs.best_or_latest import (
+    pick_checkpoint,
+    run_folder_of,
+    which_weights,
+)
 
 # A progress bar (on a terminal) from this many files on.
 PROGRESS_FROM = 20
@@ -90,10 +95,14 @@ class CheckpointReader:
 def cmd_predict(args: argparse.Namespace) -> int:
     """Print each image's predicted class and top probabilities (or a CSV)."""
     table = None if args.csv is None else CsvFile(args.csv)
-    payload = load_checkpoint(args.checkpoint)
+    checkpoint = pick_checkpoint(args.checkpoint, args.best)
+    payload = load_checkpoint(checkpoint)
+    if run_folder_of(checkpoint) is not None:  # a run's latest or best: say which
+        which = which_weights(checkpoint, payload)
+        sys.stderr.write(f"weights: {checkpoint}, {which}\n")
     cfg = config_of(payload)
     info = info_of(payload)
-    changed = model_file_change(cfg.model, payload.get(SHA_KEY), args.checkpoint)
+    changed = model_file_change(cfg.model, payload.get(SHA_KEY), checkpoint)
     if changed is not None:
         sys.stderr.write(f"warning: {changed}\n")
     reader = CheckpointReader(eval_model(payload), cfg, info)

@@ -11,6 +11,7 @@ from workbench.core import events as E
 from workbench.core.runs import folder as R
 from workbench.core.runs import listing
 from workbench.core.session import Session
+from workbench.core.train.class_scores import recorded_average
 from workbench.core.train.engine import TrainControl
 
 
@@ -74,6 +75,7 @@ def _run_report(folder: Any) -> list[str]:
             f"{epoch.train_loss:.4f} acc {percent(epoch.train_accuracy)} | "
             f"val loss {epoch.val_loss:.4f} acc {percent(epoch.val_accuracy)}"
         )
+    lines += _scores_line(info.get("class_scores"))
     steps = metrics["step"]
     if steps:
         lines.append(
@@ -92,6 +94,20 @@ def _run_report(folder: Any) -> list[str]:
             f"checkpoint: {checkpoint} ({checkpoint.stat().st_size / 1e6:.2f} MB)"
         )
     return lines
+
+
+def _scores_line(scores: Any) -> list[str]:
+    """The macro and weighted F1 run.json keeps of the last validation, if any."""
+    macro = recorded_average(scores, "macro")
+    weighted = recorded_average(scores, "weighted")
+    if macro is None or weighted is None:
+        return []
+    epoch = scores.get("epoch")
+    which = f" (epoch {epoch})" if isinstance(epoch, int) else ""
+    return [
+        f"class scores{which}: macro F1 {percent(macro)}, weighted F1 "
+        f"{percent(weighted)}"
+    ]
 
 
 def _reproduce(folder: Any) -> int:

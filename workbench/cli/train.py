@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from workbench.cli import distributed as cli_distributed
+from workbench.cli.class_table import class_score_lines
 from workbench.cli.console import percent, say
 from workbench.cli.interrupts import stop_on_first_interrupt
 from workbench.cli.progress import DownloadBars, StepBar
 from workbench.cli.run_outputs import MetricsJson, OutputFile, metrics_document
+from workbench.cli.train_flags import class_weights_value
 from workbench.core import config as C
 from workbench.core import events as E
 from workbench.core.checkpoints.io import (
@@ -27,6 +29,12 @@ from workbench.core.checkpoints.io import (
 from workbench.core.model_offer import offer_weights
 from workbench.core.session import RunPrepared, Session
 from workbench.core.start_plan import StartKind
+from workbench.core.train.best_epoch import (
+    METRIC_NAMES,
+    best_epoch,
+    completed_epochs,
+    value_text,
+)
 from workbench.core.train.engine import TrainControl
 
 
@@ -38,6 +46,8 @@ def config_from_args(args: argparse.Namespace, base: C.TrainConfig) -> C.TrainCo
         value = getattr(args, "freeze" if name == "frozen" else name, None)
         if value is not None:
             changes[name] = tuple(value) if isinstance(value, list) else value
+    if "class_weights" in changes:  # a FILE is read now: the config keeps values
+        changes["class_weights"] = class_weights_value(changes["class_weights"])
     return base.replace(**changes)
 
 
@@ -137,6 +147,10 @@ def _train(args: argparse.Namespace) -> int:
     errors = [save.write_at_end(run)] if save is not None else []
     saved = save.path if save is not None and not errors[0] else None
     say(summary_line(result, run, saved))
+    for line in best_lines(result, run, session.folder):
+        say(line)
+    for line in class_score_lines(run.history.epochs, run.loaders.info.class_names):
+        say(line)
     if metrics is not None:
         errors.append(metrics.write_at_end(metrics_document(cfg, run.history, result)))
     for error in filter(None, errors):
@@ -184,6 +198,26 @@ def summary_line(result: Any, run: Any, save_path: Path | None) -> str:
     if save_path:
         parts.append(f"saved {save_path}")
     return ", ".join(parts)
+
+
+def best_lines(result: Any, run: Any, folder: Any) -> list[str]:
+    """Which epoch was best (and where its weights are), and an early stop's why."""
+    metric = run.config.best_metric
+    done = completed_epochs(run.history.epochs, run.epoch)
+    best = best_epoch(done, metric, run.config.early_stop_delta)
+    lines = []
+    if best is not None:
+        kept = folder is not None and folder.best_path.is_file()
+        where = f": {folder.best_path}" if kept else ""
+        lines.append(
+            f"best epoch {best.epoch + 1} of {len(done)} by {METRIC_NAMES[metric]} "
+            f"({value_text(metric, best.value)}){where}"
+        )
+    if result.early_stop:
+        lines.append(
+            f"stopped early after epoch {result.epochs_completed}: {result.early_stop}"
+        )
+    return lines
 
 
 def _load_initial_weights(

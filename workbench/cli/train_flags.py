@@ -10,6 +10,7 @@ import argparse
 
 from workbench.cli import distributed as cli_distributed
 from workbench.core import config as C
+from workbench.core.train.class_weights import FILE_FORMAT, read_weights_file
 
 MODEL_HELP = (
     f"{', '.join(C.MODELS)}, a torchvision classifier (resnet18, "
@@ -91,11 +92,47 @@ def add_train_flags(parser: argparse.ArgumentParser) -> None:
     )
     add("--epochs", type=int, help="default: depends on the dataset")
     add("--max-steps", type=int, metavar="N", help="stop at this global step")
+    add(
+        "--early-stop",
+        type=int,
+        metavar="PATIENCE",
+        help="stop once PATIENCE epochs in a row have not beaten the best one "
+        "(by --best-metric); default: train every epoch",
+    )
+    add(
+        "--early-stop-delta",
+        type=float,
+        metavar="D",
+        help="with --early-stop: an epoch beats the best only by more than D "
+        "(accuracy and macro-F1 as fractions: 0.001 is 0.1 point; default 0)",
+    )
+    add(
+        "--best-metric",
+        choices=C.BEST_METRICS,
+        help="what the best epoch is judged by; its weights are kept as best.pt "
+        "in the run folder (default: val_accuracy)",
+    )
     add("--batch-size", type=int)
     add("--lr", type=float, help="learning rate (the peak, with onecycle)")
     add("--weight-decay", type=float)
     add("--optimizer", choices=C.OPTIMIZERS)
     add("--schedule", choices=C.SCHEDULES)
+    add(
+        "--class-weights",
+        metavar="none|balanced|FILE",
+        help="weigh each class in the training loss: none (default); balanced, "
+        "n_samples / (n_classes * count) over the training split, so rare classes "
+        f"count as much as common ones; or FILE, {FILE_FORMAT}. The run's config "
+        "keeps the values",
+    )
+    add(
+        "--balanced-sampler",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="draw each epoch with replacement, every class equally likely (as "
+        "many samples as the training split; seeded, so a resume is exact). "
+        "Use it or --class-weights balanced, not both",
+    )
     add("--loader", choices=C.LOADERS, help="fast (in-memory, default) or dataloader")
     add("--workers", type=int, help="DataLoader num_workers (loader dataloader)")
     add("--pin-memory", action=argparse.BooleanOptionalAction, default=None)
@@ -149,3 +186,14 @@ def add_train_flags(parser: argparse.ArgumentParser) -> None:
     )
     add("--quiet", action="store_true", help="no progress bar")
     cli_distributed.add_process_flags(add)
+
+
+def class_weights_value(value: str) -> str | tuple[float, ...]:
+    """``--class-weights``: ``none``, ``balanced``, or FILE read into its weights.
+
+    A bad file is a :class:`~workbench.core.config.ConfigError`: one line, exit 2,
+    before any run folder exists.
+    """
+    if value in C.CLASS_WEIGHT_MODES:
+        return value
+    return read_weights_file(value)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.core.data.registry import DATASET_INFO
 from workbench.core.models.catalog import (
     BUILTIN_MODELS,
     FEATURE_CACHE_MODES,
@@ -55,7 +56,13 @@ PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 LOADERS = ("fast", "dataloader")
 OPTIMIZERS = ("adam", "adamw", "sgd")
 SCHEDULES = ("onecycle", "constant")
+# What "the best epoch" is judged by (workbench.core.train.best_epoch).
+BEST_METRICS = ("val_accuracy", "val_loss", "macro_f1")
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune")
+# class_weights' words; a list of numbers (one per class) is the third form.
+CLASS_WEIGHT_MODES = ("none", "balanced")
+_WEIGHTS_ARE = "none, balanced or a list of one weight per class"
+MAX_WEIGHT = 1e30  # a larger one (or an integer past float) is damage, not a weight
 
 # Epochs a dataset needs with the default recipe when the user names none:
 # digits has 1,437 training images (6 steps an epoch at batch 256).
@@ -114,6 +121,20 @@ class TrainConfig:
     nothing on the CPU (SyncBatchNorm runs only on CUDA; the run says so once)
     nor in one process, where every layer already sees the whole batch.
 
+    ``best_metric``: what the best epoch is judged by (``val_accuracy``,
+    ``val_loss`` or ``macro_f1``); its weights are kept as ``best.pt`` in the
+    run folder. ``early_stop``: stop once this many epochs in a row have not
+    beaten the best by more than ``early_stop_delta`` (None: never).
+
+    ``class_weights``: how each class's images weigh in the training loss:
+    ``none``, ``balanced`` (n_samples / (n_classes * count) over the training
+    split, as scikit-learn's ``compute_class_weight``) or one positive weight
+    per class, in class order (read from a file by the command line and the
+    window, so the config holds the values). ``balanced_sampler``: each epoch
+    draws as many samples as the training split holds, with replacement, every
+    class equally likely (seeded by seed and epoch). The validation loss stays
+    unweighted. See ``workbench.core.train.class_weights``.
+
     ``log_every``: steps between two logged losses; None (the default) is
     automatic: every step of a run of up to 5,000 steps, about 5,000 points of a
     longer one, so a live curve shows every step of a short run.
@@ -149,14 +170,22 @@ class TrainConfig:
     weights: str = "none"
     feature_cache: str = "auto"
     sync_bn: bool = False
+    best_metric: str = "val_accuracy"
+    early_stop: int | None = None  # patience in epochs; None: train them all
+    early_stop_delta: float = 0.0
+    class_weights: str | tuple[float, ...] = "none"
+    balanced_sampler: bool = False
 
     def __post_init__(self) -> None:
         # Lists arrive from JSON and argparse; a tuple keeps the dataclass hashable.
-        for name in ("frozen", "augment"):
+        for name in ("frozen", "augment", "class_weights"):
             value = getattr(self, name)
             if isinstance(value, list):
                 object.__setattr__(self, name, tuple(value))
         validate(self)
+        if isinstance(self.class_weights, tuple):  # 2 from a file is 2.0
+            weights = tuple(float(w) for w in self.class_weights)
+            object.__setattr__(self, "class_weights", weights)
 
     @property
     def resolved_epochs(self) -> int:
@@ -193,6 +222,8 @@ class TrainConfig:
         data = dataclasses.asdict(self)
         data["frozen"] = list(self.frozen)
         data["augment"] = list(self.augment)
+        if isinstance(self.class_weights, tuple):
+            data["class_weights"] = list(self.class_weights)
         return {"schema_version": SCHEMA_VERSION, **data}
 
     @classmethod
@@ -262,23 +293,26 @@ def validate(cfg: TrainConfig) -> None:
     _check_choice("base_dataset", cfg.base_dataset, MY_DIGITS_BASES)
     _check_int("replay", cfg.replay, 0)
     _check_int("autosave_every", cfg.autosave_every, 0)
+    _check_choice("best_metric", cfg.best_metric, BEST_METRICS)
+    _check_int("early_stop", cfg.early_stop, 1, optional=True)
     if cfg.replay and cfg.dataset != "my-digits":
         raise ConfigError(
             "replay: mixes base_dataset images into my own digits; "
             "it needs dataset my-digits"
         )
-    for name in ("lr", "weight_decay"):
+    for name in ("lr", "weight_decay", "early_stop_delta"):
         value = getattr(cfg, name)
         if not isinstance(value, int | float) or isinstance(value, bool):
             raise ConfigError(f"{name}: {value!r} must be a number")
         if not (value >= 0 and value < float("inf")) or (name == "lr" and value == 0):
             raise ConfigError(f"{name}: {value!r} must be a finite number > 0")
-    for name in ("pin_memory", "compile", "download", "sync_bn"):
+    for name in ("pin_memory", "compile", "download", "sync_bn", "balanced_sampler"):
         if not isinstance(getattr(cfg, name), bool):
             raise ConfigError(f"{name}: must be true or false")
     if cfg.data_dir is not None and not isinstance(cfg.data_dir, str):
         raise ConfigError("data_dir: must be a folder path")
     _validate_images(cfg)
+    _validate_class_weights(cfg)
     if not isinstance(cfg.frozen, tuple) or not all(
         isinstance(p, str) and p for p in cfg.frozen
     ):
@@ -287,6 +321,34 @@ def validate(cfg: TrainConfig) -> None:
         raise ConfigError(
             "workers: the fast in-memory loader has no worker processes; "
             "use loader 'dataloader' to study num_workers"
+        )
+
+
+def _validate_class_weights(cfg: TrainConfig) -> None:
+    """``none``, ``balanced``, or one finite positive weight per class."""
+    value = cfg.class_weights
+    if isinstance(value, str):
+        if value not in CLASS_WEIGHT_MODES:
+            raise ConfigError(f"class_weights: {value!r} is not {_WEIGHTS_ARE}")
+        return
+    if not isinstance(value, tuple):
+        raise ConfigError(f"class_weights: {value!r} is not {_WEIGHTS_ARE}")
+    for index, weight in enumerate(value):
+        if not isinstance(weight, int | float) or isinstance(weight, bool):
+            raise ConfigError(
+                f"class_weights: weight {index} ({weight!r}) is no number"
+            )
+        if not 0 < weight < float("inf") or weight > MAX_WEIGHT:
+            raise ConfigError(
+                f"class_weights: weight {index} is {weight!r:.20}; each must be a "
+                "number above 0 and at most 1e30"
+            )
+    info = DATASET_INFO.get(cfg.dataset)
+    classes = info.num_classes if info is not None else None
+    if len(value) < 2 or (classes is not None and len(value) != classes):
+        of = f"the {classes} classes of {cfg.dataset}" if classes else "a classifier"
+        raise ConfigError(
+            f"class_weights: {len(value)} weights for {of}: give one per class"
         )
 
 

@@ -233,6 +233,7 @@ class TrainResult:
     seconds: float
     compile_seconds: float
     step_seconds: float
+    early_stop: str = ""  # why it stopped before its last epoch ("": it did not)
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,6 +49,7 @@ from workbench.core.model_offer import WeightsOffer, model_key
 from workbench.core.models.builtins import snapshot_state
 from workbench.core.models.source import SHA_KEY, model_file_change, model_sha
 from workbench.core.models.state_dict_match import load_exact, load_partial
+from workbench.core.runs.best_or_latest import run_folder_of, which_weights
 from workbench.core.runs.data_record import record_data
 from workbench.core.runs.folder import RunFolder, folder_of
 from workbench.core.runs.recorder import RunRecorder
@@ -65,6 +66,7 @@ from workbench.core.start_plan import (
     plan_start,
     usable_here,
 )
+from workbench.core.train.class_weights import check_class_count
 from workbench.core.train.engine import (
     TrainControl,
     TrainingRun,
@@ -127,6 +129,9 @@ class Session:
         self.reproducing: RunFolder | None = None
         self.tensorboard = False
         self._training = False
+        # Which of a run folder's weights an opened run holds ("best.pt: the
+        # best epoch, 8 of 10 ..."); "" once it trains on or for other runs.
+        self.weights_origin = ""
 
     # ------------------------------------------------------------------ planning
 
@@ -208,6 +213,7 @@ class Session:
         self.folder = None
         self.recorder = None
         self.initial_weights = None
+        self.weights_origin = ""
 
     # ------------------------------------------------------------------ starting
 
@@ -220,8 +226,11 @@ class Session:
         """
         cfg = plan.config
         self.recorder = None
-        # Before a folder exists: a batch that cannot split makes no run.
+        self.weights_origin = ""
+        # Before a folder exists: a batch that cannot split makes no run, nor
+        # class weights that do not fit an image folder's classes.
         check_batch(cfg.batch_size, world_size())
+        check_class_count(cfg)
         if not is_main():
             # Several processes train this run: the first one records it alone.
             self.folder = None
@@ -510,6 +519,11 @@ class Session:
         self.folder = folder_of(opened.path)
         self.recorder = None
         self.initial_weights = None
+        self.weights_origin = ""
+        folder = run_folder_of(opened.path)
+        if folder is not None and folder.best_path.is_file():  # two to tell apart
+            which = which_weights(opened.path, {"epoch": opened.run.epoch})
+            self.weights_origin = f"{opened.path.name}: {which}"
 
     def accept_weights(
         self, offer: WeightsOffer, frozen: tuple[str, ...] = ()

@@ -17,6 +17,7 @@ import torch
 
 from workbench.core.config import TrainConfig
 from workbench.core.model_offer import ModelKey
+from workbench.core.train.best_epoch import completed_epochs, early_stop_reason
 from workbench.core.train.devices import DeviceError, resolve_device
 from workbench.core.training_run import TrainingRun
 
@@ -39,6 +40,10 @@ RESUME_SAFE = frozenset(
         "autosave_every",
         # How BatchNorm statistics are computed across processes, not the model.
         "sync_bn",
+        # When to stop and which epoch to keep: judged on the history as it is.
+        "early_stop",
+        "early_stop_delta",
+        "best_metric",
     }
 )
 
@@ -106,6 +111,16 @@ def plan_start(run: TrainingRun | None, cfg: TrainConfig) -> Plan:
             f"nothing left to train: the run is at step {run.global_step:,} and "
             f"these settings end it at step {total:,} (raise max steps or epochs "
             "to train on)"
+        )
+        return Plan(StartKind.NEW, cfg, changed, why, finished=True)
+    done = completed_epochs(run.history.epochs, run.epoch)
+    early = early_stop_reason(
+        done, cfg.best_metric, cfg.early_stop, cfg.early_stop_delta
+    )
+    if early is not None:
+        why = (
+            f"the run stopped early: {early} (raise the patience or turn early "
+            "stopping off to train on)"
         )
         return Plan(StartKind.NEW, cfg, changed, why, finished=True)
     kind = StartKind.RESUME if changed else StartKind.CONTINUE

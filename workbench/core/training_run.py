@@ -82,6 +82,9 @@ class TrainingRun:
     # Every rank's RNG state at the last epoch end or stop (several processes
     # only): a checkpoint keeps them, so each rank's dropout resumes exactly.
     rank_rng: list[dict[str, torch.Tensor]] | None = None
+    # The loss's weight of each class, float32 on ``device`` (config
+    # ``class_weights``); None: the plain mean (workbench.core.train.class_weights).
+    class_weights: torch.Tensor | None = None
 
     @property
     def train_module(self) -> nn.Module:

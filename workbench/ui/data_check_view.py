@@ -78,7 +78,7 @@ def summary_line(report: DataReport) -> str:
 def finding_lines(report: DataReport) -> list[str]:
     """Every finding, errors first, each with its file; then the ignored files."""
     findings = sorted(report.findings, key=lambda f: SEVERITY_ORDER[f.severity])
-    lines = [f.line() for f in findings]
+    lines = [f.line("window") for f in findings]  # advice names the window's options
     lines += [f"ignored (not an image): {path}" for path in report.ignored]
     return lines
 

@@ -17,10 +17,12 @@ augment          crops, flips, rotations and colour jitter, batched
 loaders          the fast in-memory loader and the textbook DataLoader path
 loader_set       a run's train and validation loaders, with what to tell the user
 build            the loaders a run's config asks for (build_loaders)
+balanced_sampler the training split's class counts; every class equally likely
 """
 
 __all__ = [
     "augment",
+    "balanced_sampler",
     "build",
     "cache",
     "cifar",

@@ -103,15 +103,20 @@ class FolderListing:
         return path.relative_to(self.root).as_posix()
 
 
+def class_folders(splits: dict[str, Path]) -> list[str]:
+    """The classes of a folder dataset: the names of its splits' sub-folders."""
+    return sorted(
+        {p.name for folder in splits.values() for p in folder.iterdir() if p.is_dir()}
+    )
+
+
 def scan_folder(root: str | Path) -> FolderListing:
     """List a folder dataset's images; :class:`DataError` when it cannot train."""
     root = Path(root).expanduser()
     if not root.is_dir():
         raise DataError(f"no such folder: {root} (give a folder of class folders)")
     splits = split_folders(root)
-    classes = sorted(
-        {p.name for folder in splits.values() for p in folder.iterdir() if p.is_dir()}
-    )
+    classes = class_folders(splits)
     if not classes:
         raise DataError(
             f"{root} has no class folders: put the images in {root}/<class>/<image>"

@@ -38,18 +38,34 @@ class CheckCancelled(Exception):
     """``cancel()`` returned True: the check stopped before its end."""
 
 
+# What to do about a finding, in the words of each front-end (Session.origin).
+ADVICE = {
+    "imbalance": {
+        "command line": "train with --class-weights balanced or --balanced-sampler",
+        "window": "train with Class weights: Balanced or Balanced sampler "
+        "(Loader panel)",
+    },
+}
+
+
 @dataclass(frozen=True)
 class Finding:
-    """One thing the check found: ``error`` stops training, ``warning`` does not."""
+    """One thing the check found: ``error`` stops training, ``warning`` does not.
+
+    ``advice`` names an entry of :data:`ADVICE`: what to do, said after the
+    message in the words of the front-end that shows it.
+    """
 
     severity: str  # "error" or "warning"
     message: str
     path: Path | None = None
+    advice: str = ""
 
-    def line(self) -> str:
+    def line(self, front: str = "command line") -> str:
         """``error: ...`` or ``warning: ...``, with the file when there is one."""
         where = f": {self.path}" if self.path is not None else ""
-        return f"{self.severity}: {self.message}{where}"
+        advice = f"; {ADVICE[self.advice][front]}" if self.advice else ""
+        return f"{self.severity}: {self.message}{advice}{where}"
 
 
 @dataclass
@@ -279,5 +295,6 @@ def _check_classes(report: DataReport) -> None:
                 "warning",
                 f"strong class imbalance: {largest} has {totals[largest]:,} images, "
                 f"{smallest} {totals[smallest]:,}",
+                advice="imbalance",
             )
         )

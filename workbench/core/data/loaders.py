@@ -32,15 +32,26 @@ def _epoch_seed(seed: int, epoch: int) -> int:
 
 
 def _epoch_order(
-    num_samples: int, *, shuffle: bool, seed: int, epoch: int
+    num_samples: int,
+    *,
+    shuffle: bool,
+    seed: int,
+    epoch: int,
+    weights: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Sample indices of one epoch: a seeded permutation made on the CPU.
 
-    Made on the CPU so the order is the same whatever device trains.
+    Made on the CPU so the order is the same whatever device trains. With
+    ``weights`` (one per sample), ``num_samples`` draws with replacement, each
+    sample as likely as its weight (the balanced sampler).
     """
     if not shuffle:
         return torch.arange(num_samples)
     generator = torch.Generator().manual_seed(_epoch_seed(seed, epoch))
+    if weights is not None:
+        return torch.multinomial(
+            weights, num_samples, replacement=True, generator=generator
+        )
     return torch.randperm(num_samples, generator=generator, device="cpu")
 
 
@@ -98,6 +109,9 @@ class _EpochOrder:
     _pinned: tuple[int, torch.Tensor] | None = None
     # (rank, world size): which chunk of each global batch this process trains.
     shard: tuple[int, int] = (0, 1)
+    # One weight per sample: each epoch is drawn with replacement by them
+    # (``balanced_sampler.balance``); None: a permutation.
+    sample_weights: torch.Tensor | None = None
 
     @property
     def num_samples(self) -> int:
@@ -113,7 +127,11 @@ class _EpochOrder:
         if self._pinned is not None and self._pinned[0] == epoch:
             return self._pinned[1]
         return _epoch_order(
-            self.num_samples, shuffle=self.shuffle, seed=self.seed, epoch=epoch
+            self.num_samples,
+            shuffle=self.shuffle,
+            seed=self.seed,
+            epoch=epoch,
+            weights=self.sample_weights,
         )
 
     def cut(self, order: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -121,15 +139,24 @@ class _EpochOrder:
         return shard_batches(split_batches(order, self.batch_size), *self.shard)
 
     def pin_order(self, epoch: int, order: torch.Tensor) -> None:
-        """Draw epoch ``epoch`` in ``order`` (a permutation of all samples)."""
+        """Draw epoch ``epoch`` in ``order`` (a permutation of all samples).
+
+        With ``sample_weights``: as many draws as samples, each an index of one.
+        """
         order = torch.as_tensor(order, dtype=torch.int64).cpu()
-        if order.shape != (self.num_samples,) or not torch.equal(
-            order.sort().values, torch.arange(self.num_samples)
-        ):
-            raise ValueError(
-                f"the stored sample order is not a permutation of "
-                f"{self.num_samples} samples"
+        n = self.num_samples
+        if self.sample_weights is not None:
+            fits = order.shape == (n,) and (
+                n == 0 or bool(order.min() >= 0 and order.max() < n)
             )
+            kind = "a draw from"
+        else:
+            fits = order.shape == (n,) and torch.equal(
+                order.sort().values, torch.arange(n)
+            )
+            kind = "a permutation of"
+        if not fits:
+            raise ValueError(f"the stored sample order is not {kind} {n} samples")
         self._pinned = (epoch, order)
 
 
@@ -223,6 +250,11 @@ class FastLoader(_EpochOrder):
     def num_samples(self) -> int:
         """Samples per epoch."""
         return int(self._labels.shape[0])
+
+    @property
+    def labels(self) -> torch.Tensor:
+        """Every sample's label, int64 on the CPU, in index order."""
+        return self._labels.cpu()
 
     @property
     def data_device(self) -> torch.device:

@@ -73,7 +73,12 @@ def attach(run: TrainingRun) -> None:
         run.notices.append(notice)
 
 
-def backward_loss(run: TrainingRun, loss: torch.Tensor, local_n: int) -> torch.Tensor:
+def backward_loss(
+    run: TrainingRun,
+    loss: torch.Tensor,
+    local_n: int,
+    local_weight: torch.Tensor | None = None,
+) -> torch.Tensor:
     """The loss this rank backpropagates for its chunk of the current batch.
 
     DDP averages gradients over ranks: grad = (1/W) sum_r grad(L_r). The full
@@ -81,9 +86,18 @@ def backward_loss(run: TrainingRun, loss: torch.Tensor, local_n: int) -> torch.T
     With equal chunks the factor is 1; the last partial batch of an epoch may
     split unevenly (29 samples: 15 and 14), and without the factor its two
     halves would weigh the same.
+
+    With class weights each mean is over summed weights, not samples:
+    ``local_weight`` is this rank's sum S_r, and G the sum over the ranks (one
+    small all-reduce), so L_r = mean_r * S_r * W / G.
     """
     if run.ddp is None:
         return loss
+    if local_weight is not None:
+        weight = local_weight.detach().double().reshape(1)
+        total = distributed.all_reduce_sum(weight)
+        factor = weight * distributed.world_size() / total
+        return loss * factor.to(loss.dtype).squeeze(0)
     train = run.loaders.train
     start = run.batch_in_epoch * train.batch_size
     global_n = min(train.batch_size, train.num_samples - start)
@@ -111,11 +125,18 @@ def reduce_sums(sums: Sums) -> None:
     sums.samples = round(samples)
 
 
-def step_loss(loss: torch.Tensor, local_n: int) -> float:
-    """The mean loss of the whole (global) batch of this step, as a float."""
+def step_loss(
+    loss: torch.Tensor, local_n: int, local_weight: torch.Tensor | None = None
+) -> float:
+    """The mean loss of the whole (global) batch of this step, as a float.
+
+    ``local_weight``: this rank's summed class weights, when the loss is a
+    weighted mean (see :func:`backward_loss`).
+    """
     if not distributed.active():
         return loss.item()
-    pair = torch.tensor([loss.item() * local_n, float(local_n)], dtype=torch.float64)
+    share = float(local_n) if local_weight is None else local_weight.item()
+    pair = torch.tensor([loss.item() * share, share], dtype=torch.float64)
     total, count = distributed.all_reduce_sum(pair).tolist()
     return total / count
 

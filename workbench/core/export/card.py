@@ -7,6 +7,7 @@ picture, what the outputs mean, and how far the export was checked.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from workbench.core.export.verify import (
 )
 from workbench.core.models.inputs import fit_to_model
 from workbench.core.predict import PHOTO_DATASETS
+from workbench.core.train.class_scores import class_scores
 
 
 def input_stats(payload: dict[str, Any]) -> tuple[list[float], list[float]]:
@@ -162,8 +164,44 @@ def _data_lines(cfg: Any, info: DatasetInfo, record: EagerRecord | None) -> list
         "",
         *_confusion_lines(record, info.class_names),
         "",
+        *_score_lines(record, info.class_names),
     ]
     return lines
+
+
+def _score_row(name: str, support: int, values: Sequence[float]) -> str:
+    cells = " | ".join(f"{100 * v:.2f}%" for v in values)
+    name = name.replace("|", "\\|")  # a bar would end the cell
+    return f"| {name} | {support} | {cells} |"
+
+
+def _score_lines(record: EagerRecord, names: tuple[str, ...]) -> list[str]:
+    """Each class's precision, recall and F1 on the verification images."""
+    scores = class_scores(record.confusion)
+    macro, weighted = scores.macro(), scores.weighted()
+    rows = [
+        _score_row(
+            names[i] if i < len(names) else str(i),
+            int(scores.support[i]),
+            (scores.precision[i], scores.recall[i], scores.f1[i]),
+        )
+        for i in range(len(scores.support))
+    ]
+    return [
+        "## Precision, recall and F1 by class",
+        f"On the same {record.images} images: macro F1 {100 * macro[2]:.2f}% "
+        f"(every class counts the same), weighted F1 {100 * weighted[2]:.2f}% "
+        "(each class by its images). Precision: the share of the images "
+        "predicted as the class that are of it; recall: the share of its images "
+        "predicted right.",
+        "",
+        "| class | support | precision | recall | F1 |",
+        "|---|---|---|---|---|",
+        *rows,
+        _score_row("macro avg", record.images, macro),
+        _score_row("weighted avg", record.images, weighted),
+        "",
+    ]
 
 
 def write_card(
@@ -171,8 +209,13 @@ def write_card(
     payload: dict[str, Any],
     result: Any,
     record: EagerRecord | None = None,
+    *,
+    weights: str = "",
 ) -> None:
-    """MODEL_CARD.md: what the model is, how it was trained and checked."""
+    """MODEL_CARD.md: what the model is, how it was trained and checked.
+
+    ``weights``: which of a run's weights these are (best.pt or the latest).
+    """
     cfg, info = config_of(payload), info_of(payload)
     verdict = (
         "All exported files reproduce the eager model."
@@ -193,6 +236,7 @@ def write_card(
         "",
         *_data_lines(cfg, info, record),
         "## Training",
+        *([f"- weights: {weights}"] if weights else []),
         f"- validation accuracy: {_accuracy_line(payload)}",
         f"- epochs finished: {len((payload.get('history') or {}).get('epochs') or [])}",
         f"- config: optimizer {cfg.optimizer}, lr {cfg.lr:g}, schedule "

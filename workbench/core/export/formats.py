@@ -32,6 +32,7 @@ from workbench.core.data.build import build_loaders
 from workbench.core.export import verify as V
 from workbench.core.export.card import write_card, write_labels, write_preprocess
 from workbench.core.host.process_tree import process_alive
+from workbench.core.runs.best_or_latest import run_folder_of, which_weights
 
 FORMATS = ("torchscript", "exported", "onnx")
 FILE_NAMES = {"torchscript": "model.pt", "exported": "model.pt2", "onnx": "model.onnx"}
@@ -192,6 +193,13 @@ def export_checkpoint(
     formats = check_formats(formats)
     payload = load_checkpoint(checkpoint)
     model = eval_model(payload)
+    source = Path(checkpoint).expanduser()
+    # A run's best.pt or latest checkpoint.pt: the card says which it is.
+    weights = (
+        f"{source.name}, {which_weights(source, payload)}"
+        if run_folder_of(source) is not None
+        else ""
+    )
     out = Path(out_dir).expanduser()
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -205,7 +213,7 @@ def export_checkpoint(
     except OSError as exc:
         raise ExportError(f"cannot write in {out}: {exc.strerror or exc}") from None
     try:
-        result = _export_into(staging, payload, model, formats, say)
+        result = _export_into(staging, payload, model, formats, say, weights)
         _publish(staging, out)
     except OSError as exc:
         raise ExportError(
@@ -235,6 +243,7 @@ def _export_into(
     model: nn.Module,
     formats: tuple[str, ...],
     say: Progress,
+    weights: str = "",
 ) -> ExportResult:
     """Every file of the export, written into ``folder``."""
     info = info_of(payload)
@@ -261,7 +270,7 @@ def _export_into(
     result = ExportResult(folder, name, results)
     write_preprocess(folder / "preprocess.json", payload, INPUT_NAME, OUTPUT_NAME)
     write_labels(folder / "labels.json", info)
-    write_card(folder / "MODEL_CARD.md", payload, result, record)
+    write_card(folder / "MODEL_CARD.md", payload, result, record, weights=weights)
     shutil.copyfile(PREDICT_TEMPLATE, folder / PREDICT_SCRIPT)
     _mark(folder, result)
     return result

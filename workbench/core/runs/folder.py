@@ -15,6 +15,9 @@ directory holding:
     settings changed on resume.
 ``checkpoint.pt``
     Rewritten atomically every ``autosave_every`` epochs and when the run ends.
+``best.pt``
+    The checkpoint of the best epoch so far (by the config's ``best_metric``),
+    rewritten when an epoch beats it; ``run.json``'s ``best_epoch`` says which.
 
 A run whose ``run.json`` still says ``running`` while its process is gone was
 interrupted (a crash, a kill, a power cut): the window offers to resume it.
@@ -57,6 +60,7 @@ log = logging.getLogger(__name__)
 RUNS_ENV = "PTCORE_RUNS_DIR"
 RUN_FILE = "run.json"
 CHECKPOINT_FILE = "checkpoint.pt"
+BEST_FILE = "best.pt"
 METRICS_FILE = "metrics.jsonl"
 EVENTS_FILE = "events.jsonl"
 TENSORBOARD_DIR = "tensorboard"
@@ -170,6 +174,11 @@ class RunFolder:
         """Where the latest checkpoint lives."""
         return self.path / CHECKPOINT_FILE
 
+    @property
+    def best_path(self) -> Path:
+        """Where the best epoch's checkpoint lives."""
+        return self.path / BEST_FILE
+
     def info(self) -> dict[str, Any]:
         """The contents of ``run.json`` (empty when missing or damaged)."""
         data, problem = read_run_file(self.path / RUN_FILE)
@@ -207,7 +216,8 @@ class RunFolder:
         fields: dict[str, Any] = {}
         if cfg is not None:
             new = cfg.to_dict()
-            old = info.get("config") or {}
+            # A field newer than the run's record had its default all along.
+            old = {**TrainConfig().to_dict(), **(info.get("config") or {})}
             changed = sorted(
                 k for k in new if k != "schema_version" and old.get(k) != new[k]
             )
@@ -240,6 +250,20 @@ class RunFolder:
             global_step=run.global_step,
             total_steps=run.total_steps,
             device=str(run.device),
+        )
+        return written
+
+    def save_best(self, run: TrainingRun, metric: str, value: float) -> Path:
+        """Write the run as it stands as the best epoch's checkpoint, and say so."""
+        written = save_checkpoint(self.best_path, run)
+        self.update(
+            best_epoch={
+                "epoch": run.epoch,  # counted from 1: the epochs completed
+                "global_step": run.global_step,
+                "metric": metric,
+                "value": value,
+                "checkpoint": BEST_FILE,
+            }
         )
         return written
 

@@ -24,6 +24,7 @@ from workbench.core.runs.folder import (
     still_training,
 )
 from workbench.core.runs.run_file import read_run_file
+from workbench.core.train.class_scores import recorded_average
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +51,10 @@ class RunSummary:
     prepare_seconds: float = 0.0  # from Start to the first step, apart from seconds
     problem: str | None = None  # why its run.json is damaged (then all defaults)
     sweep: str = ""  # "STUDY #N": the sweep trial it is, if any
+    early_stop: str = ""  # "after epoch N: why", when it stopped early
+    # Its last validation's F1 averaged over the classes (run.json's class_scores)
+    macro_f1: float | None = None  # every class counts the same
+    weighted_f1: float | None = None  # each class by its images
 
     @property
     def title(self) -> str:
@@ -99,7 +104,17 @@ def summarize(folder: RunFolder) -> RunSummary | None:
         prepare_seconds=float(info.get("prepare_seconds") or 0.0),
         problem=problem,
         sweep=_sweep_label(info.get("sweep")),
+        early_stop=_early_stop_text(info.get("early_stop")),
+        macro_f1=recorded_average(info.get("class_scores"), "macro"),
+        weighted_f1=recorded_average(info.get("class_scores"), "weighted"),
     )
+
+
+def _early_stop_text(value: Any) -> str:
+    """``"after epoch 9: why"`` from run.json's early_stop entry; "" if none."""
+    if not isinstance(value, dict) or not isinstance(value.get("epoch"), int):
+        return ""
+    return f"after epoch {value['epoch']}: {value.get('why') or 'no improvement'}"
 
 
 def _sweep_label(value: Any) -> str:

@@ -24,6 +24,8 @@ from workbench.core.runs.folder import (
     now_stamp,
 )
 from workbench.core.runs.run_file import forget_after
+from workbench.core.train.best_epoch import best_epoch, completed_epochs
+from workbench.core.train.class_scores import run_file_scores
 from workbench.core.training_run import TrainingRun
 
 log = logging.getLogger(__name__)
@@ -134,12 +136,21 @@ class RunRecorder:
                 ),
                 default=None,
             )
+            scores = None
+            if event.confusion:  # each class's precision, recall and F1
+                names = run.loaders.info.class_names
+                scores = run_file_scores(event.confusion, event.epoch, names)
             self.folder.update(
-                best_val_accuracy=best, epoch=run.epoch, global_step=run.global_step
+                best_val_accuracy=best,
+                epoch=run.epoch,
+                global_step=run.global_step,
+                **({} if scores is None else {"class_scores": scores}),
             )
             completed = run.batch_in_epoch == 0  # the epoch ran to its end
+            said = self._save_best(run) if self.every and completed else None
             if self.every and completed and run.epoch % self.every == 0:
-                return self._save(run)
+                return self._save(run) or said
+            return said
         elif isinstance(event, TrainResult):
             message = self._save(run) if self.every else None
             self.folder.update(
@@ -147,6 +158,9 @@ class RunRecorder:
                 final_val_accuracy=event.val_accuracy,
                 global_step=event.global_step,
             )
+            if event.early_stop:
+                early = {"epoch": event.epochs_completed, "why": event.early_stop}
+                self.folder.update(early_stop=early)
             self.log_event(
                 "stop" if event.stopped else "finish", step=event.global_step
             )
@@ -185,6 +199,19 @@ class RunRecorder:
             self.folder.save(run)
         except (CheckpointError, OSError) as exc:
             return self._failed(f"autosave to {self.folder.path} failed", exc)
+        return None
+
+    def _save_best(self, run: TrainingRun) -> str | None:
+        """``best.pt`` when the epoch just completed is the best so far."""
+        cfg = run.config
+        done = completed_epochs(run.history.epochs, run.epoch)
+        best = best_epoch(done, cfg.best_metric, cfg.early_stop_delta)
+        if best is None or best.epoch != run.epoch - 1:
+            return None
+        try:
+            self.folder.save_best(run, cfg.best_metric, best.value)
+        except (CheckpointError, OSError) as exc:
+            return self._failed(f"saving the best epoch to {self.folder.path}", exc)
         return None
 
     def _failed(self, what: str, exc: Exception) -> str | None:

@@ -22,6 +22,7 @@ from workbench.core.script import (
 from workbench.core.script.cifar_data import CIFAR
 from workbench.core.script.folder_data import FOLDER
 from workbench.core.script.my_digits_data import MY_DIGITS
+from workbench.core.script.parts import literal
 
 
 def data_functions(cfg: TrainConfig) -> str:
@@ -134,3 +135,34 @@ def data_setup(cfg: TrainConfig, rgb: bool) -> str:
 def _compose(name: str, steps: list[str]) -> str:
     inner = "".join(f"            {step},\n" for step in steps)
     return f"    {name} = transforms.Compose(\n        [\n{inner}        ]\n    )\n"
+
+
+def class_weight_settings(cfg: TrainConfig) -> list[str]:
+    """``CLASS_WEIGHTS``: a run's weights from a file (one per class), or none."""
+    weights = cfg.class_weights
+    if not isinstance(weights, tuple):
+        return []
+    line = f"CLASS_WEIGHTS = {literal(list(weights))}"
+    if len(line) > 88:
+        line = "CLASS_WEIGHTS = [\n" + "".join(f"    {w!r},\n" for w in weights) + "]"
+    return ["# The loss's weight of each class, in class order.", line]
+
+
+def class_weight_setup(cfg: TrainConfig) -> str:
+    """The part of main() that makes the loss's ``class_weights`` (none: empty)."""
+    if cfg.class_weights == "none":
+        return ""
+    if isinstance(cfg.class_weights, tuple):
+        weights = "torch.tensor(CLASS_WEIGHTS, dtype=torch.float64)"
+        return f"    class_weights = {weights}.to(device, torch.float32)\n"
+    vision = cfg.loader == "dataloader" and cfg.dataset in TORCHVISION_CLASS_NAMES
+    labels = "train_set.targets" if vision else "train_labels"
+    classes = "num_classes" if cfg.dataset == FOLDER else "NUM_CLASSES"
+    return f"""    # Balanced class weights: n_samples / (n_classes * count) over the
+    # training split (scikit-learn's): a rare class weighs as a common one.
+    labels = torch.as_tensor({labels})
+    counts = torch.bincount(labels, minlength={classes})[:{classes}].double()
+    if (counts == 0).any():
+        raise SystemExit("balanced class weights need every class in training")
+    class_weights = (counts.sum() / (len(counts) * counts)).to(device, torch.float32)
+"""

@@ -33,7 +33,12 @@ from workbench.core.script import (
     parts,
 )
 from workbench.core.script.cifar_data import CIFAR
-from workbench.core.script.data_code import data_functions, data_setup
+from workbench.core.script.data_code import (
+    class_weight_settings,
+    class_weight_setup,
+    data_functions,
+    data_setup,
+)
 from workbench.core.script.folder_data import FOLDER
 from workbench.core.script.model import model_functions
 from workbench.core.script.my_digits_data import MY_DIGITS
@@ -77,6 +82,16 @@ def script_problem(cfg: TrainConfig) -> str | None:
         return (
             f"dataset {cfg.dataset}: scripts load {', '.join(SCRIPT_DATASETS)} "
             "(the other datasets are read by the workbench's own code)"
+        )
+    if cfg.early_stop is not None:
+        return (
+            "early stopping: a script trains every epoch; write it from the "
+            "settings without early stopping"
+        )
+    if cfg.balanced_sampler:
+        return (
+            "the balanced sampler: a script draws each epoch as a permutation; "
+            "train it in the workbench, or use class weights balanced instead"
         )
     if cfg.dataset == FOLDER:
         return folder_data.folder_problem(cfg)
@@ -312,6 +327,7 @@ def _settings(
         f"WEIGHT_DECAY = {literal(cfg.weight_decay)}",
         f"LOG_EVERY = {cfg.log_every!r}  # None: every step of up to 5,000",
         _frozen_line(frozen),
+        *class_weight_settings(cfg),
     ]
     if cfg.loader == "dataloader":
         values.append(f"WORKERS = {cfg.workers}")
@@ -418,9 +434,13 @@ def _step_lines(cfg: TrainConfig) -> str:
     return (
         "            optimizer.zero_grad(set_to_none=True)\n"
         "            with precision_context():\n"
-        "                logits = model(x)\n"
-        "                loss = F.cross_entropy(logits.float(), y)\n" + update
+        "                logits = model(x)\n" + _loss_line(cfg) + update
     )
+
+
+def _loss_line(cfg: TrainConfig) -> str:
+    weight = "" if cfg.class_weights == "none" else ", weight=class_weights"
+    return f"                loss = F.cross_entropy(logits.float(), y{weight})\n"
 
 
 def _main(cfg: TrainConfig, shapes: _Shapes, frozen: bool) -> str:
@@ -435,6 +455,7 @@ def _main(cfg: TrainConfig, shapes: _Shapes, frozen: bool) -> str:
         "    seed_everything(SEED)\n"
         "    device = DEVICE\n"
         + data_setup(cfg, shapes.rgb)
+        + class_weight_setup(cfg)
         + """
     total_steps = EPOCHS * steps_per_epoch
     if MAX_STEPS is not None:

@@ -40,6 +40,8 @@ from workbench.core.events import (
 from workbench.core.models.builtins import build_model, head_name, snapshot_state
 from workbench.core.models.catalog import pretrained
 from workbench.core.models.torchvision_models import replaced_head_notice
+from workbench.core.train import class_weights
+from workbench.core.train.best_epoch import completed_epochs, early_stop_reason
 from workbench.core.train.determinism import deterministic_kernels
 from workbench.core.train.devices import DeviceError, resolve_device
 from workbench.core.train.feature_cache import FeatureFeed
@@ -289,6 +291,7 @@ def prepare_run(
         precision=precision,
         log_every=resolve_log_every(cfg.log_every, total_steps),
         notices=run_notices + ([processes] if processes else []),
+        class_weights=class_weights.prepare(cfg, loaders, device),
     )
     ddp.attach(run)  # after freezing: DDP leaves frozen parameters out
     return run
@@ -368,7 +371,13 @@ def iter_fit(
         val_loss = run.history.epochs[-1].val_loss
         val_acc = run.history.epochs[-1].val_accuracy
 
-    while not run.finished and run.epoch < cfg.resolved_epochs and not stopped:
+    early_stop = _early_stop(run)  # a resumed run that had stopped early stays so
+    while (
+        not run.finished
+        and run.epoch < cfg.resolved_epochs
+        and not stopped
+        and early_stop is None
+    ):
         epoch = run.epoch
         run.loaders.train.set_epoch(epoch)
         train_mode(model)
@@ -409,8 +418,9 @@ def iter_fit(
             run.optimizer.zero_grad(set_to_none=True)
             with autocast_context(run.precision, device):
                 logits = feed.forward(run.train_module, x)
-                loss = nn.functional.cross_entropy(logits.float(), y)
-            scaler.scale(ddp.backward_loss(run, loss, len(y))).backward()
+                loss = class_weights.training_loss(run, logits, y)
+            share = class_weights.local_weight(run, y)
+            scaler.scale(ddp.backward_loss(run, loss, len(y), share)).backward()
             scaler.step(run.optimizer)
             scaler.update()
             if run.scheduler is not None:
@@ -435,7 +445,7 @@ def iter_fit(
             is_log_step = run.global_step % run.log_every == 0 or run.finished
             if is_log_step:
                 # Syncs the device (the interval's end); the global batch's loss.
-                loss_value = ddp.step_loss(loss, len(y))
+                loss_value = ddp.step_loss(loss, len(y), share)
                 ddp.reduce_sums(interval)
             now = time.perf_counter()
             interval.seconds += now - mark
@@ -471,6 +481,8 @@ def iter_fit(
         yield histograms
         ddp.gather_rng(run)  # before any save of this epoch's end
         yield metrics
+        if completed:
+            early_stop = _early_stop(run)
 
     # The device syncs only at log points, so step time is a median over whole
     # log intervals: the steady step time that compile is judged against.
@@ -488,7 +500,26 @@ def iter_fit(
             compile_seconds, len(compiled_sizes), step_seconds
         ),
         step_seconds=step_seconds,
+        early_stop=early_stop or "",
     )
+
+
+def _early_stop(run: TrainingRun) -> str | None:
+    """Why the run stops early now, by its history; None to train on.
+
+    Every rank stops if one does: without SyncBatchNorm each rank validates
+    with its own running statistics and could judge the epoch differently.
+    """
+    cfg = run.config
+    if cfg.early_stop is None:
+        return None
+    done = completed_epochs(run.history.epochs, run.epoch)
+    reason = early_stop_reason(
+        done, cfg.best_metric, cfg.early_stop, cfg.early_stop_delta
+    )
+    if ddp.stop_agreed(reason is not None) and reason is None:
+        return "another process stopped early"
+    return reason
 
 
 def _compile_overhead(

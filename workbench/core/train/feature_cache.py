@@ -90,6 +90,9 @@ def run_blocker(run: TrainingRun) -> str | None:
         return "augmentation is on"
     if cfg.compile:
         return "torch.compile is on"
+    if cfg.balanced_sampler:
+        # An epoch's draw leaves some samples out: their features would be unset.
+        return "the balanced sampler is on"
     if run.ddp is not None:
         # The head alone would train outside DDP: no gradient averaging.
         return "several processes train"

@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 from workbench.core.config import ConfigError
+from workbench.core.train.class_weights import training_loss
 from workbench.core.train.freezing import train_mode
 from workbench.core.train.probes import autocast_context
 from workbench.core.training_run import TrainingRun
@@ -170,7 +171,7 @@ def train_step(
     optimizer = run.optimizer
     optimizer.zero_grad(set_to_none=True)
     with autocast_context(run.precision, run.device):
-        loss = nn.functional.cross_entropy(model(x).float(), y)
+        loss = training_loss(run, model(x), y)  # the run's own (weighted) loss
     value = loss.item()
     if not math.isfinite(value):
         return value  # stepping on it would leave the weights NaN

@@ -1,15 +1,17 @@
-"""The "Evaluation" tab: confusion matrix per epoch, per-class accuracy, hard images.
+"""The "Evaluation" tab: confusion matrix per epoch, per-class scores, hard images.
 
 Pure display of :class:`~workbench.core.events.Evaluation` events: the matrix of
-the epoch chosen with a slider, one accuracy bar per class beside it, and a
-gallery of the validation images in the clicked cell, hardest (highest loss)
-first. Only the latest epochs keep their per-image data (see
+the epoch chosen with a slider, one accuracy bar per class beside it, a table of
+each class's precision, recall and F1 with their macro and weighted averages,
+and a gallery of the validation images in the clicked cell, hardest (highest
+loss) first. Only the latest epochs keep their per-image data (see
 :attr:`EvaluationPanel.KEEP_SAMPLE_EPOCHS`); older ones, and epochs restored from
 a checkpoint with :meth:`EvaluationPanel.set_history`, keep just the matrix.
 
 This module keeps the epochs and decides what is shown; the widgets that show it
 are :class:`~workbench.ui.plots.confusion_matrix.ConfusionMatrix`,
-:class:`~workbench.ui.plots.class_accuracy.ClassAccuracyChart` and
+:class:`~workbench.ui.plots.class_accuracy.ClassAccuracyChart`,
+:class:`~workbench.ui.widgets.class_scores_table.ClassScoresTable` and
 :class:`~workbench.ui.widgets.cell_images.CellImages`.
 """
 
@@ -37,6 +39,7 @@ from workbench.ui.formatting import class_names, percent, plural
 from workbench.ui.plots.class_accuracy import ClassAccuracyChart
 from workbench.ui.plots.confusion_matrix import ConfusionMatrix
 from workbench.ui.widgets.cell_images import CellImages
+from workbench.ui.widgets.class_scores_table import ClassScoresTable
 from workbench.ui.widgets.lazy_view import hidden_in_shown_window
 
 
@@ -55,7 +58,7 @@ class _Epoch:
 
 
 class EvaluationPanel(QWidget):
-    """Confusion matrix per epoch, per-class accuracy and the images of a cell.
+    """Confusion matrix per epoch, per-class accuracy and scores, a cell's images.
 
     Feed it :class:`~workbench.core.events.Evaluation` events with
     :meth:`add_evaluation`; a click on a matrix cell lists that cell's validation
@@ -85,6 +88,7 @@ class EvaluationPanel(QWidget):
         self.matrix_widget = ConfusionMatrix()
         self.matrix_widget.cell_clicked.connect(self._on_matrix_cell_clicked)
         self.accuracy_plot = ClassAccuracyChart()
+        self.scores_table = ClassScoresTable()
 
         self.epoch_slider = QSlider(Qt.Orientation.Horizontal)
         self.epoch_slider.setObjectName("epochSlider")
@@ -104,9 +108,16 @@ class EvaluationPanel(QWidget):
         top = QWidget()
         top_layout = QVBoxLayout(top)
         top_layout.setContentsMargins(0, 0, 0, 0)
+        # Beside the matrix: each class's accuracy bar over its scores table.
+        per_class = QSplitter(Qt.Orientation.Vertical, objectName="perClassSplitter")
+        per_class.addWidget(self.accuracy_plot)
+        per_class.addWidget(self.scores_table)
+        per_class.setStretchFactor(0, 2)
+        per_class.setStretchFactor(1, 3)  # ten classes and both averages in view
+        per_class.setChildrenCollapsible(False)
         charts = QHBoxLayout()
         charts.addWidget(self.matrix_widget, 3)
-        charts.addWidget(self.accuracy_plot, 2)
+        charts.addWidget(per_class, 2)
         top_layout.addLayout(charts, 1)
         slider_row = QHBoxLayout()
         slider_row.addWidget(self.epoch_slider, 1)
@@ -301,6 +312,7 @@ class EvaluationPanel(QWidget):
         self.matrix_widget.set_matrix(matrix, names)
         self.matrix_widget.set_selected(self._selected)
         self.accuracy_plot.set_matrix(matrix, names)
+        self.scores_table.set_matrix(matrix, names)
         if matrix is None or self._shown is None:
             self.epoch_label.setText("no evaluation yet")
         else:

@@ -2,9 +2,10 @@
 
 A sortable table of :func:`~workbench.core.runs.listing.list_runs`; selecting runs
 (Ctrl/Shift for several) emits :attr:`RunsPanel.overlay_changed` so the window
-can draw them over its live plots, and fills a table of the config fields in
-which they differ (one run: its whole config). "Show:" above the table narrows
-the list to one sweep's trials or to the runs outside sweeps (:mod:`.runs_groups`).
+can draw them over its live plots, and fills a table of their macro and
+weighted F1 and the config fields in which they differ (one run: its whole
+config). "Show:" above the table narrows the list to one sweep's trials or to
+the runs outside sweeps (:mod:`.runs_groups`).
 The panel only edits run folders; reproducing a run or opening its checkpoint is
 the window's job, asked for with :attr:`RunsPanel.reproduce_requested` and
 :attr:`RunsPanel.open_requested`.
@@ -33,7 +34,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.core.runs.compare import config_differences
+from workbench.core.runs.best_or_latest import which_weights
+from workbench.core.runs.compare import config_differences, score_rows
 from workbench.core.runs.folder import delete_run, rename_run, runs_dir, tag_run
 from workbench.core.runs.index import RunIndex
 from workbench.core.runs.listing import RunSummary
@@ -48,6 +50,28 @@ __all__ = ["COLUMNS", "RunsPanel", "duration", "local_time"]
 # Changes on disk come in bursts (a new run writes several files): list once.
 REFRESH_DELAY_MS = 250
 REPRODUCE_TIP = "Train the selected finished run again with its config and compare"
+NO_BEST_TIP = (
+    "Open the run's best epoch (best.pt); runs from before it was kept, and "
+    "runs without autosave, have only their latest checkpoint"
+)
+
+
+def best_tip(run: RunSummary) -> str:
+    """What "Open best" opens: the epoch and its value, from run.json."""
+    which = which_weights(run.folder.best_path, {"epoch": _best_epoch(run)})
+    return f"Open the run's best epoch (best.pt): {which}"
+
+
+def _best_epoch(run: RunSummary) -> int | None:
+    best = run.folder.info().get("best_epoch")
+    return best.get("epoch") if isinstance(best, dict) else None
+
+
+SCORE_TIP = (
+    "F1 of the run's last validation, averaged over the classes: macro counts "
+    "every class the same, weighted each by its images (the Evaluation tab has "
+    "each class's)"
+)
 
 
 # A config value longer than this is shortened in the comparison (whole in its
@@ -81,6 +105,7 @@ class RunsPanel(QWidget):
     overlay_changed = Signal(list)
     reproduce_requested = Signal(object)
     open_requested = Signal(object)
+    open_best_requested = Signal(object)  # the run's best epoch (best.pt)
     tensorboard_changed = Signal(bool)  # the user ticked or unticked the option
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -129,6 +154,8 @@ class RunsPanel(QWidget):
         self.reproduce_button.clicked.connect(self._on_reproduce_clicked)
         self.open_button = self._button("Open checkpoint", "openRunButton")
         self.open_button.clicked.connect(self._on_open_clicked)
+        self.open_best_button = self._button("Open best", "openBestRunButton")
+        self.open_best_button.clicked.connect(self._on_open_best_clicked)
         self.refresh_button = self._button("Refresh", "refreshRunsButton")
         self.refresh_button.clicked.connect(self.refresh)
 
@@ -139,6 +166,7 @@ class RunsPanel(QWidget):
             self.delete_button,
             self.reproduce_button,
             self.open_button,
+            self.open_best_button,
         ):
             buttons.addWidget(button)
         buttons.addStretch(1)
@@ -362,6 +390,11 @@ class RunsPanel(QWidget):
         self.open_button.setEnabled(
             one is not None and one.folder.checkpoint_path.is_file() and not self._busy
         )
+        has_best = one is not None and one.folder.best_path.is_file()
+        self.open_best_button.setEnabled(has_best and not self._busy)
+        self.open_best_button.setToolTip(
+            best_tip(one) if has_best and one is not None else NO_BEST_TIP
+        )
 
     def _update_diff(self, runs: list[RunSummary]) -> None:
         table = self.diff_table
@@ -380,11 +413,19 @@ class RunsPanel(QWidget):
                 if fields
                 else f"The {len(runs)} runs have the same config"
             )
+        # How they scored first (always shown), then their config.
+        scores = score_rows(runs)
         table.setColumnCount(len(runs))
-        table.setRowCount(len(fields))
+        table.setRowCount(len(scores) + len(fields))
         table.setHorizontalHeaderLabels([r.title for r in runs])
-        table.setVerticalHeaderLabels(list(fields))
-        for row, values in enumerate(fields.values()):
+        table.setVerticalHeaderLabels([*scores, *fields])
+        for row, values in enumerate(scores.values()):
+            for column, value in enumerate(values):
+                text = "—" if value is None else f"{100 * value:.2f}%"
+                item = QTableWidgetItem(text)
+                item.setToolTip(SCORE_TIP)
+                table.setItem(row, column, item)
+        for row, values in enumerate(fields.values(), start=len(scores)):
             for column, value in enumerate(values):
                 item = QTableWidgetItem(_shown_value(value))
                 if item.text() != _value_text(value):
@@ -508,6 +549,12 @@ class RunsPanel(QWidget):
         runs = self.selected_runs()
         if len(runs) == 1 and reproducible(runs[0]) is None and not self._busy:
             self.reproduce_requested.emit(runs[0])
+
+    @Slot()
+    def _on_open_best_clicked(self) -> None:
+        runs = self.selected_runs()
+        if len(runs) == 1 and runs[0].folder.best_path.is_file():
+            self.open_best_requested.emit(runs[0])
 
     @Slot()
     def _on_open_clicked(self) -> None:

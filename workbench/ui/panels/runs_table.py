@@ -46,6 +46,7 @@ HEADERS = (
     (
         "Status",
         "How the run ended: finished, stopped, running, failed...; "
+        "finished early: early stopping ended it (tooltip: why); "
         "\u00d7N: it trained on N processes (Processes, --nproc)",
     ),
     ("Tags", "Your tags (Tags…)"),
@@ -57,6 +58,7 @@ HEADERS = (
 )
 COLUMNS = tuple(text for text, _ in HEADERS)
 DATE_COLUMN = 1
+STATUS_COLUMN = 6
 SWEEP_COLUMN = 8
 _NUMERIC = (4, 5)
 # Columns whose contents can be long: no wider than this, the rest elided.
@@ -137,11 +139,11 @@ def short_title(run: RunSummary) -> str:
 
 
 def status_text(run: RunSummary) -> str:
-    """How the run ended, and "times N" when N processes trained it."""
+    """How the run ended ("early": early stopping ended it), "times N" for N
+    processes."""
     times = "\u00d7"  # the multiplication sign
-    return (
-        run.status if run.world_size <= 1 else f"{run.status} {times}{run.world_size}"
-    )
+    status = f"{run.status} early" if run.early_stop else run.status
+    return status if run.world_size <= 1 else f"{status} {times}{run.world_size}"
 
 
 def time_text(run: RunSummary) -> str:
@@ -265,6 +267,8 @@ class RunsTable(QTableWidget):
             if column in _MAX_WIDTH and text:
                 item.setToolTip(text)  # it may be elided
             self.setItem(row, column, item)
+        if run.early_stop:
+            self.item(row, STATUS_COLUMN).setToolTip(f"Stopped early {run.early_stop}")
         first = self.item(row, 0)
         first.setData(_ID_ROLE, run.id)
         first.setToolTip(f"{run.title}\n{run.id}\n{run.folder.path}")

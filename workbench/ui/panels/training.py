@@ -19,7 +19,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.core.config import DEFAULT_EPOCHS, OPTIMIZERS, SCHEDULES, TrainConfig
+from workbench.core.config import (
+    BEST_METRICS,
+    DEFAULT_EPOCHS,
+    OPTIMIZERS,
+    SCHEDULES,
+    TrainConfig,
+)
 from workbench.ui.formatting import duration, rate
 from workbench.ui.panels.base import ConfigPanel, select_data
 
@@ -30,6 +36,7 @@ CONTINUE_TIP = "Continue the current run from step {step} ({keys})"
 PROGRESS_INTERVAL_S = 0.25
 _TRAINING = ("preparing", "running", "pausing", "paused")
 _HELD = ("pausing", "paused")
+BEST_METRIC_TEXTS = ("Validation accuracy", "Validation loss", "Macro-F1")
 
 
 class LearningRateSpin(QDoubleSpinBox):
@@ -141,6 +148,7 @@ class TrainingPanel(ConfigPanel):
         row.addWidget(QLabel("Max steps"))
         row.addWidget(self.max_steps_spin, 1)
         self.form.addRow("Epochs", row)
+        self._build_early_stop()
 
         self.start_button = QPushButton("Start", objectName="startButton")
         self.pause_button = QPushButton("Pause", objectName="pauseButton")
@@ -186,6 +194,40 @@ class TrainingPanel(ConfigPanel):
         self._paused_since: float | None = None
         self._shown_at = -math.inf
 
+    def _build_early_stop(self) -> None:
+        """Patience, the least improvement that counts, and what "best" means."""
+        self.patience_spin = QSpinBox(objectName="earlyStopSpin")
+        self.patience_spin.setRange(0, 10_000)
+        self.patience_spin.setSpecialValueText("off")
+        self.patience_spin.setToolTip(
+            "Patience: stop once this many epochs in a row have not beaten the "
+            "best one (off: train every epoch)"
+        )
+        self.patience_spin.valueChanged.connect(self._emit_changed)
+        self.delta_spin = QDoubleSpinBox(objectName="earlyStopDeltaSpin")
+        self.delta_spin.setDecimals(4)
+        self.delta_spin.setRange(0.0, 1.0)
+        self.delta_spin.setSingleStep(0.001)
+        self.delta_spin.setToolTip(
+            "An epoch beats the best only by more than this (accuracy and "
+            "macro-F1 as fractions: 0.002 is 0.2 points)"
+        )
+        self.delta_spin.valueChanged.connect(self._emit_changed)
+        row = QHBoxLayout()
+        row.addWidget(self.patience_spin, 1)
+        row.addWidget(QLabel("Min gain"))
+        row.addWidget(self.delta_spin, 1)
+        self.form.addRow("Early stop", row)
+        self.best_combo = QComboBox(objectName="bestMetricCombo")
+        for name, text in zip(BEST_METRICS, BEST_METRIC_TEXTS, strict=True):
+            self.best_combo.addItem(text, name)
+        self.best_combo.setToolTip(
+            "What the best epoch is judged by: its weights are kept as best.pt "
+            "in the run folder, and early stopping waits for it to improve"
+        )
+        self.best_combo.currentIndexChanged.connect(self._emit_changed)
+        self.form.addRow("Best epoch by", self.best_combo)
+
     def _apply(self, cfg: TrainConfig) -> None:
         select_data(self.optimizer_combo, cfg.optimizer)
         select_data(self.schedule_combo, cfg.schedule)
@@ -193,10 +235,14 @@ class TrainingPanel(ConfigPanel):
         self.seed_spin.setValue(cfg.seed)
         self.epochs_spin.setValue(cfg.epochs or 0)
         self.max_steps_spin.setValue(cfg.max_steps or 0)
+        self.patience_spin.setValue(cfg.early_stop or 0)
+        self.delta_spin.setValue(cfg.early_stop_delta)
+        select_data(self.best_combo, cfg.best_metric)
         self.set_dataset(cfg.dataset)
 
     def config_values(self) -> dict[str, Any]:
-        """Optimizer, schedule, lr, seed, epochs (None: dataset default), max steps."""
+        """Optimizer, schedule, lr, seed, epochs (None: dataset default), max
+        steps, early stopping and what the best epoch is judged by."""
         return {
             "optimizer": str(self.optimizer_combo.currentData()),
             "schedule": str(self.schedule_combo.currentData()),
@@ -204,6 +250,9 @@ class TrainingPanel(ConfigPanel):
             "seed": self.seed_spin.value(),
             "epochs": self.epochs_spin.value() or None,
             "max_steps": self.max_steps_spin.value() or None,
+            "early_stop": self.patience_spin.value() or None,
+            "early_stop_delta": self.delta_spin.value(),
+            "best_metric": str(self.best_combo.currentData()),
         }
 
     def set_dataset(self, dataset: str) -> None:
@@ -223,6 +272,9 @@ class TrainingPanel(ConfigPanel):
             self.seed_spin,
             self.epochs_spin,
             self.max_steps_spin,
+            self.patience_spin,
+            self.delta_spin,
+            self.best_combo,
         ):
             widget.setEnabled(enabled)
 

@@ -147,7 +147,10 @@ class ClassAccuracyChart(pg.PlotWidget):
                 plot.addItem(label)
         # Too narrow for even "100" side by side: no labels (the tooltip has them).
         texts = self._label_texts(accuracy) if n else []
-        for i, (label, a) in enumerate(zip(self._bar_labels, accuracy, strict=True)):
+        # Past MAX_BAR_LABELS classes there are no labels (n = 0) to place.
+        for i, (label, a) in enumerate(
+            zip(self._bar_labels, accuracy[:n], strict=True)
+        ):
             label.setVisible(bool(texts))
             label.setText(texts[i] if texts else "")
             label.setPos(i, 0.0 if np.isnan(a) else 100 * a)

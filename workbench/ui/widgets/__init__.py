@@ -5,6 +5,7 @@ input_preview        the Draw tab's model-input preview
 photo_view           the picture a photo model reads, as the user gave it
 draw_widgets         the Draw tab's widgets in one import, and its wrapped label
 cell_images          the Evaluation tab's gallery of one cell's images
+class_scores_table   the Evaluation tab's precision, recall and F1 of each class
 augment_strip        a strip of augmented training images
 preprocessing_label  the line saying what is done to each image
 model_combo          a combo box of models by family, with a name filter
@@ -15,6 +16,7 @@ lazy_view            views that skip their work while hidden
 __all__ = [
     "augment_strip",
     "cell_images",
+    "class_scores_table",
     "digit_canvas",
     "draw_widgets",
     "input_preview",

@@ -203,8 +203,10 @@ class FileActions(QObject):
         w.set_notes(list(opened.notes) + list(run.notices))
         self.fill_recent_menu(window_state.add_recent_file(self.settings, opened.path))
         resumable = self.controller.plan(run.config).kind is not StartKind.NEW
+        origin = self.controller.session.weights_origin  # best.pt or latest
         w.set_status(
-            f"Opened {opened.path.name}: step {run.global_step:,} of "
+            (f"Opened {origin}; " if origin else f"Opened {opened.path.name}: ")
+            + f"step {run.global_step:,} of "
             f"{run.total_steps:,}, epoch {run.epoch}"
             + (
                 "; Continue trains on from this step"

@@ -207,6 +207,8 @@ class RunView(QObject):
     def _on_train_result(self, result: E.TrainResult) -> None:
         self._measure(step_s=result.step_seconds, compile_s=result.compile_seconds)
         what = "Stopped" if result.stopped else "Finished"
+        if result.early_stop:
+            what = "Stopped early"
         if result.stopped and result.global_step == self._start_step:
             # Stopped while preparing (the feature cache): no figures to show.
             step = result.global_step
@@ -220,6 +222,11 @@ class RunView(QObject):
                 f"{what} at step {result.global_step:,}: "
                 f"{validation_summary(result.val_accuracy)}, "
                 f"{rate(result.images_per_s)} img/s, {duration(result.seconds)}"
+            )
+        if result.early_stop:  # when, and why: the best epoch is kept as best.pt
+            self.window.set_status(
+                f"Stopped early after epoch {result.epochs_completed}: "
+                f"{result.early_stop}; the best epoch is kept as best.pt"
             )
         self.window.training_panel.show_ended(result.global_step, what.lower())
 

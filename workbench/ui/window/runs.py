@@ -39,6 +39,7 @@ class RunsTab(QObject):
         panel = self.panel = window.runs_panel
         panel.overlay_changed.connect(self._on_panel_overlay_changed)
         panel.open_requested.connect(self._on_panel_open_requested)
+        panel.open_best_requested.connect(self._on_panel_open_best_requested)
         panel.reproduce_requested.connect(self._on_panel_reproduce_requested)
         tensorboard = settings.value(TENSORBOARD_KEY, False, type=bool)
         panel.set_tensorboard(tensorboard)
@@ -65,6 +66,10 @@ class RunsTab(QObject):
     @Slot(object)
     def _on_panel_open_requested(self, run: RunSummary) -> None:
         self.window.files.open_checkpoint(run.folder.checkpoint_path)
+
+    @Slot(object)
+    def _on_panel_open_best_requested(self, run: RunSummary) -> None:
+        self.window.files.open_checkpoint(run.folder.best_path)
 
     @Slot(object)
     def _on_panel_reproduce_requested(self, run: RunSummary) -> None:

@@ -111,9 +111,11 @@ class DrawTab(QObject):
         elif self.controller.state in (RunState.RUNNING, RunState.PAUSING):
             self._request_live_weights(force=True)
         elif self.controller.state is not RunState.PREPARING:
+            origin = self.controller.session.weights_origin  # best.pt or latest
             self.panel.set_weights(
                 snapshot_state(run.model),
-                f"{cfg.model} after step {run.global_step:,} ({info.title})",
+                f"{cfg.model} after step {run.global_step:,} ({info.title})"
+                + (f"; {origin}" if origin else ""),
             )
 
     def _reader_info(
