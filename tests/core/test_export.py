@@ -261,9 +261,10 @@ def test_the_model_card_has_the_data_fingerprint_and_confusion_matrix(exports):
     cards = {m: (exports[m][1] / "MODEL_CARD.md").read_text() for m in ("cnn", "mlp")}
     card = cards["cnn"]
     assert "## Confusion matrix" in card
+    matrix = card.split("## Confusion matrix", 1)[1].split("\n## ", 1)[0]
     rows = [
         line
-        for line in card.splitlines()
+        for line in matrix.splitlines()
         if line.startswith("| ") and "|---" not in line
     ]
     table = [row for row in rows if row.split("|")[1].strip().isdigit()]
