@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from workbench.cli.console import percent
+from workbench.core.data.registry import class_names as named
 from workbench.core.events import EpochMetrics
 from workbench.core.train.class_scores import class_scores
 
@@ -35,7 +36,7 @@ def class_score_lines(
         return []
     scores = class_scores(last.confusion)
     n = len(scores.support)
-    names = [str(class_names[i]) if i < len(class_names) else str(i) for i in range(n)]
+    names = named(class_names, n)
     macro, weighted = scores.macro(), scores.weighted()
     lines = [
         f"validation by class (epoch {last.epoch + 1}): macro F1 "

@@ -6,13 +6,8 @@ import argparse
 from typing import TYPE_CHECKING
 
 from workbench.cli.console import say
-from workbench.core.checkpoints.io import load_checkpoint
 from workbench.core.export.formats import FAILED_MARKER, export_checkpoint
-from workbench.core.runs.best_or_latest import (
-    pick_checkpoint,
-    run_folder_of,
-    which_weights,
-)
+from workbench.core.runs.best_or_latest import pick_checkpoint
 
 if TYPE_CHECKING:  # the core (and torch) load only when the command runs
     from workbench.core.export.formats import FormatResult
@@ -61,11 +56,11 @@ def format_line(r: FormatResult) -> str:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """0 when every format exported and verified; 1 otherwise (files kept)."""
-    checkpoint = pick_checkpoint(args.checkpoint, args.best)
-    if run_folder_of(checkpoint) is not None:  # a run's latest or best: say which
-        which = which_weights(checkpoint, load_checkpoint(checkpoint))
-        say(f"weights: {checkpoint}, {which}")
-    result = export_checkpoint(checkpoint, args.out, args.format)
+    result = export_checkpoint(
+        pick_checkpoint(args.checkpoint, args.best), args.out, args.format
+    )
+    if result.weights:  # a run's latest or best: say which
+        say(f"weights: {result.weights}")
     for fmt in result.formats:
         say(format_line(fmt))
     good = sum(r.passed for r in result.formats)

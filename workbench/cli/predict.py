@@ -98,7 +98,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     checkpoint = pick_checkpoint(args.checkpoint, args.best)
     payload = load_checkpoint(checkpoint)
     if run_folder_of(checkpoint) is not None:  # a run's latest or best: say which
-        which = which_weights(checkpoint, payload)
+        which = which_weights(checkpoint, payload.get("epoch"))
         sys.stderr.write(f"weights: {checkpoint}, {which}\n")
     cfg = config_of(payload)
     info = info_of(payload)

@@ -29,12 +29,7 @@ from workbench.core.checkpoints.io import (
 from workbench.core.model_offer import offer_weights
 from workbench.core.session import RunPrepared, Session
 from workbench.core.start_plan import StartKind
-from workbench.core.train.best_epoch import (
-    METRIC_NAMES,
-    best_epoch,
-    completed_epochs,
-    value_text,
-)
+from workbench.core.train.best_epoch import METRIC_NAMES, run_best, value_text
 from workbench.core.train.engine import TrainControl
 
 
@@ -203,14 +198,13 @@ def summary_line(result: Any, run: Any, save_path: Path | None) -> str:
 def best_lines(result: Any, run: Any, folder: Any) -> list[str]:
     """Which epoch was best (and where its weights are), and an early stop's why."""
     metric = run.config.best_metric
-    done = completed_epochs(run.history.epochs, run.epoch)
-    best = best_epoch(done, metric, run.config.early_stop_delta)
+    best = run_best(run)
     lines = []
     if best is not None:
         kept = folder is not None and folder.best_path.is_file()
         where = f": {folder.best_path}" if kept else ""
         lines.append(
-            f"best epoch {best.epoch + 1} of {len(done)} by {METRIC_NAMES[metric]} "
+            f"best epoch {best.epoch + 1} of {run.epoch} by {METRIC_NAMES[metric]} "
             f"({value_text(metric, best.value)}){where}"
         )
     if result.early_stop:

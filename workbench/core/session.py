@@ -522,7 +522,7 @@ class Session:
         self.weights_origin = ""
         folder = run_folder_of(opened.path)
         if folder is not None and folder.best_path.is_file():  # two to tell apart
-            which = which_weights(opened.path, {"epoch": opened.run.epoch})
+            which = which_weights(opened.path, opened.run.epoch, folder.info())
             self.weights_origin = f"{opened.path.name}: {which}"
 
     def accept_weights(

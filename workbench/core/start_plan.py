@@ -17,7 +17,7 @@ import torch
 
 from workbench.core.config import TrainConfig
 from workbench.core.model_offer import ModelKey
-from workbench.core.train.best_epoch import completed_epochs, early_stop_reason
+from workbench.core.train.best_epoch import run_stop_reason
 from workbench.core.train.devices import DeviceError, resolve_device
 from workbench.core.training_run import TrainingRun
 
@@ -113,10 +113,7 @@ def plan_start(run: TrainingRun | None, cfg: TrainConfig) -> Plan:
             "to train on)"
         )
         return Plan(StartKind.NEW, cfg, changed, why, finished=True)
-    done = completed_epochs(run.history.epochs, run.epoch)
-    early = early_stop_reason(
-        done, cfg.best_metric, cfg.early_stop, cfg.early_stop_delta
-    )
+    early = run_stop_reason(run, cfg)
     if early is not None:
         why = (
             f"the run stopped early: {early} (raise the patience or turn early "

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from datetime import datetime
 
 import numpy as np
@@ -95,11 +94,6 @@ def duration(seconds: float) -> str:
 def plural(count: int, word: str) -> str:
     """``1 image``, ``1,234 images``: a count and its noun, plural unless one."""
     return f"{count:,} {word}" + ("" if count == 1 else "s")
-
-
-def class_names(names: Sequence[str], count: int) -> list[str]:
-    """``count`` class names: the given ones first, then class indices."""
-    return [names[i] if i < len(names) else str(i) for i in range(count)]
 
 
 def local_time(iso: str) -> str:

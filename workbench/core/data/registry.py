@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -314,6 +314,11 @@ def default_data_dir() -> Path:
     if override:
         return Path(override).expanduser()
     return platformdirs.user_cache_path("ptcore-workbench") / "data"
+
+
+def class_names(names: Sequence[str], count: int) -> list[str]:
+    """``count`` class names: the given ones first, then class indices."""
+    return [str(names[i]) if i < len(names) else str(i) for i in range(count)]
 
 
 def dataset_info(name: str) -> DatasetInfo:

@@ -16,7 +16,12 @@ import torch
 from workbench import __version__
 from workbench.core.checkpoints.io import config_of, info_of
 from workbench.core.data.preprocess import recipe_numbers, style_of
-from workbench.core.data.registry import DataError, DatasetInfo, dataset_info
+from workbench.core.data.registry import (
+    DataError,
+    DatasetInfo,
+    class_names,
+    dataset_info,
+)
 from workbench.core.export.verify import (
     SINGLE_IMAGES,
     TOLERANCE,
@@ -181,11 +186,11 @@ def _score_lines(record: EagerRecord, names: tuple[str, ...]) -> list[str]:
     macro, weighted = scores.macro(), scores.weighted()
     rows = [
         _score_row(
-            names[i] if i < len(names) else str(i),
+            name,
             int(scores.support[i]),
             (scores.precision[i], scores.recall[i], scores.f1[i]),
         )
-        for i in range(len(scores.support))
+        for i, name in enumerate(class_names(names, len(scores.support)))
     ]
     return [
         "## Precision, recall and F1 by class",

@@ -85,6 +85,7 @@ class ExportResult:
     out_dir: Path
     model: str
     formats: tuple[FormatResult, ...]
+    weights: str = ""  # which of a run's weights (best.pt or the latest), if a run's
 
     @property
     def passed(self) -> bool:
@@ -196,7 +197,7 @@ def export_checkpoint(
     source = Path(checkpoint).expanduser()
     # A run's best.pt or latest checkpoint.pt: the card says which it is.
     weights = (
-        f"{source.name}, {which_weights(source, payload)}"
+        f"{source.name}, {which_weights(source, payload.get('epoch'))}"
         if run_folder_of(source) is not None
         else ""
     )
@@ -222,7 +223,7 @@ def export_checkpoint(
         ) from exc
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return replace(result, out_dir=out)
+    return replace(result, out_dir=out, weights=weights)
 
 
 def remove_abandoned_staging(out: Path) -> None:

@@ -53,11 +53,17 @@ def pick_checkpoint(path: str | Path, best: bool = False) -> Path:
     return folder.best_path
 
 
-def which_weights(checkpoint: Path, payload: dict[str, Any]) -> str:
-    """``"the best epoch, 8 of 10 (validation accuracy 99.72%)"`` and the like."""
-    epoch = payload.get("epoch")
+def which_weights(
+    checkpoint: Path, epoch: int | None, info: dict[str, Any] | None = None
+) -> str:
+    """``"the best epoch, 8 of 10 (validation accuracy 99.72%)"`` and the like.
+
+    ``epoch``: the epochs the checkpoint completed; ``info``: its run's
+    ``run.json`` when the caller has read it already.
+    """
     folder = run_folder_of(checkpoint)
-    info = folder.info() if folder is not None else {}
+    if info is None:
+        info = folder.info() if folder is not None else {}
     done = info.get("epoch")
     of = f" of {done}" if isinstance(done, int) else ""
     if checkpoint.name == BEST_FILE and folder is not None:

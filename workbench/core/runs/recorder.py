@@ -24,7 +24,7 @@ from workbench.core.runs.folder import (
     now_stamp,
 )
 from workbench.core.runs.run_file import forget_after
-from workbench.core.train.best_epoch import best_epoch, completed_epochs
+from workbench.core.train.best_epoch import run_best
 from workbench.core.train.class_scores import run_file_scores
 from workbench.core.training_run import TrainingRun
 
@@ -203,13 +203,11 @@ class RunRecorder:
 
     def _save_best(self, run: TrainingRun) -> str | None:
         """``best.pt`` when the epoch just completed is the best so far."""
-        cfg = run.config
-        done = completed_epochs(run.history.epochs, run.epoch)
-        best = best_epoch(done, cfg.best_metric, cfg.early_stop_delta)
+        best = run_best(run)
         if best is None or best.epoch != run.epoch - 1:
             return None
         try:
-            self.folder.save_best(run, cfg.best_metric, best.value)
+            self.folder.save_best(run, run.config.best_metric, best.value)
         except (CheckpointError, OSError) as exc:
             return self._failed(f"saving the best epoch to {self.folder.path}", exc)
         return None

@@ -18,11 +18,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.core.config import BEST_METRICS
+from workbench.core.config import BEST_METRICS, TrainConfig
 from workbench.core.events import EpochMetrics
 from workbench.core.train.class_scores import macro_f1
+from workbench.core.training_run import TrainingRun
 
-__all__ = ["BEST_METRICS", "BestEpoch", "best_epoch", "early_stop_reason"]
+__all__ = [
+    "BEST_METRICS",
+    "BestEpoch",
+    "best_epoch",
+    "early_stop_reason",
+    "run_best",
+    "run_stop_reason",
+]
 METRIC_NAMES = {
     "val_accuracy": "validation accuracy",
     "val_loss": "validation loss",
@@ -101,4 +109,20 @@ def early_stop_reason(
     return (
         f"{METRIC_NAMES[metric]} did not improve{by} for {best.stale} epochs "
         f"after epoch {best.epoch + 1} ({value_text(metric, best.value)})"
+    )
+
+
+def run_best(run: TrainingRun) -> BestEpoch | None:
+    """``run``'s best completed epoch, judged as its config says."""
+    cfg = run.config
+    done = completed_epochs(run.history.epochs, run.epoch)
+    return best_epoch(done, cfg.best_metric, cfg.early_stop_delta)
+
+
+def run_stop_reason(run: TrainingRun, cfg: TrainConfig | None = None) -> str | None:
+    """Why ``run`` stops early now under ``cfg`` (its own by default), or None."""
+    cfg = cfg or run.config
+    done = completed_epochs(run.history.epochs, run.epoch)
+    return early_stop_reason(
+        done, cfg.best_metric, cfg.early_stop, cfg.early_stop_delta
     )

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from workbench.core.data.registry import class_names as named
+
 AVERAGES = ("macro", "weighted")
 """The two averages :meth:`ClassScores.to_record` writes, by their keys."""
 
@@ -73,12 +75,8 @@ class ClassScores:
         ``recall`` and ``f1`` to their average. Scores are rounded to six
         decimals and are never NaN.
         """
-        n = len(self.support)
-        names = [
-            str(class_names[i]) if i < len(class_names) else str(i) for i in range(n)
-        ]
         record: dict[str, Any] = {
-            "classes": names,
+            "classes": named(class_names, len(self.support)),
             "support": [int(v) for v in self.support],
             "predicted": [int(v) for v in self.predicted],
             "precision": _rounded(self.precision),

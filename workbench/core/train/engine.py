@@ -41,7 +41,7 @@ from workbench.core.models.builtins import build_model, head_name, snapshot_stat
 from workbench.core.models.catalog import pretrained
 from workbench.core.models.torchvision_models import replaced_head_notice
 from workbench.core.train import class_weights
-from workbench.core.train.best_epoch import completed_epochs, early_stop_reason
+from workbench.core.train.best_epoch import run_stop_reason
 from workbench.core.train.determinism import deterministic_kernels
 from workbench.core.train.devices import DeviceError, resolve_device
 from workbench.core.train.feature_cache import FeatureFeed
@@ -510,13 +510,9 @@ def _early_stop(run: TrainingRun) -> str | None:
     Every rank stops if one does: without SyncBatchNorm each rank validates
     with its own running statistics and could judge the epoch differently.
     """
-    cfg = run.config
-    if cfg.early_stop is None:
+    if run.config.early_stop is None:
         return None
-    done = completed_epochs(run.history.epochs, run.epoch)
-    reason = early_stop_reason(
-        done, cfg.best_metric, cfg.early_stop, cfg.early_stop_delta
-    )
+    reason = run_stop_reason(run)
     if ddp.stop_agreed(reason is not None) and reason is None:
         return "another process stopped early"
     return reason

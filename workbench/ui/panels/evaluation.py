@@ -33,9 +33,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.core.data.registry import class_names
 from workbench.core.events import Evaluation
 from workbench.core.predict import ScoredImage
-from workbench.ui.formatting import class_names, percent, plural
+from workbench.ui.formatting import percent, plural
 from workbench.ui.plots.class_accuracy import ClassAccuracyChart
 from workbench.ui.plots.confusion_matrix import ConfusionMatrix
 from workbench.ui.widgets.cell_images import CellImages

@@ -58,13 +58,11 @@ NO_BEST_TIP = (
 
 def best_tip(run: RunSummary) -> str:
     """What "Open best" opens: the epoch and its value, from run.json."""
-    which = which_weights(run.folder.best_path, {"epoch": _best_epoch(run)})
+    info = run.folder.info()
+    best = info.get("best_epoch")
+    epoch = best.get("epoch") if isinstance(best, dict) else None
+    which = which_weights(run.folder.best_path, epoch, info)
     return f"Open the run's best epoch (best.pt): {which}"
-
-
-def _best_epoch(run: RunSummary) -> int | None:
-    best = run.folder.info().get("best_epoch")
-    return best.get("epoch") if isinstance(best, dict) else None
 
 
 SCORE_TIP = (

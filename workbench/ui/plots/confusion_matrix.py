@@ -26,7 +26,8 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from workbench.ui.formatting import class_names, plural
+from workbench.core.data.registry import class_names
+from workbench.ui.formatting import plural
 
 # Colour ramps (light -> dark): greens for the diagonal, oranges/reds for errors,
 # so right and wrong read apart at a glance even for colour-weak users (the two
