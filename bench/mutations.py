@@ -7986,3 +7986,18 @@ MUTATIONS += [
         ),
     ),
 ]
+
+MUTATIONS += [
+    Mutation(
+        name="scores-table-name-column-too-wide",
+        promise="In the Evaluation tab's narrow column the scores table shows "
+        "the scores, not a class column stretched over the width",
+        where="workbench.ui.widgets.class_scores_table:ClassScoresTable._fit_columns",
+        old="        self.classes.setColumnWidth(0, min(name_width, _MAX_NAME_WIDTH))\n",
+        new="        self.classes.setColumnWidth(0, 360)\n",
+        tests=(
+            "tests/ui/test_class_scores_table.py::test_in_the_evaluation_tab_the_"
+            "scores_are_in_view_not_stretched_names",
+        ),
+    ),
+]

@@ -47,7 +47,9 @@ def main() -> int:
     window.start()
     while not finished:
         app.processEvents()
-    window.tabs.setCurrentWidget(window.evaluation_page)
+    tabs = window.tabs
+    titles = [tabs.tabText(i) for i in range(tabs.count())]
+    tabs.setCurrentIndex(titles.index("Evaluation"))
     panel = window.evaluation_panel
     errors = panel.shown_matrix().copy()
     np.fill_diagonal(errors, 0)

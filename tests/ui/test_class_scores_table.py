@@ -196,3 +196,19 @@ def test_the_averages_are_in_view_under_many_classes(qtbot, tmp_path):
         text = averages.item(1, column).text()
         assert metrics.horizontalAdvance(text) < averages.columnWidth(column)
     assert panel.grab().save(str(tmp_path / "class_scores.png"))
+
+
+def test_in_the_evaluation_tab_the_scores_are_in_view_not_stretched_names(qtbot):
+    """The class column is as wide as its names: in the tab's narrow column
+    (the window at 1500 px) the support is in view and the precision begins."""
+    panel = EvaluationPanel()
+    qtbot.addWidget(panel)
+    panel.resize(650, 800)
+    panel.show()
+    panel.set_class_names(NAMES)
+    panel.add_evaluation(_evaluation(0, BETTER), None)
+    rows = panel.scores_table.classes
+    support = COLUMNS.index("support")
+    end = rows.columnViewportPosition(support) + rows.columnWidth(support)
+    assert end <= rows.viewport().width()
+    assert rows.columnViewportPosition(support + 1) < rows.viewport().width() - 40

@@ -50,6 +50,7 @@ _AVERAGE_TIPS = (
 )
 _AVERAGE_BACKGROUND = QColor(236, 239, 244)
 _PADDING = 12  # pixels beside a column's widest text
+_MAX_NAME_WIDTH = 140  # a longer class name is elided (its tooltip has it whole)
 _ARROW = 14  # the header's sort arrow
 
 
@@ -106,8 +107,10 @@ class ClassScoresTable(QWidget):
             item.setToolTip(tip)
             self.classes.setHorizontalHeaderItem(column, item)
         header = self.classes.horizontalHeader()
+        # Every column as wide as its texts, the names capped: in a narrow
+        # Evaluation tab the scores stay in view, not a stretched name column.
         header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setStretchLastSection(True)
         self.classes.setSortingEnabled(True)
         self.classes.sortByColumn(0, Qt.SortOrder.AscendingOrder)  # class order
 
@@ -237,6 +240,13 @@ class ClassScoresTable(QWidget):
             )
             self.classes.setColumnWidth(column, width)
             self.averages.setColumnWidth(column, width)
+        names = [self.classes.item(r, 0).text() for r in range(self.classes.rowCount())]
+        name_width = _PADDING + max(
+            plain.horizontalAdvance(COLUMNS[0]) + _ARROW,
+            *map(bold.horizontalAdvance, AVERAGE_ROWS),
+            *map(plain.horizontalAdvance, names),
+        )
+        self.classes.setColumnWidth(0, min(name_width, _MAX_NAME_WIDTH))
         self.averages.setColumnWidth(0, self.classes.columnWidth(0))
 
     @Slot(int, int, int)
