@@ -4,8 +4,10 @@ Offscreen, Qt delivers no key press to a window that is not active, so the
 tests drive actions with ``trigger()``. This script checks what those tests
 cannot: that the Draw tab's keys work from the real keyboard, after Ctrl+2,
 wherever the focus is, and are dead while another tab is shown; that the
-Model panel's Find box takes a click, typing and Return; that Ctrl+6 shows the
-Code tab and its Copy button takes a real click; and that Ctrl+E
+Model panel's Find box takes a click, typing and Return; that the Training
+panel's Early stop takes a typed patience and Best epoch by a chosen metric;
+that Ctrl+6 shows the Code tab and its Copy button takes a real click; and
+that Ctrl+E
 (Export model…) stays inert without a run. Run it as::
 
     xvfb-run -a .venv/bin/python scripts/xvfb_key_check.py [--shots DIR]
@@ -113,6 +115,39 @@ def main() -> int:
             "digits are dead while another tab is shown",
             panel.add_button.text() == "Add to my digits as 7",
         )
+        # The Training panel's early stopping: typed patience, a chosen metric.
+        training = window.training_panel
+        spin = training.patience_spin
+        centre = spin.mapToGlobal(QPoint(spin.width() // 3, spin.height() // 2))
+        xdotool("mousemove", str(centre.x()), str(centre.y()), "click", "1")
+        yield None
+        xdotool("key", "ctrl+a")
+        xdotool("type", "--delay", "40", "3")
+        xdotool("key", "Tab")
+        yield None
+        check(
+            "typed patience 3 sets early stopping",
+            window.current_config().early_stop == 3,
+        )
+        combo = training.best_combo
+        centre = combo.mapToGlobal(QPoint(combo.width() // 2, combo.height() // 2))
+        xdotool("mousemove", str(centre.x()), str(centre.y()), "click", "1")
+        yield None
+        xdotool("key", "Down")
+        xdotool("key", "Return")
+        yield None
+        check(
+            "the Best epoch by list picks validation loss",
+            window.current_config().best_metric == "val_loss",
+        )
+        # Off again: a script is refused for a run that stops early.
+        centre = spin.mapToGlobal(QPoint(spin.width() // 3, spin.height() // 2))
+        xdotool("mousemove", str(centre.x()), str(centre.y()), "click", "1")
+        xdotool("key", "ctrl+a")
+        xdotool("type", "--delay", "40", "0")
+        xdotool("key", "Tab")
+        yield None
+        check("patience 0 turns it off", window.current_config().early_stop is None)
         # The Model panel: a click in Find, a typed name, Return picks the match.
         models = window.model_panel
         find = models.search_edit
