@@ -8001,3 +8001,17 @@ MUTATIONS += [
         ),
     ),
 ]
+
+MUTATIONS += [
+    Mutation(
+        name="run-folder-name-reused",
+        promise="Two runs begun in the same second never share a run folder",
+        where="workbench.core.runs.folder:RunFolder.create",
+        old="                (root / name).mkdir()\n",
+        new="                (root / name).mkdir(exist_ok=True)\n",
+        tests=(
+            "tests/core/test_ledger.py::test_two_runs_begun_the_same_second_with_"
+            "the_same_suffix_get_two_folders",
+        ),
+    ),
+]

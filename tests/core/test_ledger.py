@@ -342,3 +342,25 @@ def test_the_run_index_rereads_only_the_runs_that_changed(runs_root, monkeypatch
     assert index.runs() == list_runs()
     assert read == [folders[1].id]
     assert [r.title for r in index.runs()].count("renamed") == 1
+
+
+def test_two_runs_begun_the_same_second_with_the_same_suffix_get_two_folders(
+    runs_root, monkeypatch
+):
+    from datetime import datetime
+
+    from workbench.core.runs import folder as folder_module
+
+    class _Frozen(datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return datetime(2026, 12, 6, 1, 2, 3, tzinfo=tz)
+
+    drawn = iter(["aaaa", "aaaa", "bbbb"])
+    monkeypatch.setattr(folder_module, "datetime", _Frozen)
+    monkeypatch.setattr(folder_module.secrets, "token_hex", lambda _n: next(drawn))
+    first = RunFolder.create(TrainConfig(lr=0.01), origin="test")
+    second = RunFolder.create(TrainConfig(lr=0.02), origin="test")
+    assert first.id == "20261206-010203-digits-small-cnn-aaaa"
+    assert second.id == "20261206-010203-digits-small-cnn-bbbb"
+    assert first.info()["config"]["lr"] == 0.01  # not overwritten by the second

@@ -134,7 +134,18 @@ class RunFolder:
         """
         root = root or runs_dir()
         stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-        name = f"{stamp}-{cfg.dataset}-{model_slug(cfg.model)}-{secrets.token_hex(2)}"
+        root.mkdir(parents=True, exist_ok=True)
+        while True:
+            name = (
+                f"{stamp}-{cfg.dataset}-{model_slug(cfg.model)}-{secrets.token_hex(2)}"
+            )
+            try:
+                (root / name).mkdir()
+            except FileExistsError:
+                # Another run began this second with the same suffix (parallel
+                # sweep workers): its folder is its own, draw again.
+                continue
+            break
         folder = cls(root / name)
         folder._write(
             {
