@@ -58,7 +58,7 @@ def test_a_two_process_run_is_reproduced_on_two_processes_with_a_verdict(
     controller = window.controller
     with qtbot.waitSignal(controller.job_ended, timeout=90_000) as ended:
         _start_job(qtbot, window, JOB)
-    assert ended.args[0].outcome == "finished"
+    assert ended.args[0].outcome == "finished", ended.args[0].message
     (original,) = list_runs()
     assert original.world_size == 2
     window.device_panel.set_processes(1)

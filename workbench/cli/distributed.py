@@ -187,6 +187,7 @@ def run_rank(train: Callable[[argparse.Namespace], int], args: Any) -> int:
         sys.stdout = open(os.devnull, "w")  # kept open for the process's life
     try:
         code = train(args)
+        distributed.leave_together()
         # Rank 0's code tells how the run ended. Another rank's 130 would be a
         # failure to the agent, which would end rank 0 while it still saves.
         return code if main else 0

@@ -67,6 +67,16 @@ def start(device: torch.device) -> str | None:
     )
 
 
+def leave_together() -> None:
+    """Wait until every process is done before any leaves the group.
+
+    A rank that tears its connections down while another still ends its run
+    (rank 0 writing its checkpoint) can take that one down with it.
+    """
+    if active():
+        dist.barrier()
+
+
 def stop() -> None:
     """Leave the process group, if joined (at the end of a command)."""
     if dist.is_initialized():
