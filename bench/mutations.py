@@ -7990,11 +7990,11 @@ MUTATIONS += [
 MUTATIONS += [
     Mutation(
         name="scores-table-name-column-too-wide",
-        promise="In the Evaluation tab's narrow column the scores table shows "
-        "the scores, not a class column stretched over the width",
+        promise="In a narrow Evaluation tab the scores table shows the scores, "
+        "not a class column stretched over the width",
         where="workbench.ui.widgets.class_scores_table:ClassScoresTable._fit_columns",
-        old="        self.classes.setColumnWidth(0, min(name_width, _MAX_NAME_WIDTH))\n",
-        new="        self.classes.setColumnWidth(0, 360)\n",
+        old="        self._widths = [min(name_width, _MAX_NAME_WIDTH)]\n",
+        new="        self._widths = [360]\n",
         tests=(
             "tests/ui/test_class_scores_table.py::test_in_the_evaluation_tab_the_"
             "scores_are_in_view_not_stretched_names",
@@ -8012,6 +8012,21 @@ MUTATIONS += [
         tests=(
             "tests/core/test_ledger.py::test_two_runs_begun_the_same_second_with_"
             "the_same_suffix_get_two_folders",
+        ),
+    ),
+]
+
+MUTATIONS += [
+    Mutation(
+        name="scores-table-beside-the-matrix",
+        promise="At 1500 px the Evaluation tab shows every column of the scores "
+        "table (class to F1) without a sideways scroll",
+        where="workbench.ui.panels.evaluation:EvaluationPanel.__init__",
+        old="        per_class.addWidget(self.scores_table)\n",
+        new="        charts_layout.addWidget(self.scores_table, 2)\n",
+        tests=(
+            "tests/ui/test_class_scores_table.py::test_in_the_window_at_1500_px_"
+            "every_column_is_in_view",
         ),
     ),
 ]

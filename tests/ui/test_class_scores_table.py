@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QCoreApplication, QEvent, QPoint, QRect, Qt
+from PySide6.QtWidgets import QApplication, QWidget
 from sklearn.metrics import precision_recall_fscore_support
 
 from workbench.core.events import Evaluation
@@ -199,16 +200,87 @@ def test_the_averages_are_in_view_under_many_classes(qtbot, tmp_path):
 
 
 def test_in_the_evaluation_tab_the_scores_are_in_view_not_stretched_names(qtbot):
-    """The class column is as wide as its names: in the tab's narrow column
-    (the window at 1500 px) the support is in view and the precision begins."""
+    """The class column is as wide as its names: in a narrow tab (the window at
+    800 px) every score is in view, no sideways scroll."""
     panel = EvaluationPanel()
     qtbot.addWidget(panel)
-    panel.resize(650, 800)
+    panel.resize(450, 700)
     panel.show()
     panel.set_class_names(NAMES)
     panel.add_evaluation(_evaluation(0, BETTER), None)
     rows = panel.scores_table.classes
-    support = COLUMNS.index("support")
-    end = rows.columnViewportPosition(support) + rows.columnWidth(support)
+    assert rows.horizontalScrollBar().maximum() == 0
+    f1 = COLUMNS.index("F1")
+    end = rows.columnViewportPosition(f1) + rows.columnWidth(f1)
     assert end <= rows.viewport().width()
-    assert rows.columnViewportPosition(support + 1) < rows.viewport().width() - 40
+
+
+def _settle() -> None:
+    """Let pending layout requests run (each level posts one to its parent)."""
+    for _ in range(4):
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+        QApplication.processEvents()
+
+
+def _in_window(widget: QWidget) -> QRect:
+    return widget.rect().translated(widget.mapTo(widget.window(), QPoint(0, 0)))
+
+
+def _ten_classes() -> Evaluation:
+    rng = np.random.default_rng(7)
+    labels = rng.integers(0, 10, 300)
+    wrong = rng.random(300) < 0.2
+    predictions = np.where(wrong, (labels + 3) % 10, labels)
+    return Evaluation(0, 50, labels, predictions, np.full(300, 0.9, np.float32),
+                      np.ones(300, np.float32), 10)  # fmt: skip
+
+
+def test_in_the_window_at_1500_px_every_column_is_in_view(qtbot, window):
+    """At the window's usual size the whole table shows, nothing scrolled away:
+    every column (class to F1), all ten classes and both averages; at the
+    minimum width the columns keep their width (the tab scrolls sideways)."""
+    window.resize(1500, 950)
+    tabs = window.tabs
+    titles = [tabs.tabText(i) for i in range(tabs.count())]
+    tabs.setCurrentIndex(titles.index("Evaluation"))
+    panel = window.evaluation_panel
+    panel.set_class_names(
+        ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+    )
+    panel.add_evaluation(_ten_classes(), None)
+    _settle()
+    table = panel.scores_table
+    rows, averages = table.classes, table.averages
+    assert rows.rowCount() == 10
+    assert rows.horizontalScrollBar().maximum() == 0
+    assert rows.verticalScrollBar().maximum() == 0  # all ten classes in view
+    view = rows.viewport().width()
+    header = rows.horizontalHeader()
+    for column in range(len(COLUMNS)):
+        end = header.sectionViewportPosition(column) + header.sectionSize(column)
+        assert 0 <= header.sectionViewportPosition(column), COLUMNS[column]
+        assert end <= view, COLUMNS[column]
+    # Nor does the tab's page cut the table or the averages at the right or bottom.
+    page = tabs.currentWidget()
+    shown = _in_window(page.viewport())
+    assert page.horizontalScrollBar().maximum() == 0
+    assert shown.contains(_in_window(rows.viewport()))
+    assert averages.isVisible()
+    assert shown.contains(_in_window(averages))
+    assert table.row_texts()[-2][0] == "macro avg"
+    # Every text fits its column: nothing elided.
+    metrics = rows.fontMetrics()
+    for column in range(len(COLUMNS)):
+        widest = max(metrics.horizontalAdvance(r[column]) for r in table.row_texts())
+        assert widest < rows.columnWidth(column), COLUMNS[column]
+
+    window.resize(800, 600)
+    _settle()
+    assert window.width() <= 800
+    # Narrow, the numbers keep their fitted widths: scroll, never elide.
+    for column in range(1, len(COLUMNS)):
+        text = averages.item(1, column).text()
+        assert metrics.horizontalAdvance(text) < averages.columnWidth(column)
+        assert averages.columnWidth(column) == rows.columnWidth(column)
+    assert averages.isVisible()
+    assert _in_window(averages).bottom() <= _in_window(page.viewport()).bottom()

@@ -1,12 +1,13 @@
 """The "Evaluation" tab: confusion matrix per epoch, per-class scores, hard images.
 
 Pure display of :class:`~workbench.core.events.Evaluation` events: the matrix of
-the epoch chosen with a slider, one accuracy bar per class beside it, a table of
-each class's precision, recall and F1 with their macro and weighted averages,
-and a gallery of the validation images in the clicked cell, hardest (highest
-loss) first. Only the latest epochs keep their per-image data (see
-:attr:`EvaluationPanel.KEEP_SAMPLE_EPOCHS`); older ones, and epochs restored from
-a checkpoint with :meth:`EvaluationPanel.set_history`, keep just the matrix.
+the epoch chosen with a slider, one accuracy bar per class beside it, under
+them a table of each class's precision, recall and F1 with their macro and
+weighted averages, and a gallery of the validation images in the clicked
+cell, hardest (highest loss) first. Only the latest epochs keep their per-image
+data (see :attr:`EvaluationPanel.KEEP_SAMPLE_EPOCHS`); older ones, and epochs
+restored from a checkpoint with :meth:`EvaluationPanel.set_history`, keep just
+the matrix.
 
 This module keeps the epochs and decides what is shown; the widgets that show it
 are :class:`~workbench.ui.plots.confusion_matrix.ConfusionMatrix`,
@@ -109,17 +110,22 @@ class EvaluationPanel(QWidget):
         top = QWidget()
         top_layout = QVBoxLayout(top)
         top_layout.setContentsMargins(0, 0, 0, 0)
-        # Beside the matrix: each class's accuracy bar over its scores table.
+        charts = QWidget()
+        charts_layout = QHBoxLayout(charts)
+        charts_layout.setContentsMargins(0, 0, 0, 0)
+        charts_layout.addWidget(self.matrix_widget, 3)
+        charts_layout.addWidget(self.accuracy_plot, 2)
+        # The scores under the charts, as wide as the tab: beside the matrix,
+        # the recall and F1 columns scrolled out of sight at 1500 px.
         per_class = QSplitter(Qt.Orientation.Vertical, objectName="perClassSplitter")
-        per_class.addWidget(self.accuracy_plot)
+        per_class.addWidget(charts)
         per_class.addWidget(self.scores_table)
-        per_class.setStretchFactor(0, 2)
-        per_class.setStretchFactor(1, 3)  # ten classes and both averages in view
+        # A splitter shares its height by size hint times stretch: the table's
+        # hint is ten classes, and 5:6 keeps them all in view at 950 px high.
+        per_class.setStretchFactor(0, 5)
+        per_class.setStretchFactor(1, 6)
         per_class.setChildrenCollapsible(False)
-        charts = QHBoxLayout()
-        charts.addWidget(self.matrix_widget, 3)
-        charts.addWidget(per_class, 2)
-        top_layout.addLayout(charts, 1)
+        top_layout.addWidget(per_class, 1)
         slider_row = QHBoxLayout()
         slider_row.addWidget(self.epoch_slider, 1)
         slider_row.addWidget(self.epoch_label)

@@ -4,7 +4,9 @@
 per class (its support and scores, from
 :func:`~workbench.core.train.class_scores.class_scores`) and, under them, the
 macro and the weighted average. The classes scroll and sort (a click on a
-header); the two averages stay in view below them, in the same columns.
+header); the two averages stay in view below them, in the same columns. Each
+column is as wide as its texts; a wider table shares the room to spare among
+them, a narrower one scrolls sideways.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import Qt, Slot
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Slot
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -52,6 +54,7 @@ _AVERAGE_BACKGROUND = QColor(236, 239, 244)
 _PADDING = 12  # pixels beside a column's widest text
 _MAX_NAME_WIDTH = 140  # a longer class name is elided (its tooltip has it whole)
 _ARROW = 14  # the header's sort arrow
+_ROWS_IN_VIEW = 10  # classes the size hint has room for (more scroll)
 
 
 def _percent(value: float) -> str:
@@ -99,6 +102,7 @@ class ClassScoresTable(QWidget):
         self.setObjectName("classScoresTable")
         self._bold = QFont(self.font())
         self._bold.setBold(True)
+        self._widths: list[int] = []  # each column's fitted width, in column order
         self.classes = _table(0)
         self.classes.setObjectName("classScoresRows")
         self.classes.setAlternatingRowColors(True)
@@ -107,10 +111,12 @@ class ClassScoresTable(QWidget):
             item.setToolTip(tip)
             self.classes.setHorizontalHeaderItem(column, item)
         header = self.classes.horizontalHeader()
-        # Every column as wide as its texts, the names capped: in a narrow
-        # Evaluation tab the scores stay in view, not a stretched name column.
+        # Every column as wide as its texts, the names capped, plus an equal
+        # share of any room to spare: narrow, the scores stay in view (not a
+        # stretched name column); wide, no single column takes all the room.
         header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         header.setStretchLastSection(True)
+        self.classes.viewport().installEventFilter(self)
         self.classes.setSortingEnabled(True)
         self.classes.sortByColumn(0, Qt.SortOrder.AscendingOrder)  # class order
 
@@ -164,6 +170,25 @@ class ClassScoresTable(QWidget):
             self._average_rows(int(scores.support.sum()), scores)
         table.setSortingEnabled(True)  # sorts by the header's column and order
         self._fit_columns()
+
+    def sizeHint(self) -> QSize:
+        """Room for ten classes and both averages, every column in view."""
+        rows = self.classes.verticalHeader().defaultSectionSize()
+        frame = 2 * self.classes.frameWidth()
+        scroll_bar = self.classes.verticalScrollBar().sizeHint().width()
+        return QSize(
+            sum(self._widths) + scroll_bar + frame,
+            self.classes.horizontalHeader().sizeHint().height()
+            + _ROWS_IN_VIEW * rows
+            + frame
+            + self.averages.height(),
+        )
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Share the room to spare among the columns when the table's view resizes."""
+        if watched is self.classes.viewport() and event.type() == QEvent.Type.Resize:
+            self._spread_columns()
+        return super().eventFilter(watched, event)
 
     def row_texts(self) -> list[list[str]]:
         """Every row's cells as shown: the classes top to bottom, then the averages.
@@ -220,9 +245,16 @@ class ClassScoresTable(QWidget):
                 self.averages.setItem(row, column, cell)
 
     def _fit_columns(self) -> None:
-        """Number columns as wide as their widest text, in both tables."""
+        """Size each column to its widest text (the names capped), then spread."""
         plain = self.classes.fontMetrics()
         bold = QFontMetrics(self._bold)
+        names = [self.classes.item(r, 0).text() for r in range(self.classes.rowCount())]
+        name_width = _PADDING + max(
+            plain.horizontalAdvance(COLUMNS[0]) + _ARROW,
+            *map(bold.horizontalAdvance, AVERAGE_ROWS),
+            *map(plain.horizontalAdvance, names),
+        )
+        self._widths = [min(name_width, _MAX_NAME_WIDTH)]
         for column in range(1, len(COLUMNS)):
             texts = ["100.0%"] + [
                 self.classes.item(r, column).text()
@@ -233,21 +265,27 @@ class ClassScoresTable(QWidget):
                 for r in range(self.averages.rowCount())
                 if self.averages.item(r, column) is not None
             ]
-            width = _PADDING + max(
-                plain.horizontalAdvance(COLUMNS[column]) + _ARROW,
-                *map(plain.horizontalAdvance, texts),
-                *map(bold.horizontalAdvance, strong),
+            self._widths.append(
+                _PADDING
+                + max(
+                    plain.horizontalAdvance(COLUMNS[column]) + _ARROW,
+                    *map(plain.horizontalAdvance, texts),
+                    *map(bold.horizontalAdvance, strong),
+                )
             )
-            self.classes.setColumnWidth(column, width)
-            self.averages.setColumnWidth(column, width)
-        names = [self.classes.item(r, 0).text() for r in range(self.classes.rowCount())]
-        name_width = _PADDING + max(
-            plain.horizontalAdvance(COLUMNS[0]) + _ARROW,
-            *map(bold.horizontalAdvance, AVERAGE_ROWS),
-            *map(plain.horizontalAdvance, names),
-        )
-        self.classes.setColumnWidth(0, min(name_width, _MAX_NAME_WIDTH))
-        self.averages.setColumnWidth(0, self.classes.columnWidth(0))
+        self._spread_columns()
+        self.updateGeometry()
+
+    def _spread_columns(self) -> None:
+        """Fitted widths plus an equal share of the view's room to spare."""
+        if not self._widths:
+            return
+        spare = max(0, self.classes.viewport().width() - sum(self._widths))
+        share, rest = divmod(spare, len(self._widths))
+        for column, width in enumerate(self._widths):
+            wide = width + share + (1 if column < rest else 0)
+            self.classes.setColumnWidth(column, wide)
+            self.averages.setColumnWidth(column, wide)
 
     @Slot(int, int, int)
     def _on_header_section_resized(self, column: int, _old: int, new: int) -> None:
