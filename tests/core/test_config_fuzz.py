@@ -20,13 +20,13 @@ from workbench.core.checkpoints.io import save_checkpoint
 from workbench.core.config import ConfigError, TrainConfig, load_config
 from workbench.core.train.engine import fit, prepare_run
 
-# Variants of each kind (396 in all).
+# Variants of each kind (426 in all).
 KINDS = {
-    "wrong type": 216,
+    "wrong type": 228,
     "field missing": 9,
     "unknown field": 4,
-    "huge number": 78,
-    "not finite": 41,
+    "huge number": 90,
+    "not finite": 47,
     "wrong encoding": 10,
     "truncated": 12,
     "empty file": 4,

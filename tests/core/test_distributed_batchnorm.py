@@ -17,7 +17,7 @@ from torch import nn
 
 from tests import prefetch
 from workbench.cli.commands import build_parser
-from workbench.cli.train import config_from_args
+from workbench.cli.train_flags import config_from_args
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.distributed.sync_bn import (
     BATCHNORM_NOTICE,

@@ -299,6 +299,8 @@ def test_the_script_is_plain_pytorch_without_workbench(tmp_path: Path) -> None:
         ({"early_stop": 3}, "early stopping"),
         # A script draws each epoch as a permutation, not the sampler's draw.
         ({"balanced_sampler": True}, "the balanced sampler"),
+        # A script trains on the whole training split, not on K-1 folds of it.
+        ({"folds": 5, "fold": 2}, "fold 3 of 5"),
         (
             {"dataset": "folder", "data_dir": "photos", "balanced_sampler": True},
             "the balanced sampler",

@@ -6,7 +6,8 @@ import argparse
 from typing import TYPE_CHECKING
 
 from workbench.cli.console import say
-from workbench.core.export.formats import FAILED_MARKER, export_checkpoint
+from workbench.core.crossval.ensemble import find_group
+from workbench.core.export.formats import FAILED_MARKER, export_checkpoint, export_group
 from workbench.core.runs.best_or_latest import pick_checkpoint
 
 if TYPE_CHECKING:  # the core (and torch) load only when the command runs
@@ -25,7 +26,9 @@ def add_export_parser(sub: argparse._SubParsersAction) -> None:
     export.add_argument(
         "checkpoint",
         metavar="CHECKPOINT",
-        help="a checkpoint file, or a run folder (its latest weights)",
+        help="a checkpoint file, a run folder (its latest weights), or a "
+        "cross-validation's group (its folder or id): its fold models as one "
+        "averaging ensemble",
     )
     export.add_argument(
         "--best",
@@ -56,9 +59,12 @@ def format_line(r: FormatResult) -> str:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """0 when every format exported and verified; 1 otherwise (files kept)."""
-    result = export_checkpoint(
-        pick_checkpoint(args.checkpoint, args.best), args.out, args.format
-    )
+    group = find_group(args.checkpoint)
+    if group is not None:
+        result = export_group(group, args.out, args.format)
+    else:
+        checkpoint = pick_checkpoint(args.checkpoint, args.best)
+        result = export_checkpoint(checkpoint, args.out, args.format)
     if result.weights:  # a run's latest or best: say which
         say(f"weights: {result.weights}")
     for fmt in result.formats:

@@ -16,8 +16,7 @@ from tqdm import tqdm
 from workbench.cli import interrupts
 from workbench.cli.console import percent, say
 from workbench.cli.progress import DownloadBars
-from workbench.cli.train import config_from_args
-from workbench.cli.train_flags import add_train_flags
+from workbench.cli.train_flags import add_train_flags, config_from_args
 from workbench.core import config as C
 from workbench.core.session import Session
 from workbench.core.train.engine import TrainControl

@@ -19,8 +19,7 @@ from typing import Any
 from workbench.cli import interrupts
 from workbench.cli.console import percent, say
 from workbench.cli.sweep_show import show_ledger, show_study
-from workbench.cli.train import config_from_args
-from workbench.cli.train_flags import add_train_flags
+from workbench.cli.train_flags import add_train_flags, config_from_args
 from workbench.core import config as C
 from workbench.core.train.engine import TrainControl
 from workbench.core.tuning.space import FIELDS, LOG_FIELDS, SearchSpace

@@ -12,14 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from workbench.cli import distributed as cli_distributed
+from workbench.cli import folds as cli_folds
 from workbench.cli.class_table import class_score_lines
 from workbench.cli.console import percent, say
-from workbench.cli.interrupts import stop_on_first_interrupt
-from workbench.cli.progress import DownloadBars, StepBar
+from workbench.cli.progress import DownloadBars
 from workbench.cli.run_outputs import MetricsJson, OutputFile, metrics_document
-from workbench.cli.train_flags import class_weights_value
+from workbench.cli.train_flags import config_from_args
+from workbench.cli.train_loop import folder_line, follow_training
 from workbench.core import config as C
-from workbench.core import events as E
 from workbench.core.checkpoints.io import (
     CheckpointError,
     config_of,
@@ -27,27 +27,15 @@ from workbench.core.checkpoints.io import (
     save_checkpoint,
 )
 from workbench.core.model_offer import offer_weights
-from workbench.core.session import RunPrepared, Session
+from workbench.core.session import Session
 from workbench.core.start_plan import StartKind
 from workbench.core.train.best_epoch import METRIC_NAMES, run_best, value_text
-from workbench.core.train.engine import TrainControl
-
-
-def config_from_args(args: argparse.Namespace, base: C.TrainConfig) -> C.TrainConfig:
-    """``base`` with every flag the user gave applied (validated)."""
-    names = set(C.TrainConfig.__dataclass_fields__)
-    changes: dict[str, Any] = {}
-    for name in names:
-        value = getattr(args, "freeze" if name == "frozen" else name, None)
-        if value is not None:
-            changes[name] = tuple(value) if isinstance(value, list) else value
-    if "class_weights" in changes:  # a FILE is read now: the config keeps values
-        changes["class_weights"] = class_weights_value(changes["class_weights"])
-    return base.replace(**changes)
 
 
 def cmd_train(args: argparse.Namespace) -> int:
     """Train headless, or re-launch on ``--nproc`` processes through torchrun."""
+    if args.folds is not None:
+        return cli_folds.train_folds(args)
     if args.nproc > 1:
         base = C.load_config(args.config) if args.config else C.TrainConfig()
         return cli_distributed.relaunch(args, config_from_args(args, base))
@@ -100,41 +88,18 @@ def _train(args: argparse.Namespace) -> int:
     for note in session.begin(plan):
         say(f"warning: {note}")
     if session.folder is not None:
-        every = cfg.autosave_every
-        when = {0: "never", 1: "every epoch"}.get(every, f"every {every} epochs")
-        where = session.folder.path
-        say(f"run folder: {where} (checkpoint saved {when}, and at the end)")
+        say(folder_line(session.folder, cfg))
 
-    control = TrainControl()
-    progress = StepBar(args.quiet)
-    result = None
-    try:
-        for event in session.train(plan, control, progress=downloads):
-            if isinstance(event, RunPrepared):
-                # Until now a stop request ended the command at once (loading the
-                # data or a model file's import may never reach a step); from the
-                # first step on it stops after the batch, saved.
-                stop_on_first_interrupt(control)
-                downloads.close()
-                run = event.run
-                progress.open(run)
-                continue
-            text = describe_event(event, run)
-            if text:
-                say(text)
-            progress.show(event)
-            if isinstance(event, E.EpochMetrics):
-                said = [save.write_during_run(run)] if save is not None else []
-                if metrics is not None:
-                    document = metrics_document(cfg, run.history, None)
-                    said.append(metrics.write_during_run(document))
-                for warning in filter(None, said):
-                    say(f"warning: {warning}")
-            elif isinstance(event, E.TrainResult):
-                result = event
-    finally:
-        progress.close()
-        downloads.close()
+    def on_epoch(run: Any) -> None:
+        said = [save.write_during_run(run)] if save is not None else []
+        if metrics is not None:
+            document = metrics_document(cfg, run.history, None)
+            said.append(metrics.write_during_run(document))
+        for warning in filter(None, said):
+            say(f"warning: {warning}")
+
+    prepared, result = follow_training(session, plan, args.quiet, downloads, on_epoch)
+    run = prepared or (opened.run if args.resume else None)
     session.finish(result)
     if result is None:  # stopped before the first step
         say("stopped before training began")
@@ -153,30 +118,6 @@ def _train(args: argparse.Namespace) -> int:
     if any(errors):
         return 1
     return 130 if result.stopped else 0
-
-
-def describe_event(event: Any, run: Any) -> str | None:
-    """The line the console prints for an engine event, if any."""
-    if isinstance(event, E.RunStarted):
-        images = run.loaders.train.num_samples
-        return (
-            f"training {event.model} on {run.config.dataset} ({images:,} images) on "
-            f"{event.device}, {event.precision}, {event.trainable_parameters:,}/"
-            f"{event.parameters:,} parameters trainable"
-            + (f", {event.feature_cache}" if event.feature_cache else "")
-        )
-    if isinstance(event, E.Notice):
-        return f"note: {event.message}"
-    if isinstance(event, E.CompileFinished):
-        return f"torch.compile took {event.seconds:.1f} s"
-    if isinstance(event, E.EpochMetrics):
-        return (
-            f"epoch {event.epoch + 1}: train loss {event.train_loss:.4f} "
-            f"acc {percent(event.train_accuracy)} | val loss {event.val_loss:.4f} "
-            f"acc {percent(event.val_accuracy)} | "
-            f"{event.images_per_s:,.0f} img/s | {event.seconds:.1f} s"
-        )
-    return None
 
 
 def summary_line(result: Any, run: Any, save_path: Path | None) -> str:

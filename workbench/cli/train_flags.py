@@ -7,6 +7,7 @@ adds it to the parser, :mod:`workbench.cli.train` reads what it parsed.
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from workbench.cli import distributed as cli_distributed
 from workbench.core import config as C
@@ -112,6 +113,14 @@ def add_train_flags(parser: argparse.ArgumentParser) -> None:
         help="what the best epoch is judged by; its weights are kept as best.pt "
         "in the run folder (default: val_accuracy)",
     )
+    add(
+        "--folds",
+        type=int,
+        metavar="K",
+        help="cross-validate: K runs, each trained on K-1 stratified folds of the "
+        "training split and validated on the one left out; prints each score's "
+        "mean and 95%% confidence interval and keeps the held-out predictions",
+    )
     add("--batch-size", type=int)
     add("--lr", type=float, help="learning rate (the peak, with onecycle)")
     add("--weight-decay", type=float)
@@ -197,3 +206,16 @@ def class_weights_value(value: str) -> str | tuple[float, ...]:
     if value in C.CLASS_WEIGHT_MODES:
         return value
     return read_weights_file(value)
+
+
+def config_from_args(args: argparse.Namespace, base: C.TrainConfig) -> C.TrainConfig:
+    """``base`` with every flag the user gave applied (validated)."""
+    names = set(C.TrainConfig.__dataclass_fields__)
+    changes: dict[str, Any] = {}
+    for name in names:
+        value = getattr(args, "freeze" if name == "frozen" else name, None)
+        if value is not None:
+            changes[name] = tuple(value) if isinstance(value, list) else value
+    if "class_weights" in changes:  # a FILE is read now: the config keeps values
+        changes["class_weights"] = class_weights_value(changes["class_weights"])
+    return base.replace(**changes)

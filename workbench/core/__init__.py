@@ -26,6 +26,7 @@ script/        the run as one plain PyTorch script
 distributed/   torchrun and DistributedDataParallel: env, ddp, resharding
 host/          the process itself: OpenMP threads, memory, process trees
 tuning/        finding settings: the learning-rate finder and its probes
+crossval/      k-fold cross-validation: fold runs as a group, out-of-fold predictions
 
 No module here imports Qt (tests/core/test_core_is_qt_free.py).
 """
@@ -34,6 +35,7 @@ __all__ = [
     "atomic_files",
     "checkpoints",
     "config",
+    "crossval",
     "data",
     "distributed",
     "errors",

@@ -135,6 +135,11 @@ class TrainConfig:
     class equally likely (seeded by seed and epoch). The validation loss stays
     unweighted. See ``workbench.core.train.class_weights``.
 
+    ``folds``: with K >= 2 this run is one fold of a K-fold cross-validation:
+    it trains on K - 1 stratified, seeded (by ``seed``) folds of the training
+    split and validates on fold ``fold`` (0..K-1); the dataset's validation
+    split stays unseen. See ``workbench.core.crossval``.
+
     ``log_every``: steps between two logged losses; None (the default) is
     automatic: every step of a run of up to 5,000 steps, about 5,000 points of a
     longer one, so a live curve shows every step of a short run.
@@ -175,6 +180,8 @@ class TrainConfig:
     early_stop_delta: float = 0.0
     class_weights: str | tuple[float, ...] = "none"
     balanced_sampler: bool = False
+    folds: int = 1
+    fold: int = 0
 
     def __post_init__(self) -> None:
         # Lists arrive from JSON and argparse; a tuple keeps the dataclass hashable.
@@ -295,6 +302,12 @@ def validate(cfg: TrainConfig) -> None:
     _check_int("autosave_every", cfg.autosave_every, 0)
     _check_choice("best_metric", cfg.best_metric, BEST_METRICS)
     _check_int("early_stop", cfg.early_stop, 1, optional=True)
+    _check_int("folds", cfg.folds, 1)
+    _check_int("fold", cfg.fold, 0)
+    if cfg.fold >= cfg.folds:
+        raise ConfigError(
+            f"fold: {cfg.fold} is not one of the {cfg.folds} folds (0..{cfg.folds - 1})"
+        )
     if cfg.replay and cfg.dataset != "my-digits":
         raise ConfigError(
             "replay: mixes base_dataset images into my own digits; "

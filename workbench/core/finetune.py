@@ -68,6 +68,8 @@ def fine_tune_config(
         lr=lr,
         batch_size=min(base.batch_size, BATCH_SIZE),
         frozen=tuple(frozen),
+        folds=1,  # a fold model's fine-tune trains on all of the drawings
+        fold=0,
     )
 
 

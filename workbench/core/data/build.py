@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch.utils.data import Dataset
 
+from workbench.core.crossval.folds import fold_of_run
 from workbench.core.data.augment import augment_transform
 from workbench.core.data.folder_loading import folder_loaders
 from workbench.core.data.loader_set import VAL_MIN_BATCH_SIZE, Loaders, fast_loaders
@@ -73,6 +74,12 @@ def build_loaders(
     device = torch.device(device)
     if cfg.dataset == FOLDER:
         return folder_loaders(cfg, device, progress=progress, cancel=cancel)
+    held_out = None
+    if cfg.folds > 1:  # the per-sample path then reads these arrays too
+        if arrays is None:
+            arrays = load_run_arrays(cfg, progress=progress, cancel=cancel)
+        names = dataset_info(cfg.dataset).class_names
+        arrays, held_out = fold_of_run(arrays, cfg, names)
     data = sized_info(dataset_info(cfg.dataset), cfg.resolved_image_size)
     info = fit_to_model(data, cfg.model, cfg.weights)
     # Pixel statistics of the data the inputs are prepared like (my-digits: base),
@@ -120,6 +127,7 @@ def build_loaders(
         info=info,
         notices=tuple(notices),
         val_images=val_images,
+        held_out=held_out,
     )
 
 

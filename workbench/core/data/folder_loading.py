@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from workbench.core.crossval.folds import fold_of_run, fold_pairs
 from workbench.core.data.augment import augment_transform
 from workbench.core.data.folder import (
     images_progress,
@@ -61,7 +62,7 @@ def folder_loaders(
             progress=decoding,
             cancel=cancel,
         )
-        arrays = data.arrays
+        arrays, held_out = fold_of_run(data.arrays, cfg, data.info.class_names)
         train: FastLoader | DataLoaderBatches
         val: FastLoader | DataLoaderBatches
         info = fit_to_model(data.info, cfg.model, cfg.weights)
@@ -89,6 +90,11 @@ def folder_loaders(
             cancel=cancel,
         )
         info = fit_to_model(streamed.info, cfg.model, cfg.weights)
+        train_pairs, val_pairs, held_out = streamed.train, streamed.val, None
+        if cfg.folds > 1:
+            train_pairs, val_pairs, held_out = fold_pairs(
+                train_pairs, cfg, info.class_names
+            )
         skipped = streamed.skipped
         fingerprint = streamed.fingerprint
         # The fast path chosen but over budget: decode in parallel processes.
@@ -102,7 +108,7 @@ def folder_loaders(
         }
         train = DataLoaderBatches(
             FolderDataset(
-                streamed.train,
+                train_pairs,
                 size,
                 info,
                 v2.Compose(augment_transform(cfg.augment, size))
@@ -114,7 +120,7 @@ def folder_loaders(
             **options,
         )
         val = DataLoaderBatches(
-            FolderDataset(streamed.val, size, info),
+            FolderDataset(val_pairs, size, info),
             batch_size=val_batch_size,
             shuffle=False,
             **options,
@@ -141,4 +147,5 @@ def folder_loaders(
         fingerprint=fingerprint,
         skipped=skipped,
         path=path,
+        held_out=held_out,
     )

@@ -40,6 +40,9 @@ class Loaders:
         Files of an image folder that did not decode, each with the reason.
     path : str
         Which loading path the run takes and why, in a sentence.
+    held_out : torch.Tensor or None
+        A fold run's (``workbench.core.crossval``): the training-split index
+        of each validation image, in ``val``'s order; None for other runs.
     """
 
     train: FastLoader | DataLoaderBatches
@@ -50,6 +53,7 @@ class Loaders:
     fingerprint: DataFingerprint | None = None
     skipped: tuple[str, ...] = ()
     path: str = ""
+    held_out: torch.Tensor | None = None
 
     def release_workers(self) -> None:
         """Stop any DataLoader worker processes (a run that stopped or ended)."""

@@ -101,6 +101,11 @@ def write_labels(path: Path, info: DatasetInfo) -> None:
 
 def _accuracy_line(payload: dict[str, Any]) -> str:
     epochs = (payload.get("history") or {}).get("epochs") or []
+    if payload.get("ensemble_of"):
+        return (
+            f"an ensemble of {payload['ensemble_of']} fold models, not trained as "
+            "one: its accuracy is the confusion matrix's above"
+        )
     if not epochs:
         return "no epoch finished: no validation accuracy recorded"
     last = epochs[-1]

@@ -28,6 +28,8 @@ from workbench.core.checkpoints.io import (
     info_of,
     load_checkpoint,
 )
+from workbench.core.crossval.ensemble import load_ensemble
+from workbench.core.crossval.group import FoldGroup
 from workbench.core.data.build import build_loaders
 from workbench.core.export import verify as V
 from workbench.core.export.card import write_card, write_labels, write_preprocess
@@ -190,7 +192,6 @@ def export_checkpoint(
         The checkpoint does not load, its validation data is missing, a format
         is unknown or ``out_dir`` cannot be a folder.
     """
-    say = progress or (lambda _text: None)
     formats = check_formats(formats)
     payload = load_checkpoint(checkpoint)
     model = eval_model(payload)
@@ -201,6 +202,41 @@ def export_checkpoint(
         if run_folder_of(source) is not None
         else ""
     )
+    return export_model(payload, model, out_dir, formats, progress, weights)
+
+
+def export_group(
+    group: FoldGroup,
+    out_dir: str | Path,
+    formats: tuple[str, ...] | list[str] = FORMATS,
+    progress: Progress | None = None,
+) -> ExportResult:
+    """Export a finished cross-validation's fold models as one averaging model.
+
+    Verified like any export, against the eager ensemble, on the dataset's own
+    validation images (no fold model trained or chose its epoch on them).
+    """
+    formats = check_formats(formats)
+    payload, ensemble = load_ensemble(group)
+    weights = (
+        f"an averaging ensemble of the {payload['ensemble_of']} fold models of "
+        f"{group.id} (each fold run's best.pt)"
+    )
+    result = export_model(payload, ensemble, out_dir, formats, progress, weights)
+    members = f"{payload['ensemble_of']} x {result.model}"
+    return replace(result, model=f"an ensemble of {members}")
+
+
+def export_model(
+    payload: dict[str, Any],
+    model: nn.Module,
+    out_dir: str | Path,
+    formats: tuple[str, ...],
+    progress: Progress | None = None,
+    weights: str = "",
+) -> ExportResult:
+    """Export ``model`` (eval mode), which ``payload`` describes, into ``out_dir``."""
+    say = progress or (lambda _text: None)
     out = Path(out_dir).expanduser()
     try:
         out.mkdir(parents=True, exist_ok=True)

@@ -55,6 +55,9 @@ class RunSummary:
     # Its last validation's F1 averaged over the classes (run.json's class_scores)
     macro_f1: float | None = None  # every class counts the same
     weighted_f1: float | None = None  # each class by its images
+    # A cross-validation's fold run: its group's id and "fold 2 of 5" ("" if not)
+    fold_group: str = ""
+    fold: str = ""
 
     @property
     def title(self) -> str:
@@ -107,6 +110,7 @@ def summarize(folder: RunFolder) -> RunSummary | None:
         early_stop=_early_stop_text(info.get("early_stop")),
         macro_f1=recorded_average(info.get("class_scores"), "macro"),
         weighted_f1=recorded_average(info.get("class_scores"), "weighted"),
+        **_fold_fields(info.get("folds")),
     )
 
 
@@ -115,6 +119,20 @@ def _early_stop_text(value: Any) -> str:
     if not isinstance(value, dict) or not isinstance(value.get("epoch"), int):
         return ""
     return f"after epoch {value['epoch']}: {value.get('why') or 'no improvement'}"
+
+
+def _fold_fields(value: Any) -> dict[str, str]:
+    """``fold_group`` and ``fold`` ("fold 2 of 5") from run.json's folds entry."""
+    if not isinstance(value, dict):
+        return {}
+    group, fold, of = value.get("group"), value.get("fold"), value.get("of")
+    if (
+        not isinstance(group, str)
+        or not isinstance(fold, int)
+        or not isinstance(of, int)
+    ):
+        return {}
+    return {"fold_group": group, "fold": f"fold {fold + 1} of {of}"}
 
 
 def _sweep_label(value: Any) -> str:

@@ -88,6 +88,11 @@ def script_problem(cfg: TrainConfig) -> str | None:
             "early stopping: a script trains every epoch; write it from the "
             "settings without early stopping"
         )
+    if cfg.folds > 1:
+        return (
+            f"fold {cfg.fold + 1} of {cfg.folds}: a script trains on the whole "
+            "training split; train the folds in the workbench (train --folds)"
+        )
     if cfg.balanced_sampler:
         return (
             "the balanced sampler: a script draws each epoch as a permutation; "
