@@ -7531,9 +7531,10 @@ MUTATIONS += [
 MUTATIONS += [
     Mutation(
         name="runs-sweep-column-always-shown",
-        promise="The Sweep column takes no room until a sweep's trials are listed",
+        promise="The Sweep column takes no room until a sweep's trials or a "
+        "cross-validation's folds are listed",
         where="workbench.ui.panels.runs_table:RunsTable.show_runs",
-        old="        self.setColumnHidden(SWEEP_COLUMN, not any(r.sweep for r in runs))\n",
+        old="        self.setColumnHidden(SWEEP_COLUMN, not any(r.sweep or r.fold for r in runs))\n",
         new="        self.setColumnHidden(SWEEP_COLUMN, False)\n",
         tests=(_SORT_SWEEP,),
     ),
@@ -8027,6 +8028,141 @@ MUTATIONS += [
         tests=(
             "tests/ui/test_class_scores_table.py::test_in_the_window_at_1500_px_"
             "every_column_is_in_view",
+        ),
+    ),
+]
+
+T_CROSSVAL = "tests/core/test_crossval.py::"
+MUTATIONS += [
+    Mutation(
+        name="folds-sizes-uneven",
+        promise="K folds are stratified and their sizes differ by one image at most",
+        where="workbench.core.crossval.folds:fold_of_each",
+        old="        start = (start + len(members)) % k\n",
+        new="        start = 0\n",
+        tests=(
+            T_CROSSVAL + "test_five_folds_of_digits_are_disjoint_stratified_and_"
+            "cover_every_image_once",
+        ),
+    ),
+    Mutation(
+        name="folds-train-on-the-held-out-fold",
+        promise="A fold run never trains on the images it validates on",
+        where="workbench.core.crossval.folds:fold_arrays",
+        old="        arrays.train_images[train],\n        arrays.train_labels[train],\n",
+        new="        arrays.train_images,\n        arrays.train_labels,\n",
+        tests=(
+            T_CROSSVAL + "test_five_folds_of_digits_are_disjoint_stratified_and_"
+            "cover_every_image_once",
+        ),
+    ),
+    Mutation(
+        name="folds-ignore-the-seed",
+        promise="The folds follow the run's seed",
+        where="workbench.core.crossval.folds:fold_of_each",
+        old="    generator = torch.Generator().manual_seed(seed)\n",
+        new="    generator = torch.Generator().manual_seed(0)\n",
+        tests=(T_CROSSVAL + "test_the_folds_follow_the_seed",),
+    ),
+    Mutation(
+        name="folds-more-than-a-class-has",
+        promise="More folds than a class has training images is one line, exit 2, "
+        "nothing written",
+        where="workbench.core.crossval.folds:check_folds",
+        old="    if counts[smallest] < k:\n",
+        new="    if counts[smallest] < 0:\n",
+        tests=(
+            T_CROSSVAL + "test_more_folds_than_a_class_has_images_is_refused_"
+            "naming_the_class",
+            T_CROSSVAL + "test_bad_folds_are_one_line_exit_2_and_nothing_written",
+        ),
+    ),
+    Mutation(
+        name="folds-normal-interval",
+        promise="The interval over folds is Student's t, not the normal's 1.96",
+        where="workbench.core.crossval.stats:estimate",
+        old="    t = float(stdtrit(count - 1, 0.5 + CONFIDENCE / 2))\n",
+        new="    t = 1.96\n",
+        tests=(T_CROSSVAL + "test_the_interval_is_students_t_over_the_folds",),
+    ),
+    Mutation(
+        name="folds-interval-past-100-percent",
+        promise="An accuracy interval is cut at 100%",
+        where="workbench.core.crossval.report:interval",
+        old="    return max(low, value.low), min(high, value.high)\n",
+        new="    return value.low, value.high\n",
+        tests=(T_CROSSVAL + "test_an_interval_reaching_past_100_percent_is_cut_there",),
+    ),
+    Mutation(
+        name="folds-predictions-misplaced",
+        promise="Every training image is predicted once, by the fold model that "
+        "did not train on it",
+        where="workbench.core.crossval.held_out:held_out_predictions",
+        old="        index=run.loaders.held_out.clone(),\n",
+        new="        index=torch.arange(len(label)),\n",
+        tests=(
+            T_CROSSVAL + "test_train_folds_makes_k_ordinary_runs_a_group_and_held_"
+            "out_predictions",
+        ),
+    ),
+    Mutation(
+        name="folds-ensemble-geometric-mean",
+        promise="The fold models' ensemble averages their probabilities",
+        where="workbench.core.crossval.ensemble:AveragingEnsemble.forward",
+        old="        return torch.logsumexp(logs, dim=0) - math.log(len(self.members))\n",
+        new="        return logs.mean(dim=0)\n",
+        tests=(
+            T_CROSSVAL + "test_the_ensemble_averages_probabilities_without_a_log_"
+            "of_zero",
+        ),
+    ),
+    Mutation(
+        name="folds-ensemble-checked-on-a-fold",
+        promise="The ensemble export is verified on the dataset's own validation "
+        "images, which no fold model saw",
+        where="workbench.core.crossval.ensemble:load_ensemble",
+        old="    config.update(folds=1, fold=0)\n",
+        new="",
+        tests=(
+            T_CROSSVAL + "test_train_folds_makes_k_ordinary_runs_a_group_and_held_"
+            "out_predictions",
+        ),
+    ),
+]
+
+T_RUNS_FOLDS = "tests/ui/test_runs_folds.py::"
+MUTATIONS += [
+    Mutation(
+        name="runs-group-lists-every-fold-run",
+        promise="Choosing a cross-validation in the Runs tab lists exactly its folds",
+        where="workbench.ui.panels.runs_groups:filter_runs",
+        old="        return [r for r in runs if r.fold_group == choice.group]\n",
+        new="        return [r for r in runs if r.fold_group]\n",
+        tests=(
+            T_RUNS_FOLDS
+            + "test_choosing_a_group_lists_exactly_its_folds_in_fold_order",
+        ),
+    ),
+    Mutation(
+        name="runs-folds-sorted-as-text",
+        promise="A cross-validation's folds are listed in fold order (10 after 2)",
+        where="workbench.ui.panels.runs_table:_group_key",
+        old='    return _sweep_key(f"{run.fold_group} #{number}")\n',
+        new="    return run.fold\n",
+        tests=(
+            T_RUNS_FOLDS
+            + "test_choosing_a_group_lists_exactly_its_folds_in_fold_order",
+        ),
+    ),
+    Mutation(
+        name="runs-group-summary-without-intervals",
+        promise="A chosen cross-validation shows each score's mean and 95% interval",
+        where="workbench.ui.panels.runs_folds:read_group",
+        old="        estimates=group.estimates() if finished else {},\n",
+        new="        estimates={},\n",
+        tests=(
+            T_RUNS_FOLDS + "test_the_summary_gives_each_scores_mean_and_interval_"
+            "from_group_json",
         ),
     ),
 ]

@@ -19,6 +19,7 @@ from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.crossval.ensemble import AveragingEnsemble, load_ensemble
 from workbench.core.crossval.folds import check_folds, fold_of_each, fold_split
 from workbench.core.crossval.group import PREDICTIONS_FILE, list_groups
+from workbench.core.crossval.report import estimate_text
 from workbench.core.crossval.stats import estimate
 from workbench.core.data.build import build_loaders
 from workbench.core.data.registry import DataError
@@ -223,6 +224,12 @@ def test_the_ensemble_averages_probabilities_without_a_log_of_zero():
     out = ensemble(torch.zeros(2, 1))
     assert torch.isfinite(out).all()
     torch.testing.assert_close(out.softmax(1), torch.full((2, 2), 0.5))
+    # (0.9, 0.1) and (0.5, 0.5) average to (0.7, 0.3); a geometric mean of the
+    # probabilities would give (0.75, 0.25).
+    unsure = AveragingEnsemble([Sure([math.log(9.0), 0.0]), Sure([0.0, 0.0])])
+    torch.testing.assert_close(
+        unsure(torch.zeros(1, 1)).softmax(1), torch.tensor([[0.7, 0.3]])
+    )
 
 
 def test_predictions_file_is_tensors_only(runs):
@@ -241,3 +248,11 @@ def test_predictions_file_is_tensors_only(runs):
     info = json.loads((group.path / "group.json").read_text())
     assert info["status"] == "running"
     assert list(info["scores"]) == ["1"]
+
+
+def test_an_interval_reaching_past_100_percent_is_cut_there():
+    found = estimate([1.0, 1.0, 0.97])
+    assert found.high > 1.0  # Student's t knows nothing of the range
+    text = estimate_text("val_accuracy", found)
+    assert text.endswith("to 100.00%, 3 folds)")
+    assert f"(95% CI {100 * found.low:.2f}% to" in text

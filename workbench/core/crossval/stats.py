@@ -35,12 +35,13 @@ class Estimate:
 
 def estimate(values: Sequence[float]) -> Estimate:
     """The mean of ``values`` (at least one) and its Student's t interval."""
-    from scipy import stats  # scikit-learn's dependency; imported when needed
+    # scikit-learn's dependency; scipy.special is the light part of it (0.3 s)
+    from scipy.special import stdtrit
 
     count = len(values)
     mean = math.fsum(values) / count
     if count < 2:
         return Estimate(mean, None, count)
     spread = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (count - 1))
-    t = float(stats.t.ppf(0.5 + CONFIDENCE / 2, count - 1))
+    t = float(stdtrit(count - 1, 0.5 + CONFIDENCE / 2))
     return Estimate(mean, t * spread / math.sqrt(count), count)

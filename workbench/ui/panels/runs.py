@@ -4,8 +4,9 @@ A sortable table of :func:`~workbench.core.runs.listing.list_runs`; selecting ru
 (Ctrl/Shift for several) emits :attr:`RunsPanel.overlay_changed` so the window
 can draw them over its live plots, and fills a table of their macro and
 weighted F1 and the config fields in which they differ (one run: its whole
-config). "Show:" above the table narrows the list to one sweep's trials or to
-the runs outside sweeps (:mod:`.runs_groups`).
+config). "Show:" above the table narrows the list to one sweep's trials, one
+cross-validation's folds (with their scores across folds under it) or the runs
+outside them (:mod:`.runs_groups`, :mod:`.runs_folds`).
 The panel only edits run folders; reproducing a run or opening its checkpoint is
 the window's job, asked for with :attr:`RunsPanel.reproduce_requested` and
 :attr:`RunsPanel.open_requested`.
@@ -42,7 +43,8 @@ from workbench.core.runs.listing import RunSummary
 from workbench.core.runs.reproduce import reproducible
 from workbench.ui import dialogs
 from workbench.ui.formatting import duration, local_time
-from workbench.ui.panels.runs_groups import SweepGroupCombo, filter_runs, is_study
+from workbench.ui.panels.runs_folds import FoldGroupSummary, GroupRecord, read_groups
+from workbench.ui.panels.runs_groups import RunGroupCombo, filter_runs, in_own_order
 from workbench.ui.panels.runs_table import COLUMNS, SWEEP_COLUMN, RunsTable
 
 __all__ = ["COLUMNS", "RunsPanel", "duration", "local_time"]
@@ -132,7 +134,7 @@ class RunsPanel(QWidget):
         self.table.itemSelectionChanged.connect(self._on_table_selection_changed)
         self.table.itemDoubleClicked.connect(self._on_table_double_clicked)
         self.table.installEventFilter(self)
-        self.group_combo = SweepGroupCombo()
+        self.group_combo = RunGroupCombo()
         self.group_combo.currentIndexChanged.connect(self._on_group_combo_changed)
         self.group_label = QLabel("Show:")
         self.group_label.setBuddy(self.group_combo)
@@ -140,6 +142,7 @@ class RunsPanel(QWidget):
         groups.addWidget(self.group_label)
         groups.addWidget(self.group_combo)
         groups.addStretch(1)
+        self.fold_summary = FoldGroupSummary()  # the chosen cross-validation's scores
 
         self.rename_button = self._button("Rename…", "renameRunButton")
         self.rename_button.clicked.connect(self._on_rename_clicked)
@@ -190,6 +193,7 @@ class RunsPanel(QWidget):
         top_layout = QVBoxLayout(top)
         top_layout.setContentsMargins(0, 0, 0, 0)
         top_layout.addLayout(groups)
+        top_layout.addWidget(self.fold_summary)
         top_layout.addWidget(self.table, 1)
         top_layout.addLayout(buttons)
         top_layout.addWidget(self.message_label)
@@ -239,7 +243,8 @@ class RunsPanel(QWidget):
         root = runs_dir()
         runs = self._index.runs(root)
         self._runs = {r.id: r for r in runs}
-        self._show_groups(runs)
+        groups = read_groups(runs, root)  # each group.json once per refresh
+        self._show_groups(runs, groups)
         selected = self.table.selected_ids()
         self._filling = True
         try:
@@ -248,7 +253,7 @@ class RunsPanel(QWidget):
         finally:
             self._filling = False
         self.table.setToolTip(f"Runs in {root}")
-        self._watch(root, runs)
+        self._watch(root, runs, groups)
         self._selection_changed()
 
     def selected_runs(self) -> list[RunSummary]:
@@ -319,9 +324,13 @@ class RunsPanel(QWidget):
 
     # ------------------------------------------------------------------ table
 
-    def _watch(self, root: Path, runs: list[RunSummary]) -> None:
-        """Watch the runs folder and the folders of runs still running."""
+    def _watch(
+        self, root: Path, runs: list[RunSummary], groups: dict[str, GroupRecord]
+    ) -> None:
+        """Watch the runs folder, the folders of runs still running and of groups
+        whose folds may still finish (a fold's scores come after its run ends)."""
         running = {str(r.folder.path) for r in runs if r.status == "running"}
+        running |= {str(g.path) for g in groups.values() if g.running}
         wanted = {str(root)} | running
         watched = set(self._watcher.directories())
         if watched - wanted:
@@ -330,18 +339,21 @@ class RunsPanel(QWidget):
         if new:
             self._watcher.addPaths(new)
 
-    def _show_groups(self, runs: list[RunSummary]) -> None:
-        """The "Show:" entries for ``runs``; the sort back if the sweep went."""
+    def _show_groups(
+        self, runs: list[RunSummary], groups: dict[str, GroupRecord]
+    ) -> None:
+        """The "Show:" entries for ``runs``; the sort back if the group went."""
         chosen = self.group_combo.choice()
-        self.group_combo.set_runs(runs)
+        self.group_combo.set_runs(runs, groups)
         self.group_label.setVisible(not self.group_combo.isHidden())
+        self.fold_summary.show_group(self.group_combo.chosen_group())
         if self.group_combo.choice() != chosen:
             self._sort_for_group()
 
     def _sort_for_group(self) -> None:
-        """A sweep's trials in trial order; other groups as sorted before it."""
+        """A sweep's trials (a group's folds) in order; others as sorted before."""
         header = self.table.horizontalHeader()
-        if is_study(self.group_combo.choice()):
+        if in_own_order(self.group_combo.choice()):
             if self._sort_before_sweep is None:
                 order = header.sortIndicatorOrder()
                 self._sort_before_sweep = (header.sortIndicatorSection(), order)

@@ -52,8 +52,10 @@ HEADERS = (
     ("Tags", "Your tags (Tags…)"),
     (
         "Sweep",
-        "The sweep it is a trial of, and the trial's number (Run ▸ Sweep…); "
-        "sort by it to see a sweep's trials together, in order",
+        "The sweep it is a trial of, and the trial's number (Run ▸ Sweep…), or "
+        "the cross-validation fold it trained (train --folds; tooltip: the "
+        "group); sort by it to see a sweep's trials or a group's folds "
+        "together, in order",
     ),
 )
 COLUMNS = tuple(text for text, _ in HEADERS)
@@ -169,8 +171,27 @@ def _cells(run: RunSummary) -> list[tuple[str, Any]]:
         (time_text(run), run.seconds + run.prepare_seconds),
         (status_text(run), None),
         (", ".join(run.tags), None),
-        (run.sweep, _sweep_key(run.sweep)),
+        (group_text(run), _group_key(run)),
     ]
+
+
+def group_text(run: RunSummary) -> str:
+    """The Sweep column: ``"s #7"`` for a trial, ``"fold 2 of 5"`` for a fold run."""
+    return ", ".join(label for label in (run.sweep, run.fold) if label)
+
+
+def _group_key(run: RunSummary) -> str:
+    """Trials by study and number, then fold runs by group and fold."""
+    if run.sweep or not run.fold:
+        return _sweep_key(run.sweep)
+    number = run.fold.split(" ")[1] if run.fold.startswith("fold ") else ""
+    return _sweep_key(f"{run.fold_group} #{number}")
+
+
+def _group_header(runs: list[RunSummary]) -> str:
+    """The Sweep column's header for what it holds: trials, folds or both."""
+    sweeps, folds = any(r.sweep for r in runs), any(r.fold for r in runs)
+    return "Sweep / fold" if sweeps and folds else "Fold" if folds else "Sweep"
 
 
 def _sweep_key(label: str) -> str:
@@ -251,8 +272,10 @@ class RunsTable(QTableWidget):
             for row, run in enumerate(runs):
                 self._set_row(row, run)
         self.setSortingEnabled(True)
-        # The Sweep column only once a sweep's trials are listed: room for names.
-        self.setColumnHidden(SWEEP_COLUMN, not any(r.sweep for r in runs))
+        # The Sweep column only once a sweep's trials or a cross-validation's
+        # folds are listed: room for names.
+        self.setColumnHidden(SWEEP_COLUMN, not any(r.sweep or r.fold for r in runs))
+        self.horizontalHeaderItem(SWEEP_COLUMN).setText(_group_header(runs))
         self.mark_current(self._current_id, force=True)  # bold first, then measured
         return True
 
@@ -269,6 +292,9 @@ class RunsTable(QTableWidget):
             self.setItem(row, column, item)
         if run.early_stop:
             self.item(row, STATUS_COLUMN).setToolTip(f"Stopped early {run.early_stop}")
+        if run.fold:  # "fold 2 of 5" alone does not say of which group
+            tip = f"Cross-validation {run.fold_group}, {group_text(run)}"
+            self.item(row, SWEEP_COLUMN).setToolTip(tip)
         first = self.item(row, 0)
         first.setData(_ID_ROLE, run.id)
         first.setToolTip(f"{run.title}\n{run.id}\n{run.folder.path}")
