@@ -8166,3 +8166,69 @@ MUTATIONS += [
         ),
     ),
 ]
+
+T_DATA_ISSUES = "tests/core/test_data_issues.py::"
+MUTATIONS += [
+    Mutation(
+        name="label-errors-threshold-not-the-mean",
+        promise="Confident learning's per-class threshold is the class's mean "
+        "self-confidence",
+        where="workbench.core.data_issues.label_errors:class_thresholds",
+        old="            thresholds[j] = probabilities[mine, j].mean()\n",
+        new="            thresholds[j] = probabilities[mine, j].max()\n",
+        tests=(T_DATA_ISSUES + "test_thresholds_are_each_class_mean_self_confidence",),
+    ),
+    Mutation(
+        name="label-errors-without-thresholds",
+        promise="An image no class is confidently is left out of the confident joint",
+        where="workbench.core.data_issues.label_errors:confident_classes",
+        old="    above = probabilities >= thresholds[None, :]\n",
+        new="    above = probabilities >= 0\n",
+        tests=(
+            T_DATA_ISSUES + "test_the_confident_joint_flags_the_off_diagonal_with_a_"
+            "suggestion",
+        ),
+    ),
+    Mutation(
+        name="label-errors-ranked-backwards",
+        promise="Likely label errors come likeliest first",
+        where="workbench.core.data_issues.label_errors:find_label_issues",
+        old='    order = np.argsort(scores, kind="stable")\n',
+        new='    order = np.argsort(-scores, kind="stable")\n',
+        tests=(
+            T_DATA_ISSUES + "test_the_confident_joint_flags_the_off_diagonal_with_a_"
+            "suggestion",
+        ),
+    ),
+    Mutation(
+        name="most-confused-counts-the-diagonal",
+        promise="The most-confused list is the confusion matrix's off-diagonal ranking",
+        where="workbench.core.data_issues.rankings:most_confused",
+        old="        if i != j and matrix[i, j] > 0\n",
+        new="        if matrix[i, j] > 0\n",
+        tests=(
+            T_DATA_ISSUES + "test_the_most_confused_list_is_the_confusion_matrix_off_"
+            "diagonal_ranking",
+        ),
+    ),
+    Mutation(
+        name="duplicates-only-exact",
+        promise="A re-exposed copy of an image is found as a near-duplicate",
+        where="workbench.core.data_issues.duplicates:find_duplicates",
+        old="        rows, columns = torch.nonzero(block >= similarity, as_tuple=True)\n",
+        new="        rows, columns = torch.nonzero(block > 1.5, as_tuple=True)\n",
+        tests=(T_DATA_ISSUES + "test_copies_are_found_and_other_pictures_are_not",),
+    ),
+    Mutation(
+        name="data-issues-never-reuses-its-folds",
+        promise="data-issues reuses a finished cross-validation of the same data "
+        "and settings instead of training the folds again",
+        where="workbench.core.data_issues.held_out:matching_group",
+        old="        if predictions is not None and torch.equal(predictions.label, labels):\n",
+        new="        if False:\n",
+        tests=(
+            T_DATA_ISSUES + "test_data_issues_lists_a_flipped_label_writes_csv_and_"
+            "reuses_its_folds",
+        ),
+    ),
+]

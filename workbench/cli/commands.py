@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from workbench import __version__
 from workbench.cli import check_data as cli_check_data
+from workbench.cli import data_issues as cli_data_issues
 from workbench.cli import devices as cli_devices
 from workbench.cli import export as cli_export
 from workbench.cli import inspect as cli_inspect
@@ -112,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_script.add_script_parser(sub)
     cli_lr_find.add_lr_find_parser(sub)
     cli_sweep.add_sweep_parser(sub)
+    cli_data_issues.add_data_issues_parser(sub)
     summary.add_argument("--batch-size", type=int, default=256, metavar="N")
     return parser
 
@@ -152,6 +154,7 @@ def _main(argv: Sequence[str] | None) -> int:
         "script": cli_script.cmd_script,
         "lr-find": cli_lr_find.cmd_lr_find,
         "sweep": cli_sweep.cmd_sweep,
+        "data-issues": cli_data_issues.cmd_data_issues,
     }
     try:
         if not interrupts.is_rank():  # a rank holds until its first step

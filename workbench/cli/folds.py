@@ -39,12 +39,33 @@ def train_folds(args: argparse.Namespace) -> int:
             "--folds trains its folds one after another in this process: give --nproc 1"
         )
     base = C.load_config(args.config) if args.config else C.TrainConfig()
-    campaign = FoldCampaign(config_from_args(args, base))
+    campaign, code = cross_validate(
+        config_from_args(args, base), args.quiet, args.tensorboard
+    )
+    if code:
+        return code
+    assert campaign.group is not None
+    say(f"cross-validation over {campaign.folds} folds:")
+    for name, value in campaign.estimates().items():
+        say(f"  {estimate_text(name, value)}")
+    say(f"group: {campaign.group.path} (held-out predictions of every training image)")
+    return 0
+
+
+def cross_validate(
+    cfg: C.TrainConfig, quiet: bool, tensorboard: bool = False
+) -> tuple[FoldCampaign, int]:
+    """Train the ``cfg.folds`` folds of ``cfg``, saying how each went.
+
+    Returns the campaign (its group holds what finished) and 0, or 130 when
+    a fold was stopped (the folds after it never start).
+    """
+    campaign = FoldCampaign(cfg)
     session = Session(origin="command line")
-    session.tensorboard = args.tensorboard
-    downloads = DownloadBars(args.quiet)
+    session.tensorboard = tensorboard
+    downloads = DownloadBars(quiet)
     # Before any folder: a class with fewer images than folds is one line.
-    campaign.check_data(lambda cfg: session.load_arrays(cfg, downloads, None))
+    campaign.check_data(lambda c: session.load_arrays(c, downloads, None))
     cfg = campaign.config
     say(
         f"{cfg.folds}-fold cross-validation of {cfg.model} on {cfg.dataset} "
@@ -62,19 +83,16 @@ def train_folds(args: argparse.Namespace) -> int:
         say(f"fold {fold + 1} of {cfg.folds}:")
         if session.folder is not None:
             say(folder_line(session.folder, plan.config))
-        run, result = follow_training(session, plan, args.quiet, downloads)
+        run, result = follow_training(session, plan, quiet, downloads)
         session.finish(result)
         if result is None or result.stopped or run is None:
+            if campaign.group is not None:
+                campaign.group.update(status="stopped")
             say(f"stopped in fold {fold + 1}: the folds after it were not trained")
-            return 130
+            return campaign, 130
         scores = campaign.finished(run, session.folder)
         say(
             f"fold {fold + 1}: held-out accuracy {percent(scores['val_accuracy'])}, "
             f"loss {scores['val_loss']:.4f}, macro-F1 {percent(scores['macro_f1'])}"
         )
-    assert campaign.group is not None
-    say(f"cross-validation over {cfg.folds} folds:")
-    for name, value in campaign.estimates().items():
-        say(f"  {estimate_text(name, value)}")
-    say(f"group: {campaign.group.path} (held-out predictions of every training image)")
-    return 0
+    return campaign, 0

@@ -27,6 +27,7 @@ distributed/   torchrun and DistributedDataParallel: env, ddp, resharding
 host/          the process itself: OpenMP threads, memory, process trees
 tuning/        finding settings: the learning-rate finder and its probes
 crossval/      k-fold cross-validation: fold runs as a group, out-of-fold predictions
+data_issues/   label errors, top losses, confused pairs, duplicates over a dataset
 
 No module here imports Qt (tests/core/test_core_is_qt_free.py).
 """
@@ -37,6 +38,7 @@ __all__ = [
     "config",
     "crossval",
     "data",
+    "data_issues",
     "distributed",
     "errors",
     "events",

@@ -1,0 +1,56 @@
+"""Out-of-sample probabilities for every image: the folds' and the ensemble's.
+
+Training images: the held-out predictions a cross-validation group keeps (an
+earlier group over the same data and settings is reused). Validation images:
+the group's fold models averaged (none of them trained on those).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+
+from workbench.core.config import TrainConfig
+from workbench.core.crossval.ensemble import load_ensemble
+from workbench.core.crossval.group import FoldGroup, list_groups
+from workbench.core.data.build import build_loaders
+
+
+def matching_group(
+    cfg: TrainConfig, labels: torch.Tensor, root: Path | None = None
+) -> FoldGroup | None:
+    """A finished group of ``cfg``'s folds whose predictions cover ``labels``.
+
+    The same settings (every config field but the fold) and the same training
+    labels in the same order; the newest such group.
+    """
+    wanted = cfg.replace(fold=0).to_dict()
+    for group in list_groups(root):
+        info = group.info()
+        if info.get("status") != "finished" or info.get("config") != wanted:
+            continue
+        predictions = group.predictions()
+        if predictions is not None and torch.equal(predictions.label, labels):
+            return group
+    return None
+
+
+def training_probabilities(group: FoldGroup) -> np.ndarray:
+    """Every training image's held-out probabilities, in training order."""
+    predictions = group.predictions()
+    if predictions is None:
+        raise ValueError(f"{group.id} keeps no held-out predictions")
+    return predictions.probabilities.double().numpy()
+
+
+@torch.no_grad()
+def validation_probabilities(group: FoldGroup, cfg: TrainConfig) -> np.ndarray:
+    """The fold models' averaged probabilities of every validation image."""
+    _payload, ensemble = load_ensemble(group)
+    whole = cfg.replace(folds=1, fold=0, device="cpu")
+    batches = build_loaders(whole, "cpu").val
+    parts = [F.softmax(ensemble(x), dim=1) for x, _y in batches]
+    return torch.cat(parts).double().numpy()
