@@ -8232,3 +8232,47 @@ MUTATIONS += [
         ),
     ),
 ]
+
+T_FOLDS_WINDOW = "tests/ui/test_folds_window.py::"
+MUTATIONS += [
+    Mutation(
+        name="folds-window-reproduce-runs-every-fold",
+        promise="Reproduce of one fold run in the window trains that fold alone",
+        where="workbench.ui.window.folds:FoldRunner.start_if_folds",
+        old="        if cfg.folds < 2 or c.session.reproducing is not None:\n",
+        new="        if cfg.folds < 2:\n",
+        tests=(
+            T_FOLDS_WINDOW + "test_three_folds_from_the_window_make_three_runs_a_"
+            "group_and_reproduce_one",
+        ),
+    ),
+    Mutation(
+        name="folds-window-stop-starts-the-next-fold",
+        promise="Stop in a fold saves it and starts no later fold",
+        where="workbench.ui.window.folds:FoldRunner._on_controller_run_finished",
+        old="        elif result.stopped:\n",
+        new="        elif result.early_stop:\n",
+        tests=(
+            T_FOLDS_WINDOW + "test_stop_in_a_fold_saves_it_and_starts_no_later_fold",
+        ),
+    ),
+    Mutation(
+        name="folds-window-stop-during-the-check-starts-anyway",
+        promise="Stop during the folds' data check starts no fold",
+        where="workbench.ui.run_controller:RunController._on_task_finished",
+        old="            outcome is None or (task is not None and task.cancel_requested)\n",
+        new="            outcome is None\n",
+        tests=(T_FOLDS_WINDOW + "test_stop_during_the_data_check_starts_nothing",),
+    ),
+    Mutation(
+        name="folds-window-skips-the-last-fold",
+        promise="The window trains every fold and the group holds K scores",
+        where="workbench.ui.window.folds:FoldRunner._on_controller_fold_kept",
+        old="        if self.fold + 1 < campaign.folds:\n",
+        new="        if self.fold + 2 < campaign.folds:\n",
+        tests=(
+            T_FOLDS_WINDOW + "test_three_folds_from_the_window_make_three_runs_a_"
+            "group_and_reproduce_one",
+        ),
+    ),
+]

@@ -5,7 +5,8 @@ tests drive actions with ``trigger()``. This script checks what those tests
 cannot: that the Draw tab's keys work from the real keyboard, after Ctrl+2,
 wherever the focus is, and are dead while another tab is shown; that the
 Model panel's Find box takes a click, typing and Return; that the Training
-panel's Early stop takes a typed patience and Best epoch by a chosen metric;
+panel's Early stop takes a typed patience, Best epoch by a chosen metric and
+Folds a typed K (1: Off);
 that Ctrl+6 shows the Code tab and its Copy button takes a real click; and
 that Ctrl+E
 (Export model…) stays inert without a run. Run it as::
@@ -148,6 +149,25 @@ def main() -> int:
         xdotool("key", "Tab")
         yield None
         check("patience 0 turns it off", window.current_config().early_stop is None)
+        # Folds: a typed K sets cross-validation, 1 turns it off (shown "Off").
+        folds = training.folds_spin
+        centre = folds.mapToGlobal(QPoint(folds.width() // 3, folds.height() // 2))
+        xdotool("mousemove", str(centre.x()), str(centre.y()), "click", "1")
+        yield None
+        xdotool("key", "ctrl+a")
+        xdotool("type", "--delay", "40", "5")
+        xdotool("key", "Tab")
+        yield None
+        check("typed Folds 5 sets 5 folds", window.current_config().folds == 5)
+        xdotool("mousemove", str(centre.x()), str(centre.y()), "click", "1")
+        xdotool("key", "ctrl+a")
+        xdotool("type", "--delay", "40", "1")
+        xdotool("key", "Tab")
+        yield None
+        check(
+            "Folds 1 turns cross-validation off",
+            window.current_config().folds == 1 and folds.text() == "Off",
+        )
         # The Model panel: a click in Find, a typed name, Return picks the match.
         models = window.model_panel
         find = models.search_edit

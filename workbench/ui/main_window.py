@@ -51,6 +51,7 @@ from workbench.ui.window import state as window_state
 from workbench.ui.window.actions import build_actions
 from workbench.ui.window.export import ExportActions
 from workbench.ui.window.files import FileActions
+from workbench.ui.window.folds import FoldRunner
 from workbench.ui.window.job_view import JobView
 from workbench.ui.window.preview import ModelPreview
 from workbench.ui.window.run_view import RunView
@@ -98,6 +99,7 @@ class MainWindow(QMainWindow):
         self._connect_controller()
         self.preview = ModelPreview(self, self.controller)
         self.run_view = RunView(self, self.controller)
+        self.folds = FoldRunner(self, self.controller)  # after run_view: its slots
 
         self._restore_window_state()
         cfg = window_state.load_last_config(self._settings) or TrainConfig()
@@ -182,6 +184,8 @@ class MainWindow(QMainWindow):
         for panel in self._config_panels:
             values.update(panel.config_values())
         values["frozen"] = self.frozen_mask()
+        if values["folds"] != self._base_config.folds:
+            values["fold"] = 0  # another K: an opened fold run's index is no fold
         return self._base_config.replace(**values)
 
     def apply_config(self, cfg: TrainConfig) -> None:
@@ -267,8 +271,10 @@ class MainWindow(QMainWindow):
         except ConfigError as exc:
             self.show_error("Invalid settings", exc)
             return
-        if self._all_frozen("in the freeze tree") or self.jobs.start_if_several(
-            cfg, nproc
+        if (
+            self._all_frozen("in the freeze tree")
+            or self.folds.start_if_folds(cfg, nproc)
+            or self.jobs.start_if_several(cfg, nproc)
         ):
             return
         plan = self.controller.plan(cfg)
@@ -411,8 +417,8 @@ class MainWindow(QMainWindow):
         self.set_notes([*self._notes, note])
 
     def set_status(self, text: str) -> None:
-        """One line in the status bar."""
-        self.status_label.setText(text)
+        """One line in the status bar (the fold of a cross-validation first)."""
+        self.status_label.setText(self.folds.status_text(text))
 
     def show_error(self, title: str, exc: BaseException) -> None:
         """A dialog for ``exc`` (its traceback under Details) and a status line."""

@@ -15,6 +15,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from workbench.core import events as E
 from workbench.core.config import TrainConfig
+from workbench.core.crossval.campaign import FoldCampaign
 from workbench.core.data.cache import ArraysCache
 from workbench.core.export.formats import export_checkpoint
 from workbench.core.runs.folder import RunFolder, mark_closed_if_stopped
@@ -95,6 +97,11 @@ class RunController(QObject):
     job_started = Signal(object)  # Path: the run folder a --nproc job writes
     job_event = Signal(object)  # what the job's run folder or rank 0 told
     job_ended = Signal(object)  # JobEnded; the state is idle again
+    run_begun = Signal(object)  # RunFolder | None: made, the trainer not started
+    # A cross-validation's steps around its fold runs; the state is idle again.
+    folds_checked = Signal(object)  # FoldCampaign: its data has K images a class
+    fold_kept = Signal(object)  # dict: the fold's held-out scores, in its group
+    fold_failed = Signal(str, str)  # message ("": stopped), traceback
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -110,6 +117,9 @@ class RunController(QObject):
         self.result: E.TrainResult | None = None  # the last run's, None if failed
         self.closing = False
         self._task: TaskThread | None = None
+        # A task's outcome kept until the state is idle (see _run_task).
+        self._outcome: Callable[[], None] | None = None
+        self._outcome_when_idle = False
         self.job: ProcessJob | None = None  # a run on several processes
         self._task_callbacks: tuple[Callable[[Any], None], Callable[..., None]] = (
             _ignore,
@@ -132,6 +142,8 @@ class RunController(QObject):
         """Stop was asked for and the run has not ended yet."""
         if self.job is not None:
             return self.job.stop_requested
+        if self._task is not None and self.state is RunState.PREPARING:
+            return self._task.cancel_requested  # a data check before a run
         return self.state.training and self.trainer.control.stop_requested
 
     def plan(self, cfg: TrainConfig) -> Plan:
@@ -147,6 +159,8 @@ class RunController(QObject):
         notes = self.session.begin(plan)
         self.result = None
         self._set_state(RunState.PREPARING)
+        # Before the trainer thread writes run.json too: its slots may update it.
+        self.run_begun.emit(self.session.folder)
         self.trainer.start_run(self.session, plan)
         return notes
 
@@ -173,6 +187,9 @@ class RunController(QObject):
             self.trainer.control.request_stop()
             self.session.log("stop requested")
             self.state_changed.emit(self.state)  # Stop is no longer available
+        elif self.state is RunState.PREPARING and self._task is not None:
+            self._task.cancel()  # the data check before a cross-validation
+            self.state_changed.emit(self.state)
 
     def start_job(self, cfg: TrainConfig, nproc: int) -> ProcessJob:
         """Train a new run on ``nproc`` processes (``train --nproc``), followed live.
@@ -310,6 +327,49 @@ class RunController(QObject):
             self.find_failed.emit,
         )
 
+    def check_folds(self, campaign: FoldCampaign) -> None:
+        """Check off the GUI thread that the data has the campaign's folds.
+
+        ``folds_checked`` (the campaign) or ``fold_failed`` follow, once idle;
+        :meth:`stop` ends the check, which then fails with no message.
+        """
+        session = self.session
+
+        def work(progress: Any, cancel: Any) -> FoldCampaign:
+            campaign.check_data(lambda cfg: session.load_arrays(cfg, progress, cancel))
+            return campaign
+
+        self._run_task(
+            "check-folds",
+            work,
+            RunState.PREPARING,
+            self.folds_checked.emit,
+            self.fold_failed.emit,
+            when_idle=True,
+        )
+
+    def keep_fold(self, campaign: FoldCampaign) -> None:
+        """Keep the finished fold run's held-out predictions in its group.
+
+        The fold model predicts its held-out fold off the GUI thread;
+        ``fold_kept`` (its scores) or ``fold_failed`` follow, once idle.
+        """
+        run, folder = self.session.run, self.session.folder
+        if run is None:
+            raise RuntimeError("no fold run to keep")
+
+        def work(progress: Any, cancel: Any) -> dict[str, float]:
+            return campaign.finished(run, folder)
+
+        self._run_task(
+            "keep-fold",
+            work,
+            RunState.SCORING,
+            self.fold_kept.emit,
+            self.fold_failed.emit,
+            when_idle=True,
+        )
+
     def cancel_task(self) -> None:
         """Ask the background task to stop at its next check."""
         if self._task is not None:
@@ -322,11 +382,18 @@ class RunController(QObject):
         state: RunState,
         on_success: Callable[[Any], None],
         on_failure: Callable[[str, str], None],
+        *,
+        when_idle: bool = False,
     ) -> None:
-        """Run ``work`` in a :class:`TaskThread` while in ``state``; idle after."""
+        """Run ``work`` in a :class:`TaskThread` while in ``state``; idle after.
+
+        ``when_idle``: the outcome is told once the state is idle (its slots
+        may start the next run), and a cancelled task fails with no message.
+        """
         if self.state is not RunState.IDLE:
             raise RuntimeError("a run or task is already in progress")
         self._task_callbacks = (on_success, on_failure)
+        self._outcome, self._outcome_when_idle = None, when_idle
         self._set_state(state)
         self._task = start_task(
             self,
@@ -340,18 +407,32 @@ class RunController(QObject):
 
     @Slot(object)
     def _on_task_succeeded(self, result: Any) -> None:
-        self._task_callbacks[0](result)
+        self._tell(partial(self._task_callbacks[0], result))
 
     @Slot(object)
     def _on_task_failed(self, error: Exception) -> None:
-        self._task_callbacks[1](*describe_error(error))
+        self._tell(partial(self._task_callbacks[1], *describe_error(error)))
+
+    def _tell(self, outcome: Callable[[], None]) -> None:
+        if self._outcome_when_idle:
+            self._outcome = outcome
+        else:
+            outcome()
 
     @Slot()
     def _on_task_finished(self) -> None:
         task, self._task = self._task, None
         if task is not None:
             task.deleteLater()
+        outcome, self._outcome = self._outcome, None
+        if self._outcome_when_idle and (
+            outcome is None or (task is not None and task.cancel_requested)
+        ):
+            outcome = partial(self._task_callbacks[1], "", "")  # cancelled
+        self._outcome_when_idle = False
         self._set_state(RunState.IDLE)
+        if outcome is not None:
+            outcome()
 
     # ------------------------------------------------------------------ trainer
 

@@ -37,6 +37,12 @@ PROGRESS_INTERVAL_S = 0.25
 _TRAINING = ("preparing", "running", "pausing", "paused")
 _HELD = ("pausing", "paused")
 BEST_METRIC_TEXTS = ("Validation accuracy", "Validation loss", "Macro-F1")
+MAX_FOLDS = 20  # the spin's top; the command line takes any K
+FOLDS_TIP = (
+    "Cross-validation: Start trains K runs, each validating on its own fold of\n"
+    "the training images (stratified, seeded). Each fold is its own run; the Runs\n"
+    "tab groups them with the mean and 95% interval of each score. Off: one run"
+)
 
 
 class LearningRateSpin(QDoubleSpinBox):
@@ -226,7 +232,19 @@ class TrainingPanel(ConfigPanel):
             "in the run folder, and early stopping waits for it to improve"
         )
         self.best_combo.currentIndexChanged.connect(self._emit_changed)
-        self.form.addRow("Best epoch by", self.best_combo)
+        # 1 is off: a run of its own; K >= 2 folds are K runs.
+        self.folds_spin = QSpinBox(objectName="foldsSpin")
+        self.folds_spin.setRange(1, MAX_FOLDS)
+        self.folds_spin.setSpecialValueText("Off")
+        self.folds_spin.setToolTip(FOLDS_TIP)
+        self.folds_spin.valueChanged.connect(self._emit_changed)
+        row = QHBoxLayout()
+        row.addWidget(self.best_combo, 1)
+        folds_label = QLabel("Folds")
+        folds_label.setToolTip(FOLDS_TIP)
+        row.addWidget(folds_label)
+        row.addWidget(self.folds_spin)
+        self.form.addRow("Best epoch by", row)
 
     def _apply(self, cfg: TrainConfig) -> None:
         select_data(self.optimizer_combo, cfg.optimizer)
@@ -238,11 +256,13 @@ class TrainingPanel(ConfigPanel):
         self.patience_spin.setValue(cfg.early_stop or 0)
         self.delta_spin.setValue(cfg.early_stop_delta)
         select_data(self.best_combo, cfg.best_metric)
+        self.folds_spin.setValue(cfg.folds)  # a fold run's config shows its K
         self.set_dataset(cfg.dataset)
 
     def config_values(self) -> dict[str, Any]:
         """Optimizer, schedule, lr, seed, epochs (None: dataset default), max
-        steps, early stopping and what the best epoch is judged by."""
+        steps, early stopping, what the best epoch is judged by and the folds
+        (1: off; which fold a run is stays the config's)."""
         return {
             "optimizer": str(self.optimizer_combo.currentData()),
             "schedule": str(self.schedule_combo.currentData()),
@@ -253,6 +273,7 @@ class TrainingPanel(ConfigPanel):
             "early_stop": self.patience_spin.value() or None,
             "early_stop_delta": self.delta_spin.value(),
             "best_metric": str(self.best_combo.currentData()),
+            "folds": self.folds_spin.value(),
         }
 
     def set_dataset(self, dataset: str) -> None:
@@ -275,6 +296,7 @@ class TrainingPanel(ConfigPanel):
             self.patience_spin,
             self.delta_spin,
             self.best_combo,
+            self.folds_spin,
         ):
             widget.setEnabled(enabled)
 

@@ -12,6 +12,7 @@ export           File > Export model: the formats, verified, shown as a card
 run_view         the current run as the window shows it: progress, curves
 preview          the freeze tree's model: the run's, or a preview built aside
 job_view         Start with Processes > 1: a job the window follows live
+folds            Start with Folds >= 2: the K fold runs of a cross-validation
 runs             the Runs tab's wiring: overlay, open and reproduce past runs
 teach            the Draw tab's wiring: the reader's weights, fine-tuning
 summary_dialog   View > Model summary: each layer's shape, parameters, MACs
@@ -22,6 +23,7 @@ __all__ = [
     "actions",
     "export",
     "files",
+    "folds",
     "job_view",
     "layout",
     "lr_finder",

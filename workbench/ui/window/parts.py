@@ -213,6 +213,20 @@ class JobViewWindow(StatusWindow, ErrorWindow, Protocol):
     def add_note(self, note: str) -> None: ...
 
 
+class FoldsWindow(StatusWindow, ErrorWindow, ConfigWindow, Protocol):
+    """What :class:`~workbench.ui.window.folds.FoldRunner` uses."""
+
+    training_panel: TrainingPanel
+    device_panel: DevicePanel
+    runs_tab: RunsTabPart
+
+    def set_notes(self, notes: list[str]) -> None: ...
+    def add_note(self, note: str) -> None: ...
+    def launch(
+        self, plan: Plan, notes: list[str] | None = None, status: str = ""
+    ) -> None: ...
+
+
 class TeachWindow(StatusWindow, ErrorWindow, ConfigWindow, Protocol):
     """What :class:`~workbench.ui.window.teach.DrawTab` uses."""
 
