@@ -8276,3 +8276,58 @@ MUTATIONS += [
         ),
     ),
 ]
+
+T_FIXES = "tests/core/test_fixes.py::"
+MUTATIONS += [
+    Mutation(
+        name="fixes-exclusion-ignored",
+        promise="An image the fixes exclude is left out of the run",
+        where="workbench.core.data.fixes:apply_fixes",
+        old="            kept[split][row] = False\n",
+        new="            pass\n",
+        tests=(
+            T_FIXES + "test_a_built_in_datasets_fixes_relabel_exclude_undo_and_"
+            "reproduce",
+        ),
+    ),
+    Mutation(
+        name="fixes-of-gone-images-applied-silently",
+        promise="Fixes whose images are gone are not applied silently",
+        where="workbench.core.data.fixes:_check",
+        old="    if gone:\n",
+        new="    if False:\n",
+        tests=(T_FIXES + "test_fixes_whose_images_are_gone_are_not_applied_silently",),
+    ),
+    Mutation(
+        name="fixes-keyed-by-file-name",
+        promise="An image folder's fixes follow the picture, not its file name",
+        where="workbench.core.data.fixes:folder_keys",
+        old="    return [files[name] for name in train], [files[name] for name in val]\n",
+        new="    return train, val\n",
+        tests=(
+            T_FIXES + "test_an_image_folders_fixes_follow_the_file_content_and_"
+            "touch_no_file",
+        ),
+    ),
+    Mutation(
+        name="fixes-of-another-dataset-applied",
+        promise="Fixes made for another dataset are refused in one line",
+        where="workbench.core.data.fixes:Overlay.open",
+        old="        if stored != overlay.dataset:\n",
+        new="        if False:\n",
+        tests=(
+            T_FIXES + "test_a_damaged_or_foreign_overlay_is_one_line_and_left_as_it_is",
+        ),
+    ),
+    Mutation(
+        name="fixes-not-kept-in-the-config",
+        promise="A run keeps its fixes in its config, so Reproduce repeats them",
+        where="workbench.cli.train_flags:config_from_args",
+        old="    return cfg.replace(fixes=entries, fixes_name=name)\n",
+        new="    return cfg\n",
+        tests=(
+            T_FIXES + "test_a_built_in_datasets_fixes_relabel_exclude_undo_and_"
+            "reproduce",
+        ),
+    ),
+]

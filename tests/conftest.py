@@ -99,6 +99,14 @@ def my_digits_dir(tmp_path_factory, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def fixes_root(tmp_path_factory, monkeypatch):
+    """Fix overlays go to a fresh folder, never the user's own."""
+    folder = tmp_path_factory.mktemp("fixes")
+    monkeypatch.setenv("PTCORE_FIXES_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture(autouse=True)
 def runs_root(tmp_path_factory, monkeypatch):
     """Run folders (autosaves) go to a fresh folder, never the user's own."""
     folder = tmp_path_factory.mktemp("runs")

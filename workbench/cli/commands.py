@@ -17,6 +17,7 @@ from workbench.cli import check_data as cli_check_data
 from workbench.cli import data_issues as cli_data_issues
 from workbench.cli import devices as cli_devices
 from workbench.cli import export as cli_export
+from workbench.cli import fixes as cli_fixes
 from workbench.cli import inspect as cli_inspect
 from workbench.cli import interrupts
 from workbench.cli import lr_find as cli_lr_find
@@ -114,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_lr_find.add_lr_find_parser(sub)
     cli_sweep.add_sweep_parser(sub)
     cli_data_issues.add_data_issues_parser(sub)
+    cli_fixes.add_fixes_parser(sub)
     summary.add_argument("--batch-size", type=int, default=256, metavar="N")
     return parser
 
@@ -155,6 +157,7 @@ def _main(argv: Sequence[str] | None) -> int:
         "lr-find": cli_lr_find.cmd_lr_find,
         "sweep": cli_sweep.cmd_sweep,
         "data-issues": cli_data_issues.cmd_data_issues,
+        "fixes": cli_fixes.cmd_fixes,
     }
     try:
         if not interrupts.is_rank():  # a rank holds until its first step

@@ -11,6 +11,7 @@ from typing import Any
 
 from workbench.cli import distributed as cli_distributed
 from workbench.core import config as C
+from workbench.core.data.fixes import Overlay
 from workbench.core.train.class_weights import FILE_FORMAT, read_weights_file
 
 MODEL_HELP = (
@@ -121,6 +122,13 @@ def add_train_flags(parser: argparse.ArgumentParser) -> None:
         "training split and validated on the one left out; prints each score's "
         "mean and 95%% confidence interval and keeps the held-out predictions",
     )
+    add(
+        "--fixes",
+        metavar="NAME",
+        help="train with the fixes of the overlay NAME (see the fixes command): "
+        "relabelled images and exclusions, the files untouched; the run keeps "
+        'them in its config. "" trains without fixes',
+    )
     add("--batch-size", type=int)
     add("--lr", type=float, help="learning rate (the peak, with onecycle)")
     add("--weight-decay", type=float)
@@ -218,4 +226,11 @@ def config_from_args(args: argparse.Namespace, base: C.TrainConfig) -> C.TrainCo
             changes[name] = tuple(value) if isinstance(value, list) else value
     if "class_weights" in changes:  # a FILE is read now: the config keeps values
         changes["class_weights"] = class_weights_value(changes["class_weights"])
-    return base.replace(**changes)
+    name = changes.pop("fixes", None)  # an overlay's name: the config keeps its fixes
+    cfg = base.replace(**changes)
+    if name is None:
+        return cfg
+    if name == "":
+        return cfg.replace(fixes=(), fixes_name="")
+    entries = Overlay.open(name, cfg, must_exist=True).config_entries()
+    return cfg.replace(fixes=entries, fixes_name=name)

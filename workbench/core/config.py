@@ -140,6 +140,12 @@ class TrainConfig:
     split and validates on fold ``fold`` (0..K-1); the dataset's validation
     split stays unseen. See ``workbench.core.crossval``.
 
+    ``fixes``: changes to the data that never touch its files, as
+    ``(image key, "relabel" or "exclude", new label or "")`` entries (read from
+    a named overlay by the command line and the window, so the config holds
+    them and Reproduce needs no file); ``fixes_name`` is the overlay's name.
+    See ``workbench.core.data.fixes``.
+
     ``log_every``: steps between two logged losses; None (the default) is
     automatic: every step of a run of up to 5,000 steps, about 5,000 points of a
     longer one, so a live curve shows every step of a short run.
@@ -182,6 +188,8 @@ class TrainConfig:
     balanced_sampler: bool = False
     folds: int = 1
     fold: int = 0
+    fixes: tuple[tuple[str, str, str], ...] = field(default_factory=tuple)
+    fixes_name: str = ""
 
     def __post_init__(self) -> None:
         # Lists arrive from JSON and argparse; a tuple keeps the dataclass hashable.
@@ -189,6 +197,12 @@ class TrainConfig:
             value = getattr(self, name)
             if isinstance(value, list):
                 object.__setattr__(self, name, tuple(value))
+        if isinstance(self.fixes, list | tuple):
+            fixes = tuple(
+                tuple(fix) if isinstance(fix, list | tuple) else fix
+                for fix in self.fixes
+            )
+            object.__setattr__(self, "fixes", fixes)
         validate(self)
         if isinstance(self.class_weights, tuple):  # 2 from a file is 2.0
             weights = tuple(float(w) for w in self.class_weights)
@@ -231,6 +245,7 @@ class TrainConfig:
         data["augment"] = list(self.augment)
         if isinstance(self.class_weights, tuple):
             data["class_weights"] = list(self.class_weights)
+        data["fixes"] = [list(fix) for fix in self.fixes]
         return {"schema_version": SCHEMA_VERSION, **data}
 
     @classmethod
@@ -326,6 +341,7 @@ def validate(cfg: TrainConfig) -> None:
         raise ConfigError("data_dir: must be a folder path")
     _validate_images(cfg)
     _validate_class_weights(cfg)
+    _validate_fixes(cfg)
     if not isinstance(cfg.frozen, tuple) or not all(
         isinstance(p, str) and p for p in cfg.frozen
     ):
@@ -335,6 +351,29 @@ def validate(cfg: TrainConfig) -> None:
             "workers: the fast in-memory loader has no worker processes; "
             "use loader 'dataloader' to study num_workers"
         )
+
+
+FIX_ACTIONS = ("relabel", "exclude")  # what a run's fixes do to an image
+
+
+def _validate_fixes(cfg: TrainConfig) -> None:
+    """Each fix is (image key, relabel or exclude, the new label or "")."""
+    if not isinstance(cfg.fixes_name, str):
+        raise ConfigError(f"fixes_name: {cfg.fixes_name!r:.40} must be a name")
+    if not isinstance(cfg.fixes, tuple):
+        raise ConfigError("fixes: must be a list of [image, action, label] entries")
+    for index, fix in enumerate(cfg.fixes):
+        if (
+            not isinstance(fix, tuple)
+            or len(fix) != 3
+            or not all(isinstance(part, str) for part in fix)
+            or fix[1] not in FIX_ACTIONS
+            or (fix[1] == "relabel") != bool(fix[2])
+        ):
+            raise ConfigError(
+                f"fixes: entry {index} ({fix!r:.60}) is not [image, relabel, LABEL] "
+                "or [image, exclude, '']"
+            )
 
 
 def _validate_class_weights(cfg: TrainConfig) -> None:

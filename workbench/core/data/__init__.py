@@ -18,6 +18,7 @@ loaders          the fast in-memory loader and the textbook DataLoader path
 loader_set       a run's train and validation loaders, with what to tell the user
 build            the loaders a run's config asks for (build_loaders)
 balanced_sampler the training split's class counts; every class equally likely
+fixes            relabels and exclusions kept in a named overlay, never in the files
 """
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "cifar",
     "describe",
     "download",
+    "fixes",
     "folder",
     "folder_check",
     "folder_images",

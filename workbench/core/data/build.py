@@ -11,6 +11,7 @@ from torch.utils.data import Dataset
 
 from workbench.core.crossval.folds import fold_of_run
 from workbench.core.data.augment import augment_transform
+from workbench.core.data.fixes import apply_fixes, builtin_keys
 from workbench.core.data.folder_loading import folder_loaders
 from workbench.core.data.loader_set import VAL_MIN_BATCH_SIZE, Loaders, fast_loaders
 from workbench.core.data.loaders import (
@@ -75,10 +76,11 @@ def build_loaders(
     if cfg.dataset == FOLDER:
         return folder_loaders(cfg, device, progress=progress, cancel=cancel)
     held_out = None
-    if cfg.folds > 1:  # the per-sample path then reads these arrays too
+    if cfg.folds > 1 or cfg.fixes:  # the per-sample path then reads these too
         if arrays is None:
             arrays = load_run_arrays(cfg, progress=progress, cancel=cancel)
         names = dataset_info(cfg.dataset).class_names
+        arrays = apply_fixes(arrays, builtin_keys(arrays), cfg, names)
         arrays, held_out = fold_of_run(arrays, cfg, names)
     data = sized_info(dataset_info(cfg.dataset), cfg.resolved_image_size)
     info = fit_to_model(data, cfg.model, cfg.weights)

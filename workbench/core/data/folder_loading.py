@@ -9,6 +9,12 @@ import torch
 
 from workbench.core.crossval.folds import fold_of_run, fold_pairs
 from workbench.core.data.augment import augment_transform
+from workbench.core.data.fixes import (
+    apply_fixes,
+    apply_to_pairs,
+    check_fixes_found,
+    folder_keys,
+)
 from workbench.core.data.folder import (
     images_progress,
     load_folder,
@@ -62,7 +68,11 @@ def folder_loaders(
             progress=decoding,
             cancel=cancel,
         )
-        arrays, held_out = fold_of_run(data.arrays, cfg, data.info.class_names)
+        arrays = data.arrays
+        if cfg.fixes:
+            keys = folder_keys(cfg, data.skipped, data.fingerprint.files)
+            arrays = apply_fixes(arrays, keys, cfg, data.info.class_names)
+        arrays, held_out = fold_of_run(arrays, cfg, data.info.class_names)
         train: FastLoader | DataLoaderBatches
         val: FastLoader | DataLoaderBatches
         info = fit_to_model(data.info, cfg.model, cfg.weights)
@@ -91,6 +101,16 @@ def folder_loaders(
         )
         info = fit_to_model(streamed.info, cfg.model, cfg.weights)
         train_pairs, val_pairs, held_out = streamed.train, streamed.val, None
+        if cfg.fixes:
+            names = info.class_names
+            files = streamed.fingerprint.files
+            keys = [
+                [files[listing.relative(path)] for path, _label in pairs]
+                for pairs in (train_pairs, val_pairs)
+            ]
+            check_fixes_found(cfg, keys[0] + keys[1], names)
+            train_pairs = apply_to_pairs(train_pairs, keys[0], cfg, names)
+            val_pairs = apply_to_pairs(val_pairs, keys[1], cfg, names)
         if cfg.folds > 1:
             train_pairs, val_pairs, held_out = fold_pairs(
                 train_pairs, cfg, info.class_names

@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.core.config import TrainConfig
-from workbench.core.data.folder import load_folder, scan_folder, split_pairs
-from workbench.core.data.registry import FOLDER, ImageArrays
+from workbench.core.data.fixes import apply_fixes, builtin_keys, folder_names, kept_rows
+from workbench.core.data.folder import load_folder, scan_folder
+from workbench.core.data.registry import FOLDER, ImageArrays, dataset_info
 from workbench.core.data.sources import load_run_arrays
 
 
@@ -24,29 +25,34 @@ class NamedImages:
 
 
 def named_images(cfg: TrainConfig) -> NamedImages:
-    """``cfg``'s training and validation images as its runs read them, named."""
+    """``cfg``'s training and validation images as its runs read them, named.
+
+    The run's fixes (``cfg.fixes``) are applied: relabelled, excluded gone.
+    """
     if cfg.dataset != FOLDER:
         arrays = load_run_arrays(cfg)
-        return NamedImages(
-            arrays,
-            [f"train #{i}" for i in range(len(arrays.train_labels))],
-            [f"val #{i}" for i in range(len(arrays.test_labels))],
+        keys = builtin_keys(arrays)
+        names = keys
+    else:
+        assert cfg.data_dir is not None  # validated by TrainConfig
+        data = load_folder(
+            cfg.data_dir,
+            image_size=cfg.resolved_image_size,
+            val_fraction=cfg.val_fraction,
+            seed=cfg.seed,
         )
-    assert cfg.data_dir is not None  # validated by TrainConfig
-    data = load_folder(
-        cfg.data_dir,
-        image_size=cfg.resolved_image_size,
-        val_fraction=cfg.val_fraction,
-        seed=cfg.seed,
+        arrays = data.arrays
+        names = folder_names(cfg, data.skipped)
+        files = data.fingerprint.files
+        keys = ([files[n] for n in names[0]], [files[n] for n in names[1]])
+    class_names = (
+        dataset_info(cfg.dataset).class_names
+        if cfg.dataset != FOLDER
+        else scan_folder(cfg.data_dir).classes
     )
-    listing = scan_folder(cfg.data_dir)
-    skipped = {entry.split(": ", 1)[0] for entry in data.skipped}
+    fixed = apply_fixes(arrays, keys, cfg, class_names)
     train, val = (
-        [
-            name
-            for name in (listing.relative(path) for path, _label in pairs)
-            if name not in skipped
-        ]
-        for pairs in split_pairs(listing, cfg.val_fraction, cfg.seed)
+        [split_names[row] for row in kept_rows(split_keys, cfg)]
+        for split_names, split_keys in zip(names, keys, strict=True)
     )
-    return NamedImages(data.arrays, train, val)
+    return NamedImages(fixed, train, val)

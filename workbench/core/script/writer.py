@@ -88,6 +88,11 @@ def script_problem(cfg: TrainConfig) -> str | None:
             "early stopping: a script trains every epoch; write it from the "
             "settings without early stopping"
         )
+    if cfg.fixes:
+        return (
+            f"fixes {cfg.fixes_name or ''}".rstrip() + ": a script reads the data "
+            "as its files are; train with the fixes in the workbench (train --fixes)"
+        )
     if cfg.folds > 1:
         return (
             f"fold {cfg.fold + 1} of {cfg.folds}: a script trains on the whole "
