@@ -8331,3 +8331,38 @@ MUTATIONS += [
         ),
     ),
 ]
+
+T_ISSUES_WINDOW = "tests/ui/test_data_issues_window.py::"
+MUTATIONS += [
+    Mutation(
+        name="data-issues-filter-by-suggestion",
+        promise="The data issues' class filter keeps the images of that given label",
+        where="workbench.ui.data_issues_view:label_error_rows",
+        old="if _keep(int(given), given_class)",
+        new="if _keep(int(suggested), given_class)",
+        tests=(T_ISSUES_WINDOW + "test_the_class_filter_keeps_only_that_given_label",),
+    ),
+    Mutation(
+        name="data-issues-lists-after-a-stop",
+        promise="Find data issues opens its lists once the folds it trained finish",
+        where="workbench.ui.window.data_issues:IssuesFinder._on_folds_ended",
+        old='        if how == "finished":\n',
+        new='        if how == "stopped":\n',
+        tests=(
+            T_ISSUES_WINDOW + "test_with_yes_the_folds_train_in_the_window_then_the_"
+            "lists_open",
+        ),
+    ),
+    Mutation(
+        name="data-issues-ignores-the-folds-setting",
+        promise="Find data issues uses the Folds setting (else 5) and reuses a "
+        "finished cross-validation of the same settings",
+        where="workbench.ui.window.data_issues:issues_config",
+        old="    folds = cfg.folds if cfg.folds >= 2 else DEFAULT_FOLDS\n",
+        new="    folds = DEFAULT_FOLDS\n",
+        tests=(
+            T_ISSUES_WINDOW + "test_a_finished_cross_validation_is_reused_without_"
+            "training",
+        ),
+    ),
+]

@@ -18,7 +18,7 @@ from workbench.cli.train_flags import add_train_flags, config_from_args
 from workbench.core import config as C
 from workbench.core.atomic_files import write_atomically
 from workbench.core.crossval.campaign import check_fold_count
-from workbench.core.data.registry import FOLDER, dataset_info
+from workbench.core.data.fixes import classes_of
 from workbench.core.data_issues.held_out import (
     matching_group,
     training_probabilities,
@@ -90,7 +90,7 @@ def cmd_data_issues(args: argparse.Namespace) -> int:
         images,
         training_probabilities(group),
         validation_probabilities(group, cfg),
-        _class_names(cfg, group),
+        classes_of(cfg),
         args.rank_by,
     )
     top = args.top if args.top is not None else max(1, round(0.01 * len(issues.names)))
@@ -112,16 +112,6 @@ def cmd_data_issues(args: argparse.Namespace) -> int:
         if not any(str(out.path) in error for error in failed):
             say(f"wrote {out.path}")
     return 1 if failed else 0
-
-
-def _class_names(cfg: C.TrainConfig, group) -> tuple[str, ...]:
-    """The classes' names: the dataset's, or an image folder's from its group."""
-    if cfg.dataset != FOLDER:
-        return dataset_info(cfg.dataset).class_names
-    from workbench.core.data.folder import scan_folder
-
-    assert cfg.data_dir is not None
-    return scan_folder(cfg.data_dir).classes
 
 
 def summary_lines(issues: DataIssues) -> list[str]:

@@ -15,9 +15,8 @@ from pathlib import Path
 
 from workbench.cli.console import say
 from workbench.core import config as C
-from workbench.core.data.fixes import Fix, Overlay
-from workbench.core.data.folder_images import file_digest
-from workbench.core.data.registry import FOLDER, dataset_info
+from workbench.core.data.fixes import Fix, Overlay, classes_of, image_key
+from workbench.core.data.registry import FOLDER
 
 LABEL_ISSUE = "label issue"  # the list data-issues writes in its CSV
 
@@ -57,7 +56,7 @@ def cmd_fixes(args: argparse.Namespace) -> int:
     """Change the overlay as asked (saved whole or not at all), then list it."""
     cfg = C.TrainConfig(dataset=args.dataset, data_dir=args.data_dir)
     overlay = Overlay.open(args.name, cfg)
-    names = _class_names(cfg)
+    names = classes_of(cfg)
     for _ in range(args.undo):
         undone = overlay.undo()
         if undone is None:
@@ -94,15 +93,6 @@ def cmd_fixes(args: argparse.Namespace) -> int:
     return 0
 
 
-def _class_names(cfg: C.TrainConfig) -> tuple[str, ...]:
-    if cfg.dataset != FOLDER:
-        return dataset_info(cfg.dataset).class_names
-    from workbench.core.data.folder import scan_folder
-
-    assert cfg.data_dir is not None
-    return scan_folder(cfg.data_dir).classes
-
-
 def _label(label: str, names: tuple[str, ...]) -> str:
     if label not in names:
         raise C.ConfigError(f"--relabel: {label!r} is no class ({', '.join(names)})")
@@ -118,15 +108,10 @@ def _fix(cfg: C.TrainConfig, file: str, action: str, label: str = "") -> Fix:
                 f"{file!r}: name a {cfg.dataset} image as data-issues does, "
                 "e.g. 'train #12' or 'val #3'"
             )
-        return Fix(file, file, action, label)
-    assert cfg.data_dir is not None
-    path = Path(cfg.data_dir).expanduser() / file
     try:
-        key = file_digest(path.read_bytes())
+        key = image_key(cfg, file)
     except OSError as exc:
-        raise C.ConfigError(
-            f"{file}: cannot read {path}: {exc.strerror or exc}"
-        ) from None
+        raise C.ConfigError(f"{file}: cannot read it: {exc.strerror or exc}") from None
     return Fix(key, file, action, label)
 
 

@@ -18,6 +18,7 @@ job_follower     a job's events, read from the ledger its rank 0 appends
 dialogs          every dialog the window opens, so tests can replace them
 code_view        the Code tab: the current experiment as one PyTorch script
 data_check_view  the data check: a folder's report, checked in the background
+data_issues_view the data issues' lists: label errors, losses, confusions, copies
 formatting       small shared renderings: gray images, percents, durations
 gui_gc           the cycle collector, run in the GUI thread only
 
@@ -33,6 +34,7 @@ widgets/         small reusable widgets: canvas, previews, combo, highlighter
 __all__ = [
     "code_view",
     "data_check_view",
+    "data_issues_view",
     "dialogs",
     "formatting",
     "gui_gc",

@@ -49,6 +49,7 @@ from workbench.ui.window import layout as window_layout
 from workbench.ui.window import lr_finder, sweep_dialog
 from workbench.ui.window import state as window_state
 from workbench.ui.window.actions import build_actions
+from workbench.ui.window.data_issues import IssuesFinder
 from workbench.ui.window.export import ExportActions
 from workbench.ui.window.files import FileActions
 from workbench.ui.window.folds import FoldRunner
@@ -100,6 +101,7 @@ class MainWindow(QMainWindow):
         self.preview = ModelPreview(self, self.controller)
         self.run_view = RunView(self, self.controller)
         self.folds = FoldRunner(self, self.controller)  # after run_view: its slots
+        self.data_issues = IssuesFinder(self, self.controller, self.folds)
 
         self._restore_window_state()
         cfg = window_state.load_last_config(self._settings) or TrainConfig()
@@ -324,6 +326,11 @@ class MainWindow(QMainWindow):
         """Run ▸ Sweep…: trials proposed by Optuna, each a run of the ledger."""
         sweep_dialog.open_sweep(self)
 
+    @Slot()
+    def find_data_issues(self) -> None:
+        """Data ▸ Find data issues…: the lists, from a cross-validation's folds."""
+        self.data_issues.find()
+
     def reproduce_run(self, run: RunSummary) -> None:
         """Train ``run`` again and compare (the Runs tab's Reproduce)."""
         self.runs_tab.reproduce(run)
@@ -354,6 +361,7 @@ class MainWindow(QMainWindow):
         self.draw_panel.set_training_active(state.training)
         self.runs_panel.set_busy(busy)
         self.commands.find_rate.setEnabled(not busy)
+        self.commands.find_issues.setEnabled(not busy)
         self.draw_panel.set_fine_tune_enabled(not busy)
         # The freeze tree edits the model: only when nothing trains it.
         self.freeze_panel.set_editable(state in (RunState.IDLE, RunState.PAUSED))

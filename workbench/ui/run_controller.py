@@ -24,7 +24,16 @@ from PySide6.QtCore import QObject, Signal, Slot
 from workbench.core import events as E
 from workbench.core.config import TrainConfig
 from workbench.core.crossval.campaign import FoldCampaign
+from workbench.core.crossval.group import FoldGroup
 from workbench.core.data.cache import ArraysCache
+from workbench.core.data.describe import input_spec
+from workbench.core.data_issues.held_out import (
+    matching_group,
+    training_probabilities,
+    validation_probabilities,
+)
+from workbench.core.data_issues.images import NamedImages, named_images
+from workbench.core.data_issues.report import DataIssues, find_data_issues
 from workbench.core.export.formats import export_checkpoint
 from workbench.core.runs.folder import RunFolder, mark_closed_if_stopped
 from workbench.core.session import Finished, Opened, RunPrepared, Session
@@ -48,6 +57,19 @@ class FindProgress:
     stage: str
     done: int
     total: int
+
+
+@dataclass(frozen=True)
+class IssuesPass:
+    """A data-issues pass: ``cfg``'s images, the group reused, and its lists.
+
+    ``group`` and ``issues`` are None when no finished cross-validation of these
+    images and settings exists (its folds must be trained first).
+    """
+
+    images: NamedImages
+    group: FoldGroup | None
+    issues: DataIssues | None
 
 
 class RunState(StrEnum):
@@ -102,6 +124,8 @@ class RunController(QObject):
     folds_checked = Signal(object)  # FoldCampaign: its data has K images a class
     fold_kept = Signal(object)  # dict: the fold's held-out scores, in its group
     fold_failed = Signal(str, str)  # message ("": stopped), traceback
+    issues_found = Signal(object)  # IssuesPass; the state is idle again
+    issues_failed = Signal(str, str)  # message ("": cancelled), traceback
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -370,6 +394,43 @@ class RunController(QObject):
             when_idle=True,
         )
 
+    def find_data_issues(self, cfg: TrainConfig, images: NamedImages | None) -> None:
+        """Data ▸ Find data issues: the lists over ``cfg``'s images, off the GUI thread.
+
+        Loads the images (unless given), looks for a finished cross-validation
+        of them with ``cfg``'s settings and, when there is one, predicts the
+        validation images by its fold models and makes the lists (what the
+        ``data-issues`` command does). ``task_progress`` carries each step's
+        text; ``issues_found`` (an :class:`IssuesPass`) or ``issues_failed``
+        follow, once idle; :meth:`cancel_task` cancels between two steps.
+        """
+
+        def work(progress: Any, cancel: Any) -> IssuesPass | None:
+            if images is None:
+                progress("loading the images")
+            named = images if images is not None else named_images(cfg)
+            group = matching_group(cfg, named.arrays.train_labels)
+            if group is None or cancel():
+                return IssuesPass(named, None, None)
+            progress("predicting the validation images with the fold models")
+            val = validation_probabilities(group, cfg)
+            if cancel():
+                return None  # told as cancelled: see _on_task_finished
+            progress("looking for label errors and duplicates")
+            spec = input_spec(cfg.dataset, cfg.data_dir, cfg.resolved_image_size)
+            train = training_probabilities(group)
+            issues = find_data_issues(named, train, val, spec.class_names)
+            return IssuesPass(named, group, issues)
+
+        self._run_task(
+            "data-issues",
+            work,
+            RunState.SCORING,
+            self.issues_found.emit,
+            self.issues_failed.emit,
+            when_idle=True,
+        )
+
     def cancel_task(self) -> None:
         """Ask the background task to stop at its next check."""
         if self._task is not None:
@@ -512,4 +573,4 @@ def _ignore(*_args: Any) -> None:
     pass
 
 
-__all__ = ["Finished", "RunController", "RunState"]
+__all__ = ["Finished", "IssuesPass", "RunController", "RunState"]

@@ -21,6 +21,7 @@ from workbench.core.crossval.held_out import (
     held_out_predictions,
 )
 from workbench.core.crossval.stats import Estimate
+from workbench.core.data.fixes import apply_fixes, builtin_keys
 from workbench.core.data.folder import scan_folder, split_pairs
 from workbench.core.data.registry import FOLDER, ImageArrays, dataset_info
 from workbench.core.runs.folder import RunFolder
@@ -78,6 +79,7 @@ class FoldCampaign:
         arrays = load_arrays(cfg)
         if arrays is not None:
             names = dataset_info(cfg.dataset).class_names
+            arrays = apply_fixes(arrays, builtin_keys(arrays), cfg, names)
             check_folds(arrays.train_labels.numpy(), cfg.folds, names)
 
     def started(self, fold: int, folder: RunFolder | None) -> None:

@@ -31,7 +31,7 @@ import torch
 
 from workbench.core.atomic_files import write_atomically
 from workbench.core.config import ConfigError, TrainConfig
-from workbench.core.data.registry import FOLDER, DataError, ImageArrays
+from workbench.core.data.registry import FOLDER, DataError, ImageArrays, dataset_info
 
 FIXES_ENV = "PTCORE_FIXES_DIR"
 ACTIONS = ("relabel", "exclude", "keep")
@@ -186,6 +186,30 @@ def _why(exc: Exception) -> str:
 def _said(dataset: dict[str, Any]) -> str:
     folder = dataset.get("data_dir")
     return f"the image folder {folder}" if folder else f"{dataset.get('dataset')}"
+
+
+def classes_of(cfg: TrainConfig) -> tuple[str, ...]:
+    """The class names of ``cfg``'s data: the dataset's, or an image folder's."""
+    if cfg.dataset != FOLDER:
+        return dataset_info(cfg.dataset).class_names
+    from workbench.core.data.folder import scan_folder
+
+    assert cfg.data_dir is not None  # validated by TrainConfig
+    return scan_folder(cfg.data_dir).classes
+
+
+def image_key(cfg: TrainConfig, name: str) -> str:
+    """The key a fix of image ``name`` (as data-issues names it) is kept under.
+
+    An image folder's file by the SHA-256 of its content; a built-in dataset's
+    image by its name (``train #12``). OSError when the file cannot be read.
+    """
+    if cfg.dataset != FOLDER:
+        return name
+    from workbench.core.data.folder_images import file_digest
+
+    assert cfg.data_dir is not None  # validated by TrainConfig
+    return file_digest((Path(cfg.data_dir).expanduser() / name).read_bytes())
 
 
 # ------------------------------------------------------------------ applying

@@ -11,6 +11,7 @@ preprocessing_label  the line saying what is done to each image
 model_combo          a combo box of models by family, with a name filter
 python_highlighter   Python syntax colours for a read-only code view
 lazy_view            views that skip their work while hidden
+issue_gallery        a table of flagged images with thumbnails, drawn when in view
 """
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "digit_canvas",
     "draw_widgets",
     "input_preview",
+    "issue_gallery",
     "lazy_view",
     "model_combo",
     "photo_view",

@@ -13,6 +13,7 @@ run_view         the current run as the window shows it: progress, curves
 preview          the freeze tree's model: the run's, or a preview built aside
 job_view         Start with Processes > 1: a job the window follows live
 folds            Start with Folds >= 2: the K fold runs of a cross-validation
+data_issues      Data > Find data issues: held-out predictions, then the lists
 runs             the Runs tab's wiring: overlay, open and reproduce past runs
 teach            the Draw tab's wiring: the reader's weights, fine-tuning
 summary_dialog   View > Model summary: each layer's shape, parameters, MACs
@@ -21,6 +22,7 @@ lr_finder        Run > Find learning rate: the range test's curve, probes checke
 
 __all__ = [
     "actions",
+    "data_issues",
     "export",
     "files",
     "folds",

@@ -5,9 +5,9 @@ connects it to the method that does the work; buttons elsewhere trigger the
 same actions, so a shortcut and a click always do the same thing.
 
 Shortcuts in use: Ctrl+O, Ctrl+Shift+O, Ctrl+S, Ctrl+E, Ctrl+Q (File); Ctrl+Return or
-F5, F6 or Pause, Shift+F5 or Ctrl+., Ctrl+L, Ctrl+Shift+L (Run); Ctrl+Shift+D
-(Data); Ctrl+1 to Ctrl+6, Ctrl+M, Ctrl+Shift+M (View); in the Draw tab Ctrl+I,
-Esc, Ctrl+Z, 0-9, Enter; Delete in my digits' list.
+F5, F6 or Pause, Shift+F5 or Ctrl+., Ctrl+L, Ctrl+Shift+L (Run); Ctrl+Shift+D,
+Ctrl+Shift+I (Data); Ctrl+1 to Ctrl+6, Ctrl+M, Ctrl+Shift+M (View); in the Draw tab
+Ctrl+I, Esc, Ctrl+Z, 0-9, Enter; Delete in my digits' list.
 
 Start goes through the Data panel first (:meth:`DataPanel.request_start`): a
 run on an image folder checks it and starts only when it can train.
@@ -30,6 +30,7 @@ START_KEYS = (QKeySequence("Ctrl+Return"), QKeySequence("F5"))
 PAUSE_KEYS = (QKeySequence("F6"), QKeySequence(Qt.Key.Key_Pause))
 STOP_KEYS = (QKeySequence("Shift+F5"), QKeySequence("Ctrl+."))
 CHECK_DATA_KEYS = (QKeySequence("Ctrl+Shift+D"),)
+FIND_ISSUES_KEYS = (QKeySequence("Ctrl+Shift+I"),)
 FIND_LR_KEYS = (QKeySequence("Ctrl+L"),)
 SWEEP_KEYS = (QKeySequence("Ctrl+Shift+L"),)
 TABS = (
@@ -66,6 +67,7 @@ class WindowActions:
     find_rate: QAction
     sweep: QAction
     check_data: QAction
+    find_issues: QAction
     tabs: tuple[QAction, ...]
     model_column: QAction
     model_summary: QAction
@@ -92,7 +94,7 @@ def _action(
 
 
 def build_actions(window: ActionsWindow) -> WindowActions:
-    """Create the File, Run and View menus of ``window`` and wire the buttons."""
+    """Create the File, Run, Data and View menus of ``window``; wire the buttons."""
     files = window.files
     actions = WindowActions(
         open=_action(
@@ -174,6 +176,16 @@ def build_actions(window: ActionsWindow) -> WindowActions:
             "Images per class and every problem with its file, before training "
             "on your own image folder",
         ),
+        find_issues=_action(
+            window,
+            "Find data &issues…",
+            "findDataIssuesAction",
+            window.find_data_issues,
+            FIND_ISSUES_KEYS,
+            "Likely label errors, top losses, confused classes and duplicates, "
+            "from a cross-validation of the panels' settings (reused, or trained "
+            "first)",
+        ),
         tabs=tuple(
             _action(
                 window,
@@ -224,6 +236,7 @@ def build_actions(window: ActionsWindow) -> WindowActions:
     run_menu.addAction(actions.sweep)
     data_menu = window.menuBar().addMenu("&Data")
     data_menu.addAction(actions.check_data)
+    data_menu.addAction(actions.find_issues)
     view_menu = window.menuBar().addMenu("&View")
     for action in actions.tabs:
         view_menu.addAction(action)
