@@ -191,6 +191,7 @@ def test_train_folds_makes_k_ordinary_runs_a_group_and_held_out_predictions(
         (["--folds", "500"], "500 folds need at least 500 training images"),
         (["--folds", "3", "--save", "x.pt"], "--save is for one run"),
         (["--folds", "3", "--nproc", "2"], "give --nproc 1"),
+        (["--folds", "3", "--autosave-every", "0"], "autosave_every 0 keeps no fold"),
     ],
 )
 def test_bad_folds_are_one_line_exit_2_and_nothing_written(

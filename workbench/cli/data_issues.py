@@ -74,6 +74,10 @@ def cmd_data_issues(args: argparse.Namespace) -> int:
     args.folds = DEFAULT_FOLDS if args.folds is None else args.folds
     check_fold_count(args.folds)
     cfg = config_from_args(args, base).replace(fold=0)
+    if args.autosave_every is None and base.autosave_every == 1:
+        # Each fold is saved when it ends, not after every epoch: a big frozen
+        # backbone's checkpoint a fold an epoch was most of the pass's time.
+        cfg = cfg.replace(autosave_every=cfg.resolved_epochs)
     images = named_images(cfg)
     group = matching_group(cfg, images.arrays.train_labels)
     if group is not None:

@@ -19,7 +19,9 @@ from workbench.core.train.engine import TrainControl
 def folder_line(folder: Any, cfg: C.TrainConfig) -> str:
     """``run folder: PATH (checkpoint saved ...)``: a job's parent reads it."""
     every = cfg.autosave_every
-    when = {0: "never", 1: "every epoch"}.get(every, f"every {every} epochs")
+    if every == 0:
+        return f"run folder: {folder.path} (checkpoint saved never: autosave is off)"
+    when = "every epoch" if every == 1 else f"every {every} epochs"
     return f"run folder: {folder.path} (checkpoint saved {when}, and at the end)"
 
 

@@ -52,6 +52,11 @@ class FoldCampaign:
 
     def __init__(self, cfg: TrainConfig, root: Path | None = None) -> None:
         check_fold_count(cfg.folds)
+        if cfg.autosave_every == 0:
+            raise ConfigError(
+                "autosave_every 0 keeps no fold model: cross-validation keeps each "
+                "fold's (give 1, or the number of epochs to save each fold once)"
+            )
         self.config = cfg.replace(fold=0)
         self.root = root
         self.group: FoldGroup | None = None

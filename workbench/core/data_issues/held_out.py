@@ -24,18 +24,30 @@ def matching_group(
 ) -> FoldGroup | None:
     """A finished group of ``cfg``'s folds whose predictions cover ``labels``.
 
-    The same settings (every config field but the fold) and the same training
-    labels in the same order; the newest such group.
+    The same settings (every config field but the fold and those that only
+    change how a run is kept or fed: autosave, logging, workers, device) and
+    the same training labels in the same order; the newest such group.
     """
-    wanted = cfg.replace(fold=0).to_dict()
+    wanted = _what_predicts(cfg.replace(fold=0).to_dict())
     for group in list_groups(root):
         info = group.info()
-        if info.get("status") != "finished" or info.get("config") != wanted:
+        stored = info.get("config")
+        if info.get("status") != "finished" or not isinstance(stored, dict):
+            continue
+        if _what_predicts(stored) != wanted:
             continue
         predictions = group.predictions()
         if predictions is not None and torch.equal(predictions.label, labels):
             return group
     return None
+
+
+# Settings that change how a run is kept or fed, not what it learns.
+_BOOKKEEPING = ("autosave_every", "log_every", "workers", "pin_memory", "device")
+
+
+def _what_predicts(config: dict) -> dict:
+    return {k: v for k, v in config.items() if k not in _BOOKKEEPING}
 
 
 def training_probabilities(group: FoldGroup) -> np.ndarray:
