@@ -8366,3 +8366,51 @@ MUTATIONS += [
         ),
     ),
 ]
+
+T_FIXES_WINDOW = "tests/ui/test_fixes_window.py::"
+MUTATIONS += [
+    Mutation(
+        name="fixes-window-half-saved",
+        promise="A fix that cannot be saved is shown and leaves the fixes as the "
+        "file still has them",
+        where="workbench.ui.issue_fixes:FixesRow._save",
+        old="            overlay.fixes = before  # nothing half-saved: as the file still is\n",
+        new="            pass\n",
+        tests=(
+            T_FIXES_WINDOW + "test_a_failed_save_is_shown_and_nothing_is_half_saved",
+        ),
+    ),
+    Mutation(
+        name="fixes-window-reproduce-takes-todays-overlay",
+        promise="A run's own fixes are kept as recorded when its config is applied",
+        where="workbench.ui.panels.fixes_check:FixesCheck.values",
+        old='            "fixes": own if own is not None else self.overlay_entries,\n',
+        new='            "fixes": self.overlay_entries,\n',
+        tests=(
+            T_FIXES_WINDOW + "test_a_configs_own_fixes_check_the_box_and_are_kept_"
+            "as_given",
+        ),
+    ),
+    Mutation(
+        name="fixes-window-first-selected-row-only",
+        promise="A fix applies to every selected row",
+        where="workbench.ui.data_issues_view:DataIssuesDialog._on_fixes_requested",
+        old="        for row in rows:\n",
+        new="        for row in rows[:1]:\n",
+        tests=(
+            T_FIXES_WINDOW + "test_fixes_of_selected_rows_are_saved_in_order_and_"
+            "undo_takes_the_last",
+        ),
+    ),
+    Mutation(
+        name="fixes-window-unchecked-box-applies",
+        promise="Use fixes unchecked trains without fixes",
+        where="workbench.ui.panels.fixes_check:FixesCheck.values",
+        old="        if not self.isChecked():\n",
+        new="        if False:\n",
+        tests=(
+            T_FIXES_WINDOW + "test_use_fixes_puts_exactly_the_overlays_fixes_in_the_"
+            "config",
+        ),
+    ),
+]

@@ -78,7 +78,7 @@ def dialog(qtbot, made) -> DataIssuesDialog:
 
 def _label_rows(issues: DataIssues, keep=lambda given: True):
     """The label errors as the table should show them: #, image, file, split,
-    given, likely, self-confidence."""
+    given, likely, self-confidence, fix (none made)."""
     found, names = issues.label_issues, issues.class_names
     return [
         (
@@ -89,6 +89,7 @@ def _label_rows(issues: DataIssues, keep=lambda given: True):
             names[given],
             names[suggested],
             f"{score:.3f}",
+            "",
         )
         for place, (i, given, suggested, score) in enumerate(
             zip(found.index, found.given, found.suggested, found.score, strict=True)
@@ -115,7 +116,7 @@ def test_the_label_errors_are_listed_in_rank_order_with_file_labels_and_score(
     assert len(losses) == min(len(issues.names), top_loss_count(issues))
     order = issues.top_losses(len(losses))
     assert [r[2] for r in losses] == [issues.names[i] for i in order]
-    scores = [float(r[-1]) for r in losses]
+    scores = [float(r[-2]) for r in losses]  # before the Fix column
     assert scores == sorted(scores, reverse=True)
     (pair,) = dialog.duplicates.row_texts()
     assert pair == (
@@ -127,6 +128,7 @@ def test_the_label_errors_are_listed_in_rank_order_with_file_labels_and_score(
         "val/cat-0.png",
         "cat",
         "1.000 exact",
+        "",
     )
     assert dialog.tabs.tabText(0) == "Likely label errors (3)"
     assert dialog.tabs.tabText(3) == "Duplicates (1)"

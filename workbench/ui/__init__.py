@@ -19,6 +19,7 @@ dialogs          every dialog the window opens, so tests can replace them
 code_view        the Code tab: the current experiment as one PyTorch script
 data_check_view  the data check: a folder's report, checked in the background
 data_issues_view the data issues' lists: label errors, losses, confusions, copies
+issue_fixes      the data issues' fix buttons: relabel, exclude, keep, undo
 formatting       small shared renderings: gray images, percents, durations
 gui_gc           the cycle collector, run in the GUI thread only
 
@@ -38,6 +39,7 @@ __all__ = [
     "dialogs",
     "formatting",
     "gui_gc",
+    "issue_fixes",
     "job_follower",
     "main_window",
     "panels",

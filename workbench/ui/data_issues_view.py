@@ -4,8 +4,9 @@
 :class:`~workbench.core.data_issues.report.DataIssues`: likely label errors,
 top losses, the most-confused class pairs (choosing one lists its images) and
 duplicates, each in the order the core ranks them, a thumbnail per image, and
-a filter on the given label. Before the lists, it shows how far the search is
-(with Cancel). The row builders below are plain functions of the issues, so
+a filter on the given label, and the fixes (:class:`FixesRow`: relabel,
+exclude, keep the selected rows, undo). Before the lists, it shows how far the
+search is (with Cancel). The row builders below are plain functions of the issues, so
 what a list holds is testable without a window.
 """
 
@@ -30,10 +31,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.core.config import TrainConfig
 from workbench.core.data.registry import ImageArrays
 from workbench.core.data_issues.rankings import ConfusedPair
 from workbench.core.data_issues.report import DataIssues
 from workbench.ui.formatting import plural
+from workbench.ui.issue_fixes import LIKELY, FixesRow
 from workbench.ui.widgets.issue_gallery import (
     Column,
     ImageShelf,
@@ -56,6 +59,12 @@ _SPLIT = Column(
     "val: predicted by every fold model, averaged",
 )
 _GIVEN = Column("Given label", "The label the data gives the image")
+_FIX = Column(
+    "Fix",
+    "The fix made to the image: relabelled (→ its new class), excluded, or "
+    "kept as labelled",
+    "note",
+)
 LABEL_ERROR_COLUMNS = (
     _IMAGE,
     _FILE,
@@ -68,6 +77,7 @@ LABEL_ERROR_COLUMNS = (
         "the label is wrong",
         "number",
     ),
+    _FIX,
 )
 LOSS_COLUMNS = (
     _IMAGE,
@@ -81,6 +91,7 @@ LOSS_COLUMNS = (
         "image is something else",
         "number",
     ),
+    _FIX,
 )
 DUPLICATE_COLUMNS = (
     _IMAGE,
@@ -95,6 +106,7 @@ DUPLICATE_COLUMNS = (
         "copy resized, re-encoded or brightened)",
         "number",
     ),
+    _FIX,
 )
 PAIR_HEADERS = {
     "Given label": "The label the data gives the images",
@@ -137,6 +149,7 @@ def label_error_rows(issues: DataIssues, given_class: int | None) -> list[IssueR
                 names[suggested],
                 _score(score),
             ),
+            image=int(i),
         )
         for place, (i, given, suggested, score) in enumerate(
             zip(found.index, found.given, found.suggested, found.score, strict=True)
@@ -163,6 +176,7 @@ def _loss_row(issues: DataIssues, place: int, i: int) -> IssueRow:
             names[predicted],
             _score(float(issues.losses[i])),
         ),
+        image=i,
     )
 
 
@@ -213,7 +227,8 @@ def duplicate_rows(issues: DataIssues, given_class: int | None) -> list[IssueRow
                     _score(pair.similarity) + (" exact" if pair.exact else ""),
                 ),
                 tip=f"{kind}: {issues.names[a]} ({issues.splits[a]}) and "
-                f"{issues.names[b]} ({issues.splits[b]})",
+                f"{issues.names[b]} ({issues.splits[b]}); a fix is of the first",
+                image=int(a),
             )
         )
     return rows
@@ -272,7 +287,10 @@ class DataIssuesDialog(QDialog):
         progress.addWidget(self.progress_bar, 1)
         progress.addWidget(self.cancel_button)
 
-        # The row of tools over the lists: the class filter now.
+        # The row of tools over the lists: the class filter, then the fixes.
+        self.fixes = FixesRow()
+        self.fixes.requested.connect(self._on_fixes_requested)
+        self.fixes.saved.connect(self._on_fixes_saved)
         self.class_filter = QComboBox(objectName="dataIssuesClass")
         self.class_filter.setToolTip(
             "Show only the images whose given label is this class"
@@ -282,7 +300,8 @@ class DataIssuesDialog(QDialog):
         self.tools = QHBoxLayout()
         self.tools.addWidget(QLabel("Given label:"))
         self.tools.addWidget(self.class_filter)
-        self.tools.addStretch(1)
+        self.tools.addSpacing(12)
+        self.tools.addWidget(self.fixes, 1)
 
         self.label_errors = IssueTable(LABEL_ERROR_COLUMNS)
         self.label_errors.setObjectName("labelErrorsTable")
@@ -306,6 +325,13 @@ class DataIssuesDialog(QDialog):
             self.tabs.setTabToolTip(self.tabs.count() - 1, TIPS[key])
         self._name_tabs()
         self.tabs.setEnabled(False)
+        self.fixes.setEnabled(False)
+        self.tabs.currentChanged.connect(self._on_tabs_current_changed)
+        for table in self._tables():
+            table.issues.set_notes(self._note)
+            table.selectionModel().selectionChanged.connect(
+                self._on_table_selection_changed
+            )
 
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
@@ -363,6 +389,7 @@ class DataIssuesDialog(QDialog):
         self.cancel_button.setEnabled(True)
         self.tabs.setEnabled(False)  # the lists shown are the last pass's
         self.class_filter.setEnabled(False)
+        self.fixes.setEnabled(False)
 
     def show_message(self, text: str) -> None:
         """The search ended without lists (cancelled, declined, failed)."""
@@ -374,8 +401,18 @@ class DataIssuesDialog(QDialog):
         for widget in (self.progress_bar, self.cancel_button):
             widget.setVisible(False)
 
-    def show_issues(self, issues: DataIssues, arrays: ImageArrays, source: str) -> None:
-        """The lists of ``issues``; ``arrays`` hold their images (training first)."""
+    def show_issues(
+        self,
+        issues: DataIssues,
+        arrays: ImageArrays,
+        source: str,
+        config: TrainConfig | None = None,
+    ) -> None:
+        """The lists of ``issues``; ``arrays`` hold their images (training first).
+
+        ``config``: the settings of the pass, whose dataset the fixes are for
+        (None: no fixes).
+        """
         self.issues = issues
         self.shelf = ImageShelf(arrays)
         self._hide_progress()
@@ -388,6 +425,9 @@ class DataIssuesDialog(QDialog):
         self.class_filter.blockSignals(False)
         self.tabs.setEnabled(True)
         self.class_filter.setEnabled(True)
+        self.fixes.setEnabled(config is not None)
+        if config is not None:
+            self.fixes.open(config, issues.class_names)
         self._fill(None)
 
     @property
@@ -410,6 +450,7 @@ class DataIssuesDialog(QDialog):
         self._fill_pairs(issues)
         counts = (len(labels), len(losses), len(self._pairs), len(duplicates))
         self._name_tabs(counts)
+        self._show_selection()
 
     def _fill_pairs(self, issues: DataIssues) -> None:
         names, table = issues.class_names, self.pairs
@@ -443,6 +484,73 @@ class DataIssuesDialog(QDialog):
             (table.item(r, 0).text(), table.item(r, 1).text(), table.item(r, 2).text())
             for r in range(table.rowCount())
         ]
+
+    # ------------------------------------------------------------------ fixes
+
+    def _tables(self) -> tuple[IssueTable, ...]:
+        """The lists of images, in the tabs' order (a pair's images third)."""
+        return (self.label_errors, self.top_losses, self.pair_images, self.duplicates)
+
+    def current_table(self) -> IssueTable:
+        """The list of images the current tab shows."""
+        return self._tables()[self.tabs.currentIndex()]
+
+    def _note(self, row: IssueRow) -> str:
+        if self.issues is None or row.image < 0:
+            return ""
+        return self.fixes.note(self.issues.names[row.image])
+
+    def _likely(self, row: IssueRow) -> int | None:
+        """The class a row suggests: a label error's, else the likeliest predicted."""
+        issues = self.issues
+        assert issues is not None
+        table = self.current_table()
+        if table is self.duplicates:
+            return None  # the list names no likely class
+        if table is self.label_errors:
+            found = issues.label_issues
+            return int(found.suggested[list(found.index).index(row.image)])
+        return int(issues.probabilities[row.image].argmax())
+
+    @Slot(str, str)
+    def _on_fixes_requested(self, action: str, label: str) -> None:
+        issues = self.issues
+        rows = self.current_table().selected_rows()
+        if issues is None or not rows:
+            return
+        fixes = []
+        for row in rows:
+            file = issues.names[row.image]
+            if action == LIKELY:
+                likely = self._likely(row)
+                if likely is not None:
+                    fixes.append((file, "relabel", issues.class_names[likely]))
+            else:
+                fixes.append((file, action, label))
+        self.fixes.record(fixes)
+
+    @Slot()
+    def _on_fixes_saved(self) -> None:
+        for table in self._tables():
+            table.issues.set_notes(self._note)
+
+    @Slot(int)
+    def _on_tabs_current_changed(self, _index: int) -> None:
+        # Also said while Qt destroys a dialog Python let go of (a test's),
+        # its attributes gone by then: nothing to show.
+        if "tabs" in vars(self):
+            self._show_selection()
+
+    @Slot(object, object)
+    def _on_table_selection_changed(self, _chosen: object, _dropped: object) -> None:
+        self._show_selection()
+
+    def _show_selection(self) -> None:
+        table = self.current_table()
+        self.fixes.set_selection(
+            len(table.selectionModel().selectedRows()),
+            likely=table is not self.duplicates,
+        )
 
     # ------------------------------------------------------------------ handlers
 

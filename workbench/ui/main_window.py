@@ -102,6 +102,7 @@ class MainWindow(QMainWindow):
         self.run_view = RunView(self, self.controller)
         self.folds = FoldRunner(self, self.controller)  # after run_view: its slots
         self.data_issues = IssuesFinder(self, self.controller, self.folds)
+        self.data_issues.fixes_saved.connect(self.data_panel.refresh_fixes)
 
         self._restore_window_state()
         cfg = window_state.load_last_config(self._settings) or TrainConfig()

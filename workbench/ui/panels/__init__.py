@@ -8,6 +8,7 @@ base            what every config panel shares
 training        optimizer and schedule, length and seed, the run's controls
 data            which dataset, where it lives, downloading it, what it looks like
 image_folder    the Data panel's image folder and its Check data row
+fixes_check     the Data panel's Use fixes box: the overlay's fixes in the config
 samples         the Data panel's pictures: examples per class, augmented ones
 model           the architecture, its pretrained weights, what trains
 device          CPU, each CUDA GPU, MPS (the unavailable ones say why), processes
@@ -36,6 +37,7 @@ __all__ = [
     "draw_layout",
     "evaluation",
     "fine_tune_card",
+    "fixes_check",
     "freeze",
     "health",
     "image_folder",

@@ -39,6 +39,7 @@ from workbench.ui import dialogs
 from workbench.ui.formatting import gray_pixmap
 from workbench.ui.panels.base import ConfigPanel, select_data
 from workbench.ui.panels.download_row import DownloadRow
+from workbench.ui.panels.fixes_check import FixesCheck
 from workbench.ui.panels.image_folder import (
     DataCheckRow,
     FolderField,
@@ -158,6 +159,9 @@ class DataPanel(ConfigPanel):
         self.augment_box = AugmentBox()
         self.augment_box.changed.connect(self._emit_changed)
         self.form.addRow("Augment", self.augment_box)
+        self.fixes_check = FixesCheck()
+        self.fixes_check.changed.connect(self._emit_changed)
+        self.form.addRow("Fixes", self.fixes_check)
         self.preprocessing_label = PreprocessingLabel()  # the window fills it
         self.form.addRow(self.preprocessing_label)
 
@@ -206,9 +210,11 @@ class DataPanel(ConfigPanel):
         self._show_dataset_rows()
         if self._key() != before or self._state == "idle":
             self._reload()
+        self.fixes_check.apply(cfg)  # a run's own fixes, kept as recorded
 
     def config_values(self) -> dict[str, Any]:
-        """``dataset``, ``data_dir``, ``image_size``, ``val_fraction``, my-digits'.
+        """``dataset``, ``data_dir``, ``image_size``, ``val_fraction``, my-digits',
+        and ``fixes`` with ``fixes_name`` (Use fixes).
 
         ``image_size`` stays None (the dataset's default) until the user or the
         config names one; the validation share keeps the config's own value
@@ -225,6 +231,7 @@ class DataPanel(ConfigPanel):
             "image_size": self.image_size(),
             "val_fraction": applied if round(100 * applied) == share else share / 100,
             "augment": self.augment_box.choices(),
+            **self.fixes_check.values(),
         }
 
     def image_size(self) -> int | None:
@@ -303,6 +310,7 @@ class DataPanel(ConfigPanel):
     def _reload(self) -> None:
         """Show the current dataset: from the cache, or load it if it is on disk."""
         key = self._key()
+        self.fixes_check.show_data(self.dataset(), self.data_dir())
         if key[0] == FOLDER:
             self._state = "folder"
             self.strip_label.clear()
@@ -429,6 +437,11 @@ class DataPanel(ConfigPanel):
         if arrays is not None:
             self._show_strip(arrays)
 
+    @Slot()
+    def refresh_fixes(self) -> None:
+        """The dataset's fixes were saved: Use fixes shows (and uses) them."""
+        self.fixes_check.refresh()
+
     def is_loaded(self) -> bool:
         """True when the current dataset is in memory."""
         return self._key() in self.cache
@@ -511,6 +524,7 @@ class DataPanel(ConfigPanel):
             *self.augment_box.checks.values(),
         ):
             widget.setEnabled(not active)
+        self.fixes_check.set_locked(active)
         offline = self.dataset() == FOLDER or DATASET_INFO[self.dataset()].offline
         self.download_button.setEnabled(not active and not offline)
         self._update_folder_enabled()

@@ -3,14 +3,15 @@
 :class:`IssueTable` lists :class:`IssueRow` s in the order given (the ranking
 the core made), each numbered by its place in the whole list, so a row keeps
 its number when a filter hides others. A cell is text or a :class:`Thumb`, an
-image drawn from :class:`ImageShelf` when its row first comes into view.
+image drawn from :class:`ImageShelf` when its row first comes into view; a
+``note`` column (last) shows what the caller's notes say of a row (a fix made).
 Which rows to list is the caller's choice; the table knows no data issue.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,13 +36,15 @@ _COLUMN_PADDING = 16  # room between a column's text and the next
 _ALIGN_NUMBER = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 _ALIGN_TEXT = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
 _ROOT = QModelIndex()
+_NOTE_ROOM = "→ a class name"
 
 
 @dataclass(frozen=True, slots=True)
 class Column:
-    """A column's title and its header's tooltip; ``kind``: text, number or image.
+    """A column's title and its header's tooltip; ``kind``: text, number, image, note.
 
-    An image column's cells are :class:`Thumb` s; a number is aligned right.
+    An image column's cells are :class:`Thumb` s; a number is aligned right; a
+    note column (after the cells) shows :meth:`IssueModel.set_notes`' text.
     """
 
     title: str
@@ -66,6 +69,7 @@ class IssueRow:
     place: int
     cells: tuple[Cell, ...]
     tip: str = ""  # the line's tooltip (over every cell)
+    image: int = -1  # the image the line is about (its first, for a pair)
 
 
 class ImageShelf:
@@ -107,6 +111,7 @@ class IssueModel(QAbstractTableModel):
         self.columns = (Column("#", "Place in the whole list", "number"), *columns)
         self.shelf = shelf
         self.rows: list[IssueRow] = []
+        self.notes: Callable[[IssueRow], str] | None = None
 
     def set_rows(self, rows: list[IssueRow], shelf: ImageShelf | None = None) -> None:
         """Show ``rows`` in their order (``shelf``: where their images are)."""
@@ -115,6 +120,15 @@ class IssueModel(QAbstractTableModel):
         if shelf is not None:
             self.shelf = shelf
         self.endResetModel()
+
+    def set_notes(self, notes: Callable[[IssueRow], str] | None) -> None:
+        """What the note column says of a row; redrawn now (a fix made)."""
+        self.notes = notes
+        last = len(self.columns) - 1
+        if self.rows and self.columns[last].kind == "note":
+            self.dataChanged.emit(
+                self.index(0, last), self.index(len(self.rows) - 1, last)
+            )
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = _ROOT) -> int:
         """Rows shown (none under an item: a flat table)."""
@@ -130,7 +144,12 @@ class IssueModel(QAbstractTableModel):
             return None
         row = self.rows[index.row()]
         column = index.column()
-        cell: Cell = str(row.place) if column == 0 else row.cells[column - 1]
+        if column == 0:
+            cell: Cell = str(row.place)
+        elif column > len(row.cells):  # the note column
+            cell = self.notes(row) if self.notes is not None else ""
+        else:
+            cell = row.cells[column - 1]
         if role == Qt.ItemDataRole.DisplayRole:
             return cell if isinstance(cell, str) else None
         if role == Qt.ItemDataRole.DecorationRole and isinstance(cell, Thumb):
@@ -160,7 +179,7 @@ class IssueModel(QAbstractTableModel):
 
 
 class IssueTable(QTableView):
-    """Rows of flagged images, a thumbnail high, read-only, one row selected."""
+    """Rows of flagged images, a thumbnail high, read-only, rows selectable."""
 
     def __init__(
         self, columns: Sequence[Column], parent: QWidget | None = None
@@ -170,7 +189,7 @@ class IssueTable(QTableView):
         self.setModel(self.issues)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.setAlternatingRowColors(True)
         self.setWordWrap(False)
         self.setIconSize(QSize(THUMB_SIDE, THUMB_SIDE))
@@ -192,7 +211,15 @@ class IssueTable(QTableView):
             width = self.columnWidth(column) + _COLUMN_PADDING
             if spec.kind == "image":
                 width = THUMB_SIDE + 2 * _ROW_PADDING
+            elif spec.kind == "note":  # empty until a fix: room for one
+                room = self.fontMetrics().horizontalAdvance(_NOTE_ROOM)
+                width = max(width, room + _COLUMN_PADDING)
             self.setColumnWidth(column, width)
+
+    def selected_rows(self) -> list[IssueRow]:
+        """The rows selected, in the table's order."""
+        chosen = sorted(index.row() for index in self.selectionModel().selectedRows())
+        return [self.issues.rows[r] for r in chosen]
 
     def row_texts(self) -> list[tuple[str, ...]]:
         """Each row's texts, ``#`` first (a thumbnail's: empty)."""

@@ -9,7 +9,8 @@ is reused. Without one, it asks whether to train the K folds now, trains them
 with the window's :class:`FoldRunner` and, once they finished, looks again.
 The lists are made by a task too (the ensemble predicts the validation
 images), and shown in a :class:`DataIssuesDialog`, with progress and Cancel
-until then.
+until then; the fixes made there are for the pass's dataset (``fixes_saved``
+after each, so the Data panel's Use fixes follows).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
-from PySide6.QtCore import QObject, Slot
+from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QWidget
 
 from workbench.core.config import ConfigError, TrainConfig
@@ -50,6 +51,8 @@ def issues_config(cfg: TrainConfig) -> TrainConfig:
 
 class IssuesFinder(QObject):
     """One data-issues pass at a time; its dialog stays on ``dialog``."""
+
+    fixes_saved = Signal()  # the dialog changed the dataset's fixes
 
     def __init__(
         self, window: IssuesWindow, controller: RunController, folds: FoldRunner
@@ -95,6 +98,7 @@ class IssuesFinder(QObject):
             self.dialog = DataIssuesDialog(parent)
             self.dialog.cancel_requested.connect(self._on_dialog_cancel_requested)
             self.dialog.finished.connect(self._on_dialog_finished)
+            self.dialog.fixes.saved.connect(self.fixes_saved)
         self.dialog.show()
         self.dialog.raise_()
 
@@ -142,7 +146,7 @@ class IssuesFinder(QObject):
             "image: all of them, averaged)."
         )
         assert self.dialog is not None
-        self.dialog.show_issues(issues, found.images.arrays, source)
+        self.dialog.show_issues(issues, found.images.arrays, source, cfg)
         self.dialog.show()
         self.dialog.raise_()
         self.window.set_status(f"Data issues: {summary_text(issues)}")
