@@ -2173,7 +2173,7 @@ MUTATIONS += [
     Mutation(
         "export-failed-write-leaves-files",
         "A failed export write leaves nothing of itself in the folder",
-        "export_checkpoint",
+        "export_model",
         "        shutil.rmtree(staging, ignore_errors=True)\n",
         "        pass\n",
         (
@@ -6157,7 +6157,7 @@ MUTATIONS += [
     Mutation(
         name="ctrl-c-waits-for-a-step-that-never-comes",
         promise="Until the run is prepared, the first Ctrl+C ends train at once (a model file's import may never return)",
-        where="workbench.cli.train:_train",
+        where="workbench.cli.train_loop:follow_training",
         old="    control = TrainControl()\n",
         new="    control = TrainControl()\n    stop_on_first_interrupt(control)\n",
         tests=(f"{_EXITS}test_the_first_ctrl_c_ends_an_import_that_never_returns",),
