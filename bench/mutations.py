@@ -8414,3 +8414,28 @@ MUTATIONS += [
         ),
     ),
 ]
+
+MUTATIONS += [
+    Mutation(
+        name="stubborn-errors-any-run-wrong",
+        promise="Stubborn errors are the images every run on the same data got wrong",
+        where="workbench.core.data_issues.stubborn:stubborn_errors",
+        old="        wrong &= _predicted(model, pixels, labels, info) != labels\n",
+        new="        wrong |= _predicted(model, pixels, labels, info) != labels\n",
+        tests=(
+            T_DATA_ISSUES + "test_stubborn_errors_are_the_images_every_run_on_the_"
+            "same_data_got_wrong",
+        ),
+    ),
+    Mutation(
+        name="stubborn-errors-ask-fold-runs",
+        promise="Stubborn errors ask only runs on the same data, not fold runs",
+        where="workbench.core.data_issues.stubborn:_same_data",
+        old="    if other.folds > 1:\n        return False\n",
+        new="",
+        tests=(
+            T_DATA_ISSUES + "test_stubborn_errors_are_the_images_every_run_on_the_"
+            "same_data_got_wrong",
+        ),
+    ),
+]

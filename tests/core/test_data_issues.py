@@ -186,3 +186,38 @@ def test_bad_data_issues_input_is_one_line_and_exit_2(
     assert message in err
     assert len(err.strip().splitlines()) == 1
     assert not (tmp_path / "runs").exists()
+
+
+# ------------------------------------------------------------ stubborn errors
+
+
+@pytest.mark.slow
+def test_stubborn_errors_are_the_images_every_run_on_the_same_data_got_wrong(
+    tmp_path, monkeypatch
+):
+    from workbench.core.checkpoints.io import eval_model, info_of, load_checkpoint
+    from workbench.core.config import TrainConfig
+    from workbench.core.data_issues.images import named_images
+    from workbench.core.data_issues.stubborn import stubborn_errors
+
+    for seed in ("1", "2"):
+        assert main(["train", "--epochs", "1", "--seed", seed, "--quiet"]) == 0
+    # Another split of the data (a fold run) is no evidence about these images.
+    assert main(["train", "--folds", "2", "--epochs", "1", "--quiet"]) == 0
+    same = [r for r in list_runs() if r.config.get("folds", 1) == 1]
+    cfg = TrainConfig()
+    images = named_images(cfg)
+    found = stubborn_errors(cfg, images)
+    assert sorted(found.runs) == sorted(r.id for r in same)
+    arrays = images.arrays
+    pixels = torch.cat([arrays.train_images, arrays.test_images]).float()
+    labels = torch.cat([arrays.train_labels, arrays.test_labels])
+    wrong = torch.ones(len(labels), dtype=torch.bool)
+    for run in same:
+        payload = load_checkpoint(run.folder.checkpoint_path)
+        info = info_of(payload)
+        x = (pixels.unsqueeze(1) / 255 - info.mean[0]) / info.std[0]
+        with torch.no_grad():
+            wrong &= eval_model(payload)(x).argmax(1) != labels
+    assert found.rows.tolist() == torch.nonzero(wrong).flatten().tolist()
+    assert 0 < len(found.rows) < len(labels)  # one epoch: some, not all

@@ -27,6 +27,7 @@ from workbench.core.data_issues.held_out import (
 from workbench.core.data_issues.images import named_images
 from workbench.core.data_issues.label_errors import RANKINGS
 from workbench.core.data_issues.report import DataIssues, find_data_issues
+from workbench.core.data_issues.stubborn import stubborn_errors
 
 DEFAULT_FOLDS = 5
 SHOWN = 10  # lines of each list on the console
@@ -96,6 +97,7 @@ def cmd_data_issues(args: argparse.Namespace) -> int:
         validation_probabilities(group, cfg),
         classes_of(cfg),
         args.rank_by,
+        stubborn_errors(cfg, images),
     )
     top = args.top if args.top is not None else max(1, round(0.01 * len(issues.names)))
     for line in summary_lines(issues):
@@ -144,6 +146,20 @@ def summary_lines(issues: DataIssues) -> list[str]:
     lines.append("most-confused classes (labelled -> predicted: images):")
     for pair in issues.confused[:SHOWN]:
         lines.append(f"  {names[pair.given]} -> {names[pair.predicted]}: {pair.count}")
+    stubborn = issues.stubborn
+    if stubborn is not None and stubborn.runs:
+        count = len(stubborn.runs)
+        lines.append(
+            f"stubborn errors: {len(stubborn.rows):,} images every one of the "
+            f"{count} finished run{'s' if count != 1 else ''} on this data got wrong:"
+        )
+        for i in stubborn.rows[:SHOWN]:
+            lines.append(
+                f"  {issues.names[i]}: labelled {names[issues.labels[i]]}, held-out "
+                f"prediction {names[int(issues.probabilities[i].argmax())]}"
+            )
+    else:
+        lines.append("stubborn errors: no finished run on this data to ask")
     exact = sum(pair.exact for pair in issues.duplicates)
     lines.append(
         f"duplicates across classes or splits: {exact} exact, "

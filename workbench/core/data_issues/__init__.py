@@ -6,6 +6,7 @@ held_out      out-of-sample probabilities: the folds' and their ensemble's
 label_errors  likely label errors by confident learning (written from the paper)
 rankings      top losses and the most-confused class pairs
 duplicates    exact and near-duplicate images
+stubborn      images every finished run on the same data got wrong
 report        the lists over every image, and their CSV and JSON rows
 """
 
@@ -16,4 +17,5 @@ __all__ = [
     "label_errors",
     "rankings",
     "report",
+    "stubborn",
 ]

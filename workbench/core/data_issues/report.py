@@ -1,8 +1,10 @@
 """What a data-issues pass found, over every image, and its rows for a file.
 
-Four lists: likely label errors (confident learning, ranked), top losses,
-most-confused class pairs, and duplicate pairs across classes or across the
-training and validation splits (exact duplicates anywhere).
+Five lists: likely label errors (confident learning, ranked), top losses,
+most-confused class pairs, duplicate pairs across classes or across the
+training and validation splits (exact duplicates anywhere), and stubborn
+errors (images every finished run on the same data got wrong; the score is
+how many runs).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from workbench.core.data_issues.rankings import (
     losses,
     most_confused,
 )
+from workbench.core.data_issues.stubborn import Stubborn
 
 CSV_FIELDS = ("file", "split", "list", "given", "suggested", "score")
 
@@ -55,6 +58,8 @@ class DataIssues:
     confusion: np.ndarray
     confused: list[ConfusedPair]
     duplicates: list[DuplicatePair]
+    # Images every finished run on the same data got wrong (None: not looked for)
+    stubborn: Stubborn | None = None
 
     def top_losses(self, count: int) -> np.ndarray:
         """The ``count`` images of highest loss, highest first."""
@@ -92,6 +97,19 @@ class DataIssues:
                     float(self.losses[i]),
                 )
             )
+        if self.stubborn is not None:
+            for i in self.stubborn.rows:
+                predicted = int(self.probabilities[i].argmax())
+                rows.append(
+                    Flagged(
+                        self.names[i],
+                        str(self.splits[i]),
+                        "stubborn error",
+                        names[self.labels[i]],
+                        names[predicted],
+                        float(len(self.stubborn.runs)),
+                    )
+                )
         for pair in self.duplicates:
             kind = "exact duplicate" if pair.exact else "near duplicate"
             for me, other in ((pair.first, pair.second), (pair.second, pair.first)):
@@ -150,6 +168,7 @@ def find_data_issues(
     val_probabilities: np.ndarray,
     class_names: tuple[str, ...],
     rank_by: str = "self_confidence",
+    stubborn: Stubborn | None = None,
 ) -> DataIssues:
     """Every list over ``images``, from out-of-sample probabilities of each image."""
     arrays = images.arrays
@@ -182,6 +201,7 @@ def find_data_issues(
         confusion=matrix,
         confused=most_confused(matrix),
         duplicates=duplicates,
+        stubborn=stubborn,
     )
 
 
