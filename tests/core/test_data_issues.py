@@ -19,7 +19,12 @@ from workbench.core.data_issues.label_errors import (
     class_thresholds,
     find_label_issues,
 )
-from workbench.core.data_issues.rankings import confusion, most_confused, top_losses
+from workbench.core.data_issues.rankings import (
+    confusion,
+    losses,
+    most_confused,
+    top_losses,
+)
 from workbench.core.runs.listing import list_runs
 
 pytestmark = pytest.mark.usefixtures("data_dir")
@@ -102,7 +107,7 @@ def test_the_most_confused_list_is_the_confusion_matrix_off_diagonal_ranking():
 
 
 def test_top_losses_put_the_least_likely_given_label_first():
-    order = top_losses(PROBABILITIES, LABELS)
+    order = top_losses(losses(PROBABILITIES, LABELS))
     assert order[:2].tolist() == [2, 5]
 
 

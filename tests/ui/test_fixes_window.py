@@ -24,6 +24,7 @@ from workbench.ui.data_issues_view import DataIssuesDialog
 from workbench.ui.panels.data import DataPanel
 
 from .helpers import FAST, run_to_end
+from .test_data_issues_window import _probabilities
 
 pytestmark = pytest.mark.gui
 
@@ -37,15 +38,6 @@ def _digests(folder: Path) -> dict[str, str]:
         for p in sorted(folder.rglob("*"))
         if p.is_file()
     }
-
-
-def _probabilities(labels: np.ndarray, doubted: dict[int, tuple[int, float]]):
-    p = np.full((len(labels), 3), 0.05)
-    p[np.arange(len(labels)), labels] = 0.9
-    for row, (cls, value) in doubted.items():
-        p[row] = (1 - value) / 2
-        p[row, cls] = value
-    return p
 
 
 @pytest.fixture

@@ -102,21 +102,12 @@ def cmd_data_issues(args: argparse.Namespace) -> int:
     top = args.top if args.top is not None else max(1, round(0.01 * len(issues.names)))
     for line in summary_lines(issues):
         say(line)
-    failed = [
-        error
-        for error in (
-            out.write_at_end(
-                issues.csv_text(top) if out.flag == "--csv" else issues.json_text(top)
-            )
-            for out in outputs
-        )
-        if error
-    ]
-    for error in failed:
-        say(f"error: {error}")
+    failed = False
     for out in outputs:
-        if not any(str(out.path) in error for error in failed):
-            say(f"wrote {out.path}")
+        text = issues.csv_text(top) if out.flag == "--csv" else issues.json_text(top)
+        error = out.write_at_end(text)
+        say(f"error: {error}" if error else f"wrote {out.path}")
+        failed = failed or bool(error)
     return 1 if failed else 0
 
 

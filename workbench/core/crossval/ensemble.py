@@ -65,8 +65,8 @@ def member_checkpoints(group: FoldGroup) -> list[Path]:
     paths = []
     for fold in range(folds):
         folder = RunFolder(group.path.parent.parent / runs.get(fold, "?"))
-        chosen = folder.best_path if folder.best_path.is_file() else None
-        chosen = chosen or folder.checkpoint_path
+        best = folder.best_path
+        chosen = best if best.is_file() else folder.checkpoint_path
         if not chosen.is_file():
             raise ConfigError(
                 f"{group.id}: fold {fold + 1}'s run {folder.id} has no checkpoint "

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import copy
 
-import numpy as np
 import torch
 from torch.nn import functional as F
 
 from workbench.core.checkpoints.io import eval_model, load_checkpoint
 from workbench.core.crossval.group import OutOfFold
+from workbench.core.events import Evaluation
 from workbench.core.runs.folder import RunFolder
 from workbench.core.train.class_scores import macro_f1
+from workbench.core.train.probes import mean_loss_and_accuracy
 from workbench.core.training_run import TrainingRun
 
 
@@ -47,15 +48,25 @@ def held_out_predictions(run: TrainingRun, model: torch.nn.Module) -> OutOfFold:
 
 
 def fold_scores(predictions: OutOfFold) -> dict[str, float]:
-    """Accuracy, mean cross-entropy and macro-F1 of held-out predictions."""
+    """Accuracy, mean cross-entropy and macro-F1 of held-out predictions.
+
+    Scored as the engine scores a validation (its :class:`Evaluation`).
+    """
     probabilities, label = predictions.probabilities, predictions.label
-    predicted = probabilities.argmax(dim=1)
-    classes = probabilities.shape[1]
+    confidence, predicted = probabilities.max(dim=1)
     picked = probabilities.gather(1, label[:, None]).squeeze(1)
-    confusion = np.zeros((classes, classes), dtype=np.int64)
-    np.add.at(confusion, (label.numpy(), predicted.numpy()), 1)
+    evaluation = Evaluation(
+        epoch=0,
+        global_step=0,
+        labels=label.numpy(),
+        predictions=predicted.numpy(),
+        confidences=confidence.numpy(),
+        losses=-picked.clamp_min(1e-12).log().numpy(),
+        num_classes=probabilities.shape[1],
+    )
+    loss, accuracy = mean_loss_and_accuracy(evaluation)
     return {
-        "val_accuracy": float((predicted == label).double().mean()),
-        "val_loss": float(-picked.clamp_min(1e-12).log().double().mean()),
-        "macro_f1": float(macro_f1(confusion)),
+        "val_accuracy": accuracy,
+        "val_loss": loss,
+        "macro_f1": float(macro_f1(evaluation.confusion())),
     }

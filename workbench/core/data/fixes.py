@@ -24,7 +24,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import platformdirs
 import torch
@@ -32,6 +32,9 @@ import torch
 from workbench.core.atomic_files import write_atomically
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.data.registry import FOLDER, DataError, ImageArrays, dataset_info
+
+if TYPE_CHECKING:
+    from workbench.core.data.folder import FolderListing
 
 FIXES_ENV = "PTCORE_FIXES_DIR"
 ACTIONS = ("relabel", "exclude", "keep")
@@ -222,16 +225,15 @@ def kept_rows(keys: Sequence[str], cfg: TrainConfig) -> list[int]:
 
 
 def folder_names(
-    cfg: TrainConfig, skipped: Sequence[str]
+    cfg: TrainConfig, listing: FolderListing, skipped: Sequence[str]
 ) -> tuple[list[str], list[str]]:
     """An image folder's files (relative paths), in its loaders' row order.
 
-    ``skipped``: the files that did not decode (``"path: why"``).
+    ``listing``: the folder as scanned; ``skipped``: the files that did not
+    decode (``"path: why"``).
     """
-    from workbench.core.data.folder import scan_folder, split_pairs
+    from workbench.core.data.folder import split_pairs
 
-    assert cfg.data_dir is not None  # validated by TrainConfig
-    listing = scan_folder(cfg.data_dir)
     unreadable = {entry.split(": ", 1)[0] for entry in skipped}
     train, val = (
         [
@@ -245,13 +247,16 @@ def folder_names(
 
 
 def folder_keys(
-    cfg: TrainConfig, skipped: Sequence[str], files: dict[str, str]
+    cfg: TrainConfig,
+    listing: FolderListing,
+    skipped: Sequence[str],
+    files: dict[str, str],
 ) -> tuple[list[str], list[str]]:
     """An image folder's image keys (content hashes), in its loaders' row order.
 
     ``files``: the data fingerprint's path -> content hash.
     """
-    train, val = folder_names(cfg, skipped)
+    train, val = folder_names(cfg, listing, skipped)
     return [files[name] for name in train], [files[name] for name in val]
 
 

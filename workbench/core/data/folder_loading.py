@@ -70,7 +70,7 @@ def folder_loaders(
         )
         arrays = data.arrays
         if cfg.fixes:
-            keys = folder_keys(cfg, data.skipped, data.fingerprint.files)
+            keys = folder_keys(cfg, listing, data.skipped, data.fingerprint.files)
             arrays = apply_fixes(arrays, keys, cfg, data.info.class_names)
         arrays, held_out = fold_of_run(arrays, cfg, data.info.class_names)
         train: FastLoader | DataLoaderBatches

@@ -31,8 +31,8 @@ def named_images(cfg: TrainConfig) -> NamedImages:
     """
     if cfg.dataset != FOLDER:
         arrays = load_run_arrays(cfg)
-        keys = builtin_keys(arrays)
-        names = keys
+        keys = names = builtin_keys(arrays)
+        class_names = dataset_info(cfg.dataset).class_names
     else:
         assert cfg.data_dir is not None  # validated by TrainConfig
         data = load_folder(
@@ -41,15 +41,10 @@ def named_images(cfg: TrainConfig) -> NamedImages:
             val_fraction=cfg.val_fraction,
             seed=cfg.seed,
         )
-        arrays = data.arrays
-        names = folder_names(cfg, data.skipped)
+        arrays, class_names = data.arrays, data.info.class_names
+        names = folder_names(cfg, scan_folder(cfg.data_dir), data.skipped)
         files = data.fingerprint.files
         keys = ([files[n] for n in names[0]], [files[n] for n in names[1]])
-    class_names = (
-        dataset_info(cfg.dataset).class_names
-        if cfg.dataset != FOLDER
-        else scan_folder(cfg.data_dir).classes
-    )
     fixed = apply_fixes(arrays, keys, cfg, class_names)
     train, val = (
         [split_names[row] for row in kept_rows(split_keys, cfg)]

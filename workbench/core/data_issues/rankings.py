@@ -17,9 +17,9 @@ def losses(probabilities: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return -np.log(np.maximum(picked, _FLOOR))
 
 
-def top_losses(probabilities: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """Image rows by loss, highest first (ties: lower row first)."""
-    return np.argsort(-losses(probabilities, labels), kind="stable")
+def top_losses(image_losses: np.ndarray) -> np.ndarray:
+    """Image rows by loss (see :func:`losses`), highest first (ties: lower first)."""
+    return np.argsort(-image_losses, kind="stable")
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ from workbench.core.data_issues.rankings import (
     confusion,
     losses,
     most_confused,
+    top_losses,
 )
 from workbench.core.data_issues.stubborn import Stubborn
 
@@ -63,7 +64,7 @@ class DataIssues:
 
     def top_losses(self, count: int) -> np.ndarray:
         """The ``count`` images of highest loss, highest first."""
-        return np.argsort(-self.losses, kind="stable")[:count]
+        return top_losses(self.losses)[:count]
 
     def rows(self, top: int) -> list[Flagged]:
         """Each label issue, the ``top`` losses and each duplicate, as rows."""
@@ -180,9 +181,7 @@ def find_data_issues(
         ["train"] * len(arrays.train_labels) + ["val"] * len(arrays.test_labels)
     )
     matrix = confusion(probabilities, labels)
-    everything = torch.cat(
-        [_as_nchw(arrays.train_images), _as_nchw(arrays.test_images)]
-    )
+    everything = torch.cat([arrays.train_images, arrays.test_images])
     duplicates = [
         pair
         for pair in find_duplicates(everything)
@@ -203,7 +202,3 @@ def find_data_issues(
         duplicates=duplicates,
         stubborn=stubborn,
     )
-
-
-def _as_nchw(images: torch.Tensor) -> torch.Tensor:
-    return images if images.dim() == 4 else images.unsqueeze(1)

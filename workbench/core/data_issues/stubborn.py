@@ -58,7 +58,7 @@ def stubborn_errors(
     No such run: no rows (and no runs named).
     """
     arrays = images.arrays
-    pixels = torch.cat([_as_nchw(arrays.train_images), _as_nchw(arrays.test_images)])
+    pixels = torch.cat([arrays.train_images, arrays.test_images])
     labels = torch.cat([arrays.train_labels, arrays.test_labels])
     wrong = torch.ones(len(labels), dtype=torch.bool)
     used: list[str] = []
@@ -73,7 +73,7 @@ def stubborn_errors(
                 continue
             payload = load_checkpoint(run.folder.checkpoint_path)
             info = info_of(payload)
-            if tuple(info.image_shape[1:]) != tuple(pixels.shape[2:]):
+            if tuple(info.image_shape[1:]) != tuple(pixels.shape[-2:]):
                 continue
             model = eval_model(payload)
         except (ConfigError, CheckpointError):
@@ -101,7 +101,3 @@ def _predicted(
         std=info.std,
     )
     return torch.cat([model(x).argmax(dim=1) for x, _y in loader])
-
-
-def _as_nchw(images: torch.Tensor) -> torch.Tensor:
-    return images if images.dim() == 4 else images.unsqueeze(1)
