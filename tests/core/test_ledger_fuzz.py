@@ -27,17 +27,17 @@ from workbench.core.runs.reproduce import original_config, reproducible
 from workbench.core.runs.run_file import DamagedRunFile, forget_after
 from workbench.core.runs.tail import AppendedLines, ledger_events
 
-# Variants of each kind (412 in all).
+# Variants of each kind (418 in all).
 KINDS = {
     "run.json invalid": 14,
     "run.json not a dict": 4,
-    "run.json wrong type": 72,
-    "run.json field missing": 24,
+    "run.json wrong type": 75,
+    "run.json field missing": 25,
     "run.json huge number": 36,
     "metrics.jsonl truncated": 5,
     "metrics.jsonl garbage line": 8,
     "metrics.jsonl binary junk": 5,
-    "metrics.jsonl wrong type": 70,
+    "metrics.jsonl wrong type": 72,
     "metrics.jsonl huge number": 126,
     "events.jsonl truncated": 5,
     "events.jsonl garbage line": 8,

@@ -25,6 +25,7 @@ _ONE_RUN_FLAGS = {
     "init_from": "--init-from",
     "save": "--save",
     "metrics_json": "--metrics-json",
+    "profile_steps": "--profile-steps",
 }
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from workbench.core import config as C
 from workbench.core.atomic_files import write_atomically
 from workbench.core.checkpoints.io import CheckpointError
+from workbench.core.train.step_clock import PHASES
 
 
 def metrics_document(
@@ -39,6 +40,8 @@ def metrics_document(
             "seconds": final.seconds,
             "compile_seconds": final.compile_seconds,
             "step_seconds": final.step_seconds,
+            # Where the mean step's time went; {} when it was not measured.
+            "step_time": dict(zip(PHASES, final.phases or (), strict=False)),
             "global_step": final.global_step,
             "stopped": final.stopped,
         }

@@ -27,15 +27,19 @@ from workbench.core.checkpoints.io import (
     save_checkpoint,
 )
 from workbench.core.model_offer import offer_weights
+from workbench.core.perf.profiling import check_steps
 from workbench.core.session import Session
 from workbench.core.start_plan import StartKind
 from workbench.core.train.best_epoch import METRIC_NAMES, run_best, value_text
+from workbench.core.train.step_clock import split_text
 
 
 def cmd_train(args: argparse.Namespace) -> int:
     """Train headless, or re-launch on ``--nproc`` processes through torchrun."""
     if args.folds is not None:
         return cli_folds.train_folds(args)
+    if args.profile_steps is not None:
+        check_profile_flag(args)
     if args.nproc > 1:
         base = C.load_config(args.config) if args.config else C.TrainConfig()
         return cli_distributed.relaunch(args, config_from_args(args, base))
@@ -98,7 +102,13 @@ def _train(args: argparse.Namespace) -> int:
         for warning in filter(None, said):
             say(f"warning: {warning}")
 
-    prepared, result = follow_training(session, plan, args.quiet, downloads, on_epoch)
+    profile = None
+    if args.profile_steps is not None:
+        where = session.folder.path if session.folder is not None else Path.cwd()
+        profile = (args.profile_steps, where / "trace.json")
+    prepared, result = follow_training(
+        session, plan, args.quiet, downloads, on_epoch, profile=profile
+    )
     run = prepared or (opened.run if args.resume else None)
     session.finish(result)
     if result is None:  # stopped before the first step
@@ -107,6 +117,8 @@ def _train(args: argparse.Namespace) -> int:
     errors = [save.write_at_end(run)] if save is not None else []
     saved = save.path if save is not None and not errors[0] else None
     say(summary_line(result, run, saved))
+    if split := split_text(result.phases):
+        say(f"where the time went: {split}")
     for line in best_lines(result, run, session.folder):
         say(line)
     for line in class_score_lines(run.history.epochs, run.loaders.info.class_names):
@@ -118,6 +130,19 @@ def _train(args: argparse.Namespace) -> int:
     if any(errors):
         return 1
     return 130 if result.stopped else 0
+
+
+def check_profile_flag(args: argparse.Namespace) -> None:
+    """``--profile-steps`` is a step count one process records."""
+    try:
+        check_steps(args.profile_steps)
+    except ValueError as exc:
+        raise C.ConfigError(f"--profile-steps: {exc}") from None
+    if args.nproc > 1:
+        raise C.ConfigError(
+            "--profile-steps records one process: give --nproc 1 (each rank of a "
+            "multi-process run would write its own trace)"
+        )
 
 
 def summary_line(result: Any, run: Any, save_path: Path | None) -> str:

@@ -201,6 +201,13 @@ def add_train_flags(parser: argparse.ArgumentParser) -> None:
         help="also write TensorBoard event files into the run folder "
         "(needs the tensorboard package)",
     )
+    add(
+        "--profile-steps",
+        type=int,
+        metavar="N",
+        help="record N steps with torch.profiler (after 3 to warm up) into the run "
+        "folder's trace.json, and print the top operators by self time",
+    )
     add("--quiet", action="store_true", help="no progress bar")
     cli_distributed.add_process_flags(add)
 

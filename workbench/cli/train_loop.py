@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from workbench.cli.console import percent, say
@@ -12,6 +13,7 @@ from workbench.cli.interrupts import stop_on_first_interrupt
 from workbench.cli.progress import DownloadBars, StepBar
 from workbench.core import config as C
 from workbench.core import events as E
+from workbench.core.perf.profiling import HOW_TO_OPEN, top_operators_lines
 from workbench.core.session import RunPrepared, Session
 from workbench.core.train.engine import TrainControl
 
@@ -31,13 +33,17 @@ def follow_training(
     quiet: bool,
     downloads: DownloadBars,
     on_epoch: Any = None,
+    profile: tuple[int, Path] | None = None,
 ) -> tuple[Any, E.TrainResult | None]:
     """Train ``plan`` with a progress bar and a line per epoch.
 
     Returns the prepared run (None if it never was) and its result (None when
-    it stopped before the first step). ``on_epoch(run)`` runs after each epoch.
+    it stopped before the first step). ``on_epoch(run)`` runs after each epoch;
+    ``profile``: (steps, trace file) to record with torch.profiler.
     """
     control = TrainControl()
+    if profile is not None:
+        control.request_profile(*profile)
     progress = StepBar(quiet)
     run = result = None
     try:
@@ -65,6 +71,20 @@ def follow_training(
     return run, result
 
 
+def profile_lines(report: E.ProfileReport) -> list[str]:
+    """A profile's trace, its top operators and how to open it."""
+    if not report.trace_path:
+        return [f"profile: {report.note}"]
+    lines = [
+        f"profile: {report.steps_recorded} steps recorded into {report.trace_path}"
+    ]
+    if report.note:
+        lines.append(f"  ({report.note})")
+    lines += top_operators_lines(report)
+    lines.append(HOW_TO_OPEN)
+    return lines
+
+
 def describe_event(event: Any, run: Any) -> str | None:
     """The line the console prints for an engine event, if any."""
     if isinstance(event, E.RunStarted):
@@ -79,6 +99,8 @@ def describe_event(event: Any, run: Any) -> str | None:
         return f"note: {event.message}"
     if isinstance(event, E.CompileFinished):
         return f"torch.compile took {event.seconds:.1f} s"
+    if isinstance(event, E.ProfileReport):
+        return "\n".join(profile_lines(event))
     if isinstance(event, E.EpochMetrics):
         return (
             f"epoch {event.epoch + 1}: train loss {event.train_loss:.4f} "

@@ -39,6 +39,17 @@ def _whole(value: Any) -> int:
     return number
 
 
+def _phases(record: Mapping[str, Any]) -> tuple[float, ...]:
+    """A step's time split; () when an older record lacks it."""
+    values = record.get("phases") or ()
+    if not isinstance(values, list | tuple):
+        raise ValueError(f"phases: {values!r} is not a list")
+    phases = _floats(values)
+    if not all(math.isfinite(v) and v >= 0 for v in phases):
+        raise ValueError(f"phases: {values!r} holds a value below 0 or not finite")
+    return phases
+
+
 def _same_length(name: str, *columns: tuple[Any, ...]) -> None:
     if len({len(c) for c in columns}) > 1:
         raise ValueError(f"{name}: the lists differ in length")
@@ -114,7 +125,9 @@ class StepMetrics:
 
     ``loss`` is the loss of this step's batch; ``accuracy``, ``images_per_s``
     and ``step_seconds`` (the mean time of one training step, data loading
-    included) cover the steps since the previous ``StepMetrics``.
+    included) cover the steps since the previous ``StepMetrics``. ``phases``
+    splits that step time over ``step_clock.PHASES`` (data, copy, forward,
+    backward, optimizer, other), in seconds a step; empty where not measured.
     """
 
     KIND: ClassVar[str] = "step"
@@ -129,10 +142,13 @@ class StepMetrics:
     images_per_s: float
     elapsed_s: float
     step_seconds: float
+    phases: tuple[float, ...] = ()
 
     def to_record(self) -> dict[str, Any]:
         """The ledger's line: the fields and ``"kind": "step"``."""
-        return {"kind": self.KIND, **asdict(self)}
+        record = {"kind": self.KIND, **asdict(self)}
+        record["phases"] = list(self.phases)
+        return record
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> Self:
@@ -152,6 +168,7 @@ class StepMetrics:
             images_per_s=_float(record, "images_per_s"),
             elapsed_s=_float(record, "elapsed_s"),
             step_seconds=_float(record, "step_seconds"),
+            phases=_phases(record),
         )
 
 
@@ -221,7 +238,9 @@ class TrainResult:
     """The last event of every run that did not fail.
 
     ``step_seconds`` is the median time of one training step once compiled;
-    ``compile_seconds`` is the extra time the first (compiling) steps took.
+    ``compile_seconds`` is the extra time the first (compiling) steps took;
+    ``phases`` the mean step's split over ``step_clock.PHASES`` (as in
+    :class:`StepMetrics`).
     """
 
     stopped: bool
@@ -234,6 +253,7 @@ class TrainResult:
     compile_seconds: float
     step_seconds: float
     early_stop: str = ""  # why it stopped before its last epoch ("": it did not)
+    phases: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -433,6 +453,58 @@ def event_from_record(record: Mapping[str, Any]) -> RecordedEvent | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class OperatorTime:
+    """One operator's self time over the recorded steps.
+
+    Attributes
+    ----------
+    name : str
+        The operator (``aten::mm``).
+    self_seconds : float
+        Time in the operator itself, not in operators it called: host time,
+        or on CUDA the time of the kernels it launched.
+    calls : int
+        How many times it ran.
+    share : float
+        ``self_seconds`` as a fraction of all the self time recorded.
+    """
+
+    name: str
+    self_seconds: float
+    calls: int
+    share: float
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileReport:
+    """What a profile found, in Python scalars (it travels to the window).
+
+    Attributes
+    ----------
+    trace_path : str
+        The Chrome-trace JSON file, or ``""`` when none was written.
+    steps_recorded, steps_asked : int
+        Steps in the trace, and the number asked for.
+    top_operators : tuple of OperatorTime
+        By self time, longest first.
+    phase_seconds : tuple of (str, float)
+        Host seconds inside each ``workbench/<phase>`` label, summed over steps.
+    note : str
+        Why fewer steps were recorded (or none); ``""`` when all were.
+    measured_on : str
+        ``"CPU"`` or ``"CUDA"``: whose clock ``self_seconds`` is.
+    """
+
+    trace_path: str
+    steps_recorded: int
+    steps_asked: int
+    top_operators: tuple[OperatorTime, ...]
+    phase_seconds: tuple[tuple[str, float], ...]
+    note: str = ""
+    measured_on: str = "CPU"
+
+
 TrainEvent = (
     FeaturesProgress
     | RunStarted
@@ -446,4 +518,5 @@ TrainEvent = (
     | Evaluation
     | LayerHealth
     | WeightHistograms
+    | ProfileReport
 )

@@ -85,6 +85,9 @@ class TrainingRun:
     # The loss's weight of each class, float32 on ``device`` (config
     # ``class_weights``); None: the plain mean (workbench.core.train.class_weights).
     class_weights: torch.Tensor | None = None
+    # Split each logged step's time into phases (train.step_clock); off only
+    # to measure what the split itself costs.
+    time_phases: bool = True
 
     @property
     def train_module(self) -> nn.Module:

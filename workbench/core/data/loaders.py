@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -112,6 +113,8 @@ class _EpochOrder:
     # One weight per sample: each epoch is drawn with replacement by them
     # (``balanced_sampler.balance``); None: a permutation.
     sample_weights: torch.Tensor | None = None
+    # Wraps each copy to the device; the engine's step clock times it there.
+    copying: Callable[[], AbstractContextManager[object]] = nullcontext
 
     @property
     def num_samples(self) -> int:
@@ -314,7 +317,10 @@ class FastLoader(_EpochOrder):
         if not self._pin:
             x = self._images.index_select(0, index)
             y = self._labels.index_select(0, index)
-            return x.to(self.device), y.to(self.device)
+            if self.data_device == self.device:
+                return x, y
+            with self.copying():
+                return x.to(self.device), y.to(self.device)
         # Gather straight into pinned buffers so the copy to the GPU is async;
         # torch's caching host allocator keeps them alive until the copy is done.
         x = torch.empty(
@@ -325,9 +331,10 @@ class FastLoader(_EpochOrder):
         y = torch.empty(len(index), dtype=torch.int64, pin_memory=True)
         torch.index_select(self._images, 0, index, out=x)
         torch.index_select(self._labels, 0, index, out=y)
-        return x.to(self.device, non_blocking=True), y.to(
-            self.device, non_blocking=True
-        )
+        with self.copying():
+            return x.to(self.device, non_blocking=True), y.to(
+                self.device, non_blocking=True
+            )
 
 
 def _fits_on_device(nbytes: int, device: torch.device) -> bool:
@@ -561,7 +568,7 @@ class DataLoaderBatches(_EpochOrder):
         self, batches: Iterator[tuple[torch.Tensor, torch.Tensor]]
     ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         for x, y in batches:
-            yield (
-                x.to(self.device, non_blocking=self.pin_memory),
-                y.to(self.device, non_blocking=self.pin_memory),
-            )
+            with self.copying():
+                x = x.to(self.device, non_blocking=self.pin_memory)
+                y = y.to(self.device, non_blocking=self.pin_memory)
+            yield x, y

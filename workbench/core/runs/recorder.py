@@ -26,6 +26,7 @@ from workbench.core.runs.folder import (
 from workbench.core.runs.run_file import forget_after
 from workbench.core.train.best_epoch import run_best
 from workbench.core.train.class_scores import run_file_scores
+from workbench.core.train.step_clock import PHASES
 from workbench.core.training_run import TrainingRun
 
 log = logging.getLogger(__name__)
@@ -158,6 +159,10 @@ class RunRecorder:
                 final_val_accuracy=event.val_accuracy,
                 global_step=event.global_step,
             )
+            if event.phases:  # where the mean step's time went
+                self.folder.update(
+                    step_time=dict(zip(PHASES, event.phases, strict=True))
+                )
             if event.early_stop:
                 early = {"epoch": event.epochs_completed, "why": event.early_stop}
                 self.folder.update(early_stop=early)

@@ -51,6 +51,10 @@ def _number(value: object) -> bool:
     )
 
 
+def _seconds_table(value: object) -> bool:
+    return isinstance(value, dict) and all(_number(v) for v in value.values())
+
+
 def _texts(value: object) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
@@ -79,6 +83,7 @@ _FIELDS: dict[str, tuple[Callable[[object], bool], str]] = {
     "pid": (_whole, "a whole number"),
     "seconds": (_number, "a finite number >= 0"),
     "best_val_accuracy": (lambda v: _number(v) and v <= 1, "a number 0-1"),
+    "step_time": (_seconds_table, "a table of seconds"),
 }
 
 

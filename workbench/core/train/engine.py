@@ -15,6 +15,7 @@ import statistics
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -28,11 +29,8 @@ from workbench.core.distributed import env as distributed
 from workbench.core.events import (
     CompileFinished,
     CompileStarted,
-    EpochMetrics,
-    Evaluation,
     Notice,
     RunStarted,
-    StepMetrics,
     TrainEvent,
     TrainResult,
     WeightsReady,
@@ -40,6 +38,7 @@ from workbench.core.events import (
 from workbench.core.models.builtins import build_model, head_name, snapshot_state
 from workbench.core.models.catalog import pretrained
 from workbench.core.models.torchvision_models import replaced_head_notice
+from workbench.core.perf.profiling import check_steps
 from workbench.core.train import class_weights
 from workbench.core.train.best_epoch import run_stop_reason
 from workbench.core.train.determinism import deterministic_kernels
@@ -60,13 +59,25 @@ from workbench.core.train.probes import evaluate_predictions as evaluate_predict
 from workbench.core.train.probes import layer_health as layer_health
 from workbench.core.train.probes import mean_loss_and_accuracy, sync_device
 from workbench.core.train.probes import weight_histograms as weight_histograms
+from workbench.core.train.profiled_steps import ProfiledSteps
+from workbench.core.train.step_clock import (
+    BACKWARD,
+    DATA,
+    FORWARD,
+    OPTIMIZER,
+    OTHER,
+    StepClock,
+)
+from workbench.core.train.step_reports import (
+    Interval,
+    PhaseTotals,
+    TrainingError,
+    compile_overhead,
+    epoch_metrics,
+    log_step,
+)
 from workbench.core.training_run import MetricHistory as MetricHistory
 from workbench.core.training_run import TrainingRun as TrainingRun
-
-
-class TrainingError(RuntimeError):
-    """A run that cannot go on; the text tells the user what to change."""
-
 
 _ALL_FROZEN = (
     "every parameter is frozen, so there is nothing to train: "
@@ -89,6 +100,7 @@ class TrainControl:
         self._weights_wanted = threading.Event()
         self._weights_lock = threading.Lock()
         self._weights: tuple[int, dict[str, torch.Tensor]] | None = None
+        self._profile: tuple[int, Path] | None = None
 
     def request_stop(self) -> None:
         """Finish the current batch, then end the run (also ends a pause)."""
@@ -148,6 +160,19 @@ class TrainControl:
         with self._weights_lock:
             self._weights = (global_step, state)
         self._weights_wanted.clear()
+
+    def request_profile(self, steps: int, trace_path: Path) -> None:
+        """Profile the next ``steps`` steps (after a short warm-up) into ``trace_path``.
+
+        The engine answers with a ``ProfileReport`` event once they are
+        recorded, or when the run ends first.
+        """
+        self._profile = (check_steps(steps), Path(trace_path))
+
+    def take_profile_request(self) -> tuple[int, Path] | None:
+        """Engine side: the profile asked for since the last call, once."""
+        request, self._profile = self._profile, None
+        return request
 
     def take_weights(self) -> tuple[int, dict[str, torch.Tensor]] | None:
         """The latest copy and the step it was taken after, once; else None."""
@@ -305,28 +330,6 @@ def _model_notices(cfg: TrainConfig, model: nn.Module, info: DatasetInfo) -> lis
     return [replaced_head_notice(cfg.model, cfg.weights, head, info.num_classes)]
 
 
-class _Interval:
-    """Running sums between two log points, kept on the device to avoid syncs."""
-
-    def __init__(self, device: torch.device) -> None:
-        self.device = device
-        self.reset()
-
-    def reset(self) -> None:
-        self.loss_sum = torch.zeros((), device=self.device)
-        self.correct = torch.zeros((), device=self.device, dtype=torch.long)
-        self.samples = 0
-        self.steps = 0
-        self.seconds = 0.0
-
-    def add(self, loss: torch.Tensor, logits: torch.Tensor, y: torch.Tensor) -> None:
-        n = y.numel()
-        self.loss_sum += loss.detach() * n
-        self.correct += (logits.detach().argmax(1) == y).sum()
-        self.samples += n
-        self.steps += 1
-
-
 def iter_fit(
     run: TrainingRun, control: TrainControl | None = None
 ) -> Iterator[TrainEvent]:
@@ -356,14 +359,33 @@ def iter_fit(
     for message in run.notices:
         yield Notice(message)
 
+    clock = StepClock(device, phases=run.time_phases)
+    run.loaders.train.copying = clock.copying
+    profiled = ProfiledSteps(clock, device)
+    try:
+        yield from _train(run, control, feed, clock, profiled)
+    finally:
+        profiled.close()  # a failed or abandoned run leaves no profiler running
+
+
+def _train(
+    run: TrainingRun,
+    control: TrainControl,
+    feed: FeatureFeed,
+    clock: StepClock,
+    profiled: ProfiledSteps,
+) -> Iterator[TrainEvent]:
+    """The loop of :func:`iter_fit`, from the first batch to the TrainResult."""
+    cfg, model, device = run.config, run.model, run.device
     scaler = torch.amp.GradScaler(device.type, enabled=run.precision == "fp16")
-    interval = _Interval(device)
-    epoch_stats = _Interval(device)
+    interval = Interval(device)
+    epoch_stats = Interval(device)
     step_times: list[float] = []
     compile_seconds = 0.0
     compiled_sizes: set[int] = set()  # batch sizes torch.compile has traced
     train_seconds = 0.0
     train_samples = 0
+    run_phases = PhaseTotals()
     run_started = time.perf_counter()
     stopped = False
     val_loss = val_acc = math.nan
@@ -384,22 +406,27 @@ def iter_fit(
         epoch_stats.reset()
         epoch_started = time.perf_counter()
         # Step time runs from the end of the previous step, so fetching the batch
-        # (the data pipeline) counts, and time spent paused does not.
-        mark = time.perf_counter()
+        # (the data pipeline) and handing the logged step over count, and time
+        # spent paused does not.
+        clock.restart()
         for x, y in feed.iter_from(run.batch_in_epoch):
+            clock.mark(DATA)
             if control.paused:
                 control.wait_if_paused()
-                mark = time.perf_counter()
+                clock.restart(FORWARD)
             # Every rank stops at the same step, or one would wait in DDP's
             # all-reduce for a rank that left.
             if ddp.stop_agreed(control.stop_requested):
                 stopped = True
                 break
+            if request := control.take_profile_request():
+                yield from profiled.start(*request)
+                clock.restart(FORWARD)
             if control.weights_requested:
                 # Between two steps: nothing is updating the weights now.
                 control.offer_weights(run.global_step, snapshot_state(model))
                 yield WeightsReady(run.global_step)
-                mark = time.perf_counter()
+                clock.restart(FORWARD)
             if control.take_mask_changed():
                 reconcile_optimizer(run.optimizer, model)
                 if not run.optimizer.param_groups[0]["params"]:
@@ -413,18 +440,22 @@ def iter_fit(
             compiling = cfg.compile and len(x) not in compiled_sizes
             first_compile = not compiled_sizes
             if compiling:
+                clock.drop_step()
                 yield CompileStarted(len(x), first_compile)
-                mark = time.perf_counter()
+                compile_started = time.perf_counter()
             run.optimizer.zero_grad(set_to_none=True)
             with autocast_context(run.precision, device):
                 logits = feed.forward(run.train_module, x)
                 loss = class_weights.training_loss(run, logits, y)
+            clock.mark(FORWARD)
             share = class_weights.local_weight(run, y)
             scaler.scale(ddp.backward_loss(run, loss, len(y), share)).backward()
+            clock.mark(BACKWARD)
             scaler.step(run.optimizer)
             scaler.update()
             if run.scheduler is not None:
                 run.scheduler.step()
+            clock.mark(OPTIMIZER)
             run.global_step += 1
             run.batch_in_epoch += 1
             epoch_stats.add(loss, logits, y)
@@ -433,13 +464,13 @@ def iter_fit(
                     # Also compile the eval graph now: validation does not stall later.
                     evaluate_one_batch(run)
                 sync_device(device)
-                seconds = time.perf_counter() - mark
+                seconds = time.perf_counter() - compile_started
                 compiled_sizes.add(len(x))
                 compile_seconds += seconds
                 yield CompileFinished(seconds, len(x), first_compile)
-                mark = time.perf_counter()
                 if run.finished:
                     break
+                clock.restart()
                 continue
             interval.add(loss, logits, y)
             is_log_step = run.global_step % run.log_every == 0 or run.finished
@@ -447,19 +478,18 @@ def iter_fit(
                 # Syncs the device (the interval's end); the global batch's loss.
                 loss_value = ddp.step_loss(loss, len(y), share)
                 ddp.reduce_sums(interval)
-            now = time.perf_counter()
-            interval.seconds += now - mark
-            mark = now
-            if is_log_step:
+                interval.seconds, interval.phases = clock.take()
                 train_seconds += interval.seconds
                 train_samples += interval.samples
-                logged = _log_step(run, interval, epoch, loss_value, run_started)
+                run_phases.add(interval.phases, interval.steps)
+                logged = log_step(run, interval, epoch, loss_value, run_started)
                 step_times.append(logged.step_seconds)
                 yield logged
                 if run.finished or health_due(run.global_step, run.log_every):
                     # Gradients of this step are still there (zeroed at the next).
                     yield layer_health(run)
-                mark = time.perf_counter()
+            clock.mark(OTHER)
+            yield from profiled.after_step()
             if run.finished:
                 break
         epoch_seconds = time.perf_counter() - epoch_started
@@ -469,7 +499,7 @@ def iter_fit(
         predictions = evaluate_predictions(run)
         val_loss, val_acc = mean_loss_and_accuracy(predictions)
         completed = run.batch_in_epoch >= run.steps_per_epoch
-        metrics = _epoch_metrics(
+        metrics = epoch_metrics(
             run, epoch_stats, epoch, (val_loss, val_acc), epoch_seconds, predictions
         )
         run.history.epochs.append(metrics)
@@ -484,6 +514,7 @@ def iter_fit(
         if completed:
             early_stop = _early_stop(run)
 
+    yield from profiled.end()  # the run ended first: the steps it recorded
     # The device syncs only at log points, so step time is a median over whole
     # log intervals: the steady step time that compile is judged against.
     step_seconds = statistics.median(step_times) if step_times else math.nan
@@ -496,11 +527,12 @@ def iter_fit(
         val_accuracy=val_acc,
         images_per_s=train_samples / train_seconds if train_seconds else math.nan,
         seconds=time.perf_counter() - run_started,
-        compile_seconds=_compile_overhead(
+        compile_seconds=compile_overhead(
             compile_seconds, len(compiled_sizes), step_seconds
         ),
         step_seconds=step_seconds,
         early_stop=early_stop or "",
+        phases=run_phases.per_step(),
     )
 
 
@@ -516,70 +548,6 @@ def _early_stop(run: TrainingRun) -> str | None:
     if ddp.stop_agreed(reason is not None) and reason is None:
         return "another process stopped early"
     return reason
-
-
-def _compile_overhead(
-    compiling_seconds: float, compiled_steps: int, step_seconds: float
-) -> float:
-    """What compiling added to the steps that compiled, beyond steady steps."""
-    if compiled_steps == 0:
-        return 0.0
-    steady = 0.0 if math.isnan(step_seconds) else step_seconds
-    return max(compiling_seconds - compiled_steps * steady, 0.0)
-
-
-def _log_step(
-    run: TrainingRun, interval: _Interval, epoch: int, loss: float, started: float
-) -> StepMetrics:
-    loss_mean = (interval.loss_sum / max(interval.samples, 1)).item()
-    if not (math.isfinite(loss) and math.isfinite(loss_mean)):
-        raise TrainingError(
-            f"the loss became {loss} at step {run.global_step} (epoch {epoch + 1}); "
-            f"training stopped. Lower the learning rate (now {run.config.lr:g}) "
-            "or use fp32."
-        )
-    run.history.steps.append((run.global_step, loss))
-    lr = run.optimizer.param_groups[0]["lr"]
-    metrics = StepMetrics(
-        epoch=epoch,
-        step=run.batch_in_epoch,
-        global_step=run.global_step,
-        total_steps=run.total_steps,
-        loss=loss,
-        accuracy=interval.correct.item() / max(interval.samples, 1),
-        lr=float(lr),
-        images_per_s=interval.samples / interval.seconds if interval.seconds else 0.0,
-        elapsed_s=time.perf_counter() - started,
-        step_seconds=interval.seconds / max(interval.steps, 1),
-    )
-    run.history.speeds.append((run.global_step, metrics.images_per_s))
-    interval.reset()
-    return metrics
-
-
-def _epoch_metrics(
-    run: TrainingRun,
-    stats: _Interval,
-    epoch: int,
-    validation: tuple[float, float],
-    seconds: float,
-    predictions: Evaluation,
-) -> EpochMetrics:
-    val_loss, val_acc = validation
-    # The confusion matrix goes into the history (and checkpoints): a few
-    # hundred integers that let the window replay every epoch's matrix.
-    confusion = tuple(tuple(row) for row in predictions.confusion().tolist())
-    return EpochMetrics(
-        epoch=epoch,
-        global_step=run.global_step,
-        train_loss=(stats.loss_sum / max(stats.samples, 1)).item(),
-        train_accuracy=stats.correct.item() / max(stats.samples, 1),
-        val_loss=val_loss,
-        val_accuracy=val_acc,
-        images_per_s=stats.samples / seconds if seconds else 0.0,
-        seconds=seconds,
-        confusion=confusion,
-    )
 
 
 def fit(run: TrainingRun, control: TrainControl | None = None) -> list[TrainEvent]:

@@ -11,7 +11,9 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QWidget
 
 from workbench.core.config import COMPILE_MODES, TrainConfig
 from workbench.core.train.precision import resolve_precision
+from workbench.core.train.step_clock import split_text
 from workbench.ui.panels.base import ConfigPanel, select_data, set_item_enabled
+from workbench.ui.widgets.step_split_bar import StepSplitBar, legend_html
 
 _PRECISIONS = (
     ("auto", "auto"),  # the label says what it picks on the chosen device
@@ -68,10 +70,20 @@ class SpeedPanel(ConfigPanel):
         for label in (self.step_label, self.compile_label):
             label.setWordWrap(True)
         self.form.addRow("Compile", self.compile_label)
+        # Where the step's time goes (the engine's step clock), live.
+        self.split_bar = StepSplitBar()
+        self.split_label = QLabel(objectName="stepSplitLabel")
+        self.split_label.setWordWrap(True)
+        self.split_legend = QLabel(legend_html(), objectName="stepSplitLegend")
+        self.split_legend.setWordWrap(True)
+        self.form.addRow("Step split", self.split_bar)
+        self.form.addRow("", self.split_label)
+        self.form.addRow("", self.split_legend)
         self._device_kind = "cpu"
         # (model, device kind, precision, batch size) -> eager/compiled/compile s
         self._measured: dict[tuple[Any, ...], dict[str, float]] = {}
         self.show_measurements(None, None, None)
+        self.clear_split()
         self._update_enabled()
 
     def _apply(self, cfg: TrainConfig) -> None:
@@ -153,6 +165,21 @@ class SpeedPanel(ConfigPanel):
         """Show what was measured for ``key`` (model, device, precision, batch)."""
         m = self._measured.get(key, {})
         self.show_measurements(m.get("eager"), m.get("compiled"), m.get("compile"))
+
+    def show_split(self, phases: tuple[float, ...], whole_run: bool = False) -> None:
+        """A step's split (seconds in each phase): the bar and its words.
+
+        ``whole_run``: the run's mean step, shown on the bar but not added to
+        the strip of recent intervals.
+        """
+        self.split_bar.add(phases, keep=not whole_run)
+        text = split_text(phases) or "not measured"
+        self.split_label.setText(f"whole run: {text}" if whole_run else text)
+
+    def clear_split(self) -> None:
+        """A new run starts: the previous run's split is not this one's."""
+        self.split_bar.clear()
+        self.split_label.setText("not measured yet")
 
     def show_compiling(self, seconds: float) -> None:
         """While the first step compiles."""

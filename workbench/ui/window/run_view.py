@@ -136,6 +136,7 @@ class RunView(QObject):
         self._start_step = ev.start_step
         self.window.training_panel.start_progress(ev.start_step, ev.total_steps)
         self.window.curves.start(ev.steps_per_epoch)
+        self.window.speed_panel.clear_split()
         self.window.model_panel.show_counts(ev.parameters, ev.trainable_parameters)
         self.window.model_panel.show_feature_cache(ev.feature_cache)
         self.window.set_status(
@@ -191,6 +192,7 @@ class RunView(QObject):
         if now - self._status_at >= PROGRESS_INTERVAL_S:
             self._status_at = now
             self._measure(step_s=ev.step_seconds)
+            self.window.speed_panel.show_split(ev.phases)
             if self.window.state is RunState.RUNNING:
                 self.window.set_status(
                     f"Epoch {ev.epoch + 1} · step {ev.global_step:,}/"
@@ -206,6 +208,8 @@ class RunView(QObject):
 
     def _on_train_result(self, result: E.TrainResult) -> None:
         self._measure(step_s=result.step_seconds, compile_s=result.compile_seconds)
+        if result.phases:
+            self.window.speed_panel.show_split(result.phases, whole_run=True)
         what = "Stopped" if result.stopped else "Finished"
         if result.early_stop:
             what = "Stopped early"
