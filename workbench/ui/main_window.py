@@ -17,6 +17,7 @@ from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QApplication, QDialog, QMainWindow, QWidget
 from torch import nn
 
+from workbench.core import events as E
 from workbench.core.config import DEFAULT_IMAGE_SIZE, ConfigError, TrainConfig
 from workbench.core.data.registry import DataError
 from workbench.core.model_offer import ModelKey, model_key
@@ -55,6 +56,7 @@ from workbench.ui.window.files import FileActions
 from workbench.ui.window.folds import FoldRunner
 from workbench.ui.window.job_view import JobView
 from workbench.ui.window.preview import ModelPreview
+from workbench.ui.window.profile_view import Profiles
 from workbench.ui.window.run_view import RunView
 from workbench.ui.window.runs import RunsTab
 from workbench.ui.window.teach import DrawTab
@@ -102,6 +104,7 @@ class MainWindow(QMainWindow):
         self.run_view = RunView(self, self.controller)
         self.folds = FoldRunner(self, self.controller)  # after run_view: its slots
         self.data_issues = IssuesFinder(self, self.controller, self.folds)
+        self.profiles = Profiles(self, self.controller)  # Run ▸ Profile the next…
         self.data_issues.fixes_saved.connect(self.data_panel.refresh_fixes)
 
         self._restore_window_state()
@@ -326,6 +329,15 @@ class MainWindow(QMainWindow):
     def sweep(self) -> None:
         """Run ▸ Sweep…: trials proposed by Optuna, each a run of the ledger."""
         sweep_dialog.open_sweep(self)
+
+    @Slot()
+    def profile_steps(self) -> None:
+        """Run ▸ Profile the next 20 steps of the running run."""
+        self.profiles.request()
+
+    def show_profile(self, report: E.ProfileReport) -> None:
+        """A profile the engine recorded: its trace and top operators."""
+        self.profiles.show(report)
 
     @Slot()
     def find_data_issues(self) -> None:

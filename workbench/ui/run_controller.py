@@ -264,6 +264,23 @@ class RunController(QObject):
         """The copy asked for, once ``WeightsReady`` arrived."""
         return self.trainer.control.take_weights()
 
+    def request_profile(self, steps: int) -> str:
+        """Profile the next ``steps`` steps into the run folder: what happens, in words.
+
+        The engine answers with a ``ProfileReport`` event.
+        """
+        folder, run = self.session.folder, self.session.run
+        if self.state is not RunState.RUNNING or run is None:
+            return (
+                "Profiling records the next steps of a running run: start one "
+                "(or resume it) first"
+            )
+        if folder is None:
+            return "This run has no run folder to write the trace into"
+        trace = folder.path / f"trace-step{run.global_step + 1}.json"
+        self.trainer.control.request_profile(steps, trace)
+        return f"Profiling the next {steps} steps (after 3 to warm up) into {trace}"
+
     # ------------------------------------------------------------------ tasks
 
     def open(self, path: str | Path) -> None:

@@ -5,9 +5,9 @@ connects it to the method that does the work; buttons elsewhere trigger the
 same actions, so a shortcut and a click always do the same thing.
 
 Shortcuts in use: Ctrl+O, Ctrl+Shift+O, Ctrl+S, Ctrl+E, Ctrl+Q (File); Ctrl+Return or
-F5, F6 or Pause, Shift+F5 or Ctrl+., Ctrl+L, Ctrl+Shift+L (Run); Ctrl+Shift+D,
-Ctrl+Shift+I (Data); Ctrl+1 to Ctrl+6, Ctrl+M, Ctrl+Shift+M (View); in the Draw tab
-Ctrl+I, Esc, Ctrl+Z, 0-9, Enter; Delete in my digits' list.
+F5, F6 or Pause, Shift+F5 or Ctrl+., Ctrl+L, Ctrl+Shift+L, Ctrl+Shift+P (Run);
+Ctrl+Shift+D, Ctrl+Shift+I (Data); Ctrl+1 to Ctrl+6, Ctrl+M, Ctrl+Shift+M (View);
+in the Draw tab Ctrl+I, Esc, Ctrl+Z, 0-9, Enter; Delete in my digits' list.
 
 Start goes through the Data panel first (:meth:`DataPanel.request_start`): a
 run on an image folder checks it and starts only when it can train.
@@ -33,6 +33,7 @@ CHECK_DATA_KEYS = (QKeySequence("Ctrl+Shift+D"),)
 FIND_ISSUES_KEYS = (QKeySequence("Ctrl+Shift+I"),)
 FIND_LR_KEYS = (QKeySequence("Ctrl+L"),)
 SWEEP_KEYS = (QKeySequence("Ctrl+Shift+L"),)
+PROFILE_KEYS = (QKeySequence("Ctrl+Shift+P"),)
 TABS = (
     ("Training &curves", "showCurvesAction"),
     ("&Draw a digit", "showDrawAction"),
@@ -66,6 +67,7 @@ class WindowActions:
     reset: QAction
     find_rate: QAction
     sweep: QAction
+    profile: QAction
     check_data: QAction
     find_issues: QAction
     tabs: tuple[QAction, ...]
@@ -167,6 +169,15 @@ def build_actions(window: ActionsWindow) -> WindowActions:
             "Search settings with Optuna on the panels' settings: every trial is "
             "a run of the ledger",
         ),
+        profile=_action(
+            window,
+            "&Profile the next 20 steps",
+            "profileAction",
+            window.profile_steps,
+            PROFILE_KEYS,
+            "Record the running run's next 20 steps with torch.profiler (after 3 "
+            "to warm up): a Chrome trace in the run folder and the top operators",
+        ),
         check_data=_action(
             window,
             "&Check image folder…",
@@ -234,6 +245,7 @@ def build_actions(window: ActionsWindow) -> WindowActions:
     run_menu.addAction(actions.reset)
     run_menu.addAction(actions.find_rate)
     run_menu.addAction(actions.sweep)
+    run_menu.addAction(actions.profile)
     data_menu = window.menuBar().addMenu("&Data")
     data_menu.addAction(actions.check_data)
     data_menu.addAction(actions.find_issues)

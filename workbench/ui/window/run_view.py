@@ -66,6 +66,7 @@ class RunView(QObject):
             E.StepMetrics: self._on_step,
             E.EpochMetrics: self._on_epoch,
             E.TrainResult: self._on_train_result,
+            E.ProfileReport: self.window.show_profile,
             E.WeightsReady: window.draw_tab.on_weights_ready,
             E.LayerHealth: window.health_panel.add_health,
             E.WeightHistograms: window.health_panel.add_histograms,
