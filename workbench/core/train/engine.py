@@ -60,6 +60,7 @@ from workbench.core.train.probes import layer_health as layer_health
 from workbench.core.train.probes import mean_loss_and_accuracy, sync_device
 from workbench.core.train.probes import weight_histograms as weight_histograms
 from workbench.core.train.profiled_steps import ProfiledSteps
+from workbench.core.train.recompile_notices import with_recompile_notices
 from workbench.core.train.step_clock import (
     BACKWARD,
     DATA,
@@ -363,7 +364,8 @@ def iter_fit(
     run.loaders.train.copying = clock.copying
     profiled = ProfiledSteps(clock, device)
     try:
-        yield from _train(run, control, feed, clock, profiled)
+        steps = _train(run, control, feed, clock, profiled)
+        yield from with_recompile_notices(steps) if cfg.compile else steps
     finally:
         profiled.close()  # a failed or abandoned run leaves no profiler running
 
