@@ -27,6 +27,11 @@ torch.compile       ``compile=True`` logs the losses of eager mode (1e-3
                     relative); compile seconds and both speeds.
 time to 99% MNIST   default settings on real MNIST (``--data-dir``): training
                     seconds until the test accuracy reaches 99%.
+step split          each logged step's time split into data, copy, forward,
+                    backward, optimizer and other (CUDA events on CUDA): the
+                    parts add up to the step time within 5%.
+copy phase          the copy phase of a step with ``pin_memory`` (and so
+                    ``non_blocking``) against without, alternating.
 nccl all-reduce     a process group over every visible GPU (torchrun, one
                     process a GPU) all-reduces a tensor; the sum is checked.
 DDP on every GPU    ``train --nproc N --device cuda`` (N = visible GPUs, at
@@ -40,7 +45,7 @@ compile with DDP    ``--compile`` on two CPU processes against one.
 ``--device cpu`` runs the training rows on the CPU (fp16 is skipped: the
 workbench refuses it there): a dry run of this script's own code.
 ``--only KEY`` (repeatable) picks rows: fp16 bf16 fast pin resume compile
-mnist99 nccl ddp syncbn gloo compile-ddp.
+mnist99 split copy nccl ddp syncbn gloo compile-ddp.
 """
 
 from __future__ import annotations
@@ -63,10 +68,12 @@ from device_rows import (
     Row,
     check_bf16,
     check_compile,
+    check_copy_phase,
     check_exact_resume,
     check_fast_path,
     check_fp16,
     check_pin_memory,
+    check_step_split,
     check_time_to_99,
     ok_if,
 )
@@ -232,6 +239,8 @@ TRAINING_ROWS: dict[str, tuple[Callable[[Context], Row], int]] = {
     "resume": (check_exact_resume, 90),
     "compile": (check_compile, 150),
     "mnist99": (check_time_to_99, 120),
+    "split": (check_step_split, 90),
+    "copy": (check_copy_phase, 120),
 }
 NAMES = {
     "fp16": "fp16 + GradScaler",
@@ -241,6 +250,8 @@ NAMES = {
     "resume": "exact resume",
     "compile": "torch.compile",
     "mnist99": "time to 99% on MNIST",
+    "split": "step split",
+    "copy": "copy phase, pin_memory",
     "nccl": "nccl all-reduce",
     "ddp": "DDP on every GPU",
     "syncbn": "SyncBatchNorm",

@@ -25,6 +25,7 @@ from workbench.core.checkpoints.io import load_checkpoint, restore_run, save_che
 from workbench.core.config import TrainConfig
 from workbench.core.data.sources import load_arrays
 from workbench.core.train.engine import TrainControl, iter_fit, prepare_run
+from workbench.core.train.step_clock import PHASES, split_text
 from workbench.core.training_run import TrainingRun
 
 
@@ -185,6 +186,45 @@ def check_pin_memory(ctx: Context, steps: int = 30) -> Row:
         f"pinned: {pinned[True]} with 0 workers, {workers.loaders.train.pin_memory} "
         f"with 2 (only CUDA pins); batches on {', '.join(map(str, seen))}; "
         "medians of 2 alternating rounds, 0 workers",
+    )
+
+
+def check_step_split(ctx: Context) -> Row:
+    """Each logged step's split (CUDA events on CUDA) adds up to its step time."""
+    run, events = _train(_cfg(ctx, epochs=1), _digits())
+    steps = [e for e in events if isinstance(e, E.StepMetrics) and e.global_step > 3]
+    errors = [abs(sum(e.phases) - e.step_seconds) / e.step_seconds for e in steps]
+    result = events[-1]
+    split = dict(zip(PHASES, result.phases, strict=True)) if result.phases else {}
+    worst = max(errors) if errors else math.nan
+    clock = "CUDA events" if run.device.type == "cuda" else "perf_counter"
+    passed = bool(errors) and worst <= 0.05 and split.get("backward", 0) > 0
+    return ok_if(
+        passed,
+        "step split",
+        split_text(result.phases) or "not measured",
+        f"parts against the step time: worst {worst:.1%} over {len(errors)} logged "
+        f"steps (target 5%), timed with {clock}",
+    )
+
+
+def check_copy_phase(ctx: Context, steps: int = 40) -> Row:
+    """The copy phase with pin_memory + non_blocking against without, alternating."""
+    cfg = _cfg(ctx, loader="dataloader", max_steps=steps)
+    arrays, copies, pinned = _digits(), {True: [], False: []}, {}
+    for _ in range(2):
+        for pin in (True, False):
+            run, events = _train(cfg.replace(pin_memory=pin), arrays)
+            pinned[pin] = run.loaders.train.pin_memory
+            phases = events[-1].phases
+            copies[pin].append(phases[PHASES.index("copy")] if phases else math.nan)
+    on, off = (1000 * statistics.median(copies[p]) for p in (True, False))
+    return ok_if(
+        not (math.isnan(on) or math.isnan(off)),
+        "copy phase, pin_memory",
+        f"copy {on:.3f} ms pinned + non_blocking, {off:.3f} ms without",
+        f"a step's copy to {run.device} (DataLoader, 0 workers), medians of 2 "
+        f"alternating rounds; batches pinned: {pinned[True]} (only CUDA pins)",
     )
 
 

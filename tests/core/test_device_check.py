@@ -257,3 +257,15 @@ def _mlp(make_cfg):
         return make_cfg(ctx, **changes).replace(model="mlp")
 
     return mlp
+
+
+@pytest.mark.slow
+def test_the_step_split_rows_pass_on_the_cpu(rows, tmp_path):
+    ctx = rows.Context("cpu", tmp_path, tmp_path)
+    split = rows.check_step_split(ctx)
+    assert split.status == "ok", split
+    assert split.figure.startswith("a step ")
+    assert "timed with perf_counter" in split.detail
+    copy = rows.check_copy_phase(ctx, steps=6)
+    assert copy.status == "ok", copy
+    assert "batches pinned: False (only CUDA pins)" in copy.detail
