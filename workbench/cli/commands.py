@@ -103,6 +103,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="the size images are trained at, to flag far smaller ones (default 64)",
     )
+    check.add_argument(
+        "--fixes",
+        metavar="NAME",
+        help="count the folder as train --fixes NAME sees it (the overlay's "
+        "exclusions and relabels; the files are never changed)",
+    )
     summary = sub.add_parser(
         "summary", help="each layer's output shape, parameters and MACs; the totals"
     )

@@ -4,6 +4,9 @@ An argument may be a folder: its image files are read (subfolders too, sorted).
 ``--csv`` writes the table (file, class, confidence, the next classes, error)
 instead of a line per image. A file that cannot be read is one line on stderr
 and is skipped; the exit code is then 1.
+
+Predict reads no labels (a subfolder is only a place to look for images), so a
+fixes overlay could change nothing it says: ``--fixes`` is refused, saying so.
 """
 
 from __future__ import annotations
@@ -48,6 +51,10 @@ from workbench.core.runs.best_or_latest import (
 
 # A progress bar (on a terminal) from this many files on.
 PROGRESS_FROM = 20
+NO_LABELS = (
+    "--fixes: predict classifies images and reads no labels, so a fixes overlay "
+    "changes nothing it says; give the fixes to train or check-data"
+)
 
 
 def add_predict_flags(parser: argparse.ArgumentParser) -> None:
@@ -58,6 +65,8 @@ def add_predict_flags(parser: argparse.ArgumentParser) -> None:
         help="write a table of every file (file, class, confidence, the next "
         "classes, error) instead of a line per image",
     )
+    # Taken only to say why it is refused (not listed: it never works).
+    parser.add_argument("--fixes", metavar="NAME", help=argparse.SUPPRESS)
 
 
 class CsvFile(OutputFile):
@@ -94,6 +103,8 @@ class CheckpointReader:
 
 def cmd_predict(args: argparse.Namespace) -> int:
     """Print each image's predicted class and top probabilities (or a CSV)."""
+    if args.fixes is not None:
+        raise C.ConfigError(NO_LABELS)
     table = None if args.csv is None else CsvFile(args.csv)
     checkpoint = pick_checkpoint(args.checkpoint, args.best)
     payload = load_checkpoint(checkpoint)

@@ -21,7 +21,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +31,7 @@ import torch
 
 from workbench.core.atomic_files import write_atomically
 from workbench.core.config import ConfigError, TrainConfig
+from workbench.core.data.folder_check import DataReport, check_folder
 from workbench.core.data.registry import FOLDER, DataError, ImageArrays, dataset_info
 
 if TYPE_CHECKING:
@@ -358,3 +359,37 @@ def _check(cfg: TrainConfig, found: dict[str, Any], class_names: Sequence[str]) 
             f"{name}: {', '.join(map(repr, unknown))} is no class of this data; "
             "nothing was applied"
         )
+
+
+def check_fixed_folder(
+    cfg: TrainConfig,
+    image_size: int = 64,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> DataReport:
+    """The data check of ``cfg``'s image folder as a run with ``cfg.fixes`` sees it.
+
+    Counts, imbalance and problems leave excluded images out and count
+    relabelled ones under their new class (every byte-identical copy: a fix
+    names the content). ``progress`` and ``cancel`` are
+    :func:`~workbench.core.data.folder_check.check_folder`'s.
+
+    Raises
+    ------
+    DataError
+        A fix names an image that is not (readable) in the folder any more, or
+        a label that is no class of it: as a run with them, nothing is reported.
+    """
+    assert cfg.data_dir is not None  # validated by TrainConfig
+    report = check_folder(
+        cfg.data_dir,
+        image_size,
+        fixes={key: (action, label) for key, action, label in cfg.fixes},
+        progress=progress,
+        cancel=cancel,
+    )
+    if report.classes:  # else no images were read: the report says why
+        check_fixes_found(cfg, sorted(report.fixed_keys), report.classes)
+        report.fixes_name = cfg.fixes_name
+    return report

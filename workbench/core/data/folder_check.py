@@ -9,13 +9,18 @@ than two classes, byte-identical images (under two classes, twice in one, in
 train and val), images far smaller than the training size and strong class
 imbalance. Errors mean the data cannot train; warnings (files a run skips,
 leaks, duplicates, small images) do not stop a run.
+
+Given fixes (an overlay's, by content hash: :mod:`workbench.core.data.fixes`
+checks them with ``check_fixed_folder``), the report is of the folder as a run
+with them sees it: an excluded image is not counted or warned about, a
+relabelled one is counted under its new class. The files stay as they are.
 """
 
 from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -73,7 +78,10 @@ class DataReport:
     """What :func:`check_folder` found in ``root``.
 
     ``counts[split][class]`` holds readable images; ``unreadable`` the files a
-    run skips; ``ignored`` the files that are no images at all.
+    run skips; ``ignored`` the files that are no images at all. With fixes
+    applied, ``relabelled`` and ``excluded`` hold the files they changed,
+    ``fixed_keys`` the keys of the fixes that found their image, and
+    ``fixes_name`` names them ("" for a run's unnamed ones; None: none applied).
     """
 
     root: Path
@@ -82,6 +90,10 @@ class DataReport:
     findings: list[Finding] = field(default_factory=list)
     unreadable: list[Path] = field(default_factory=list)
     ignored: list[Path] = field(default_factory=list)
+    fixes_name: str | None = None
+    relabelled: list[Path] = field(default_factory=list)
+    excluded: list[Path] = field(default_factory=list)
+    fixed_keys: set[str] = field(default_factory=set)
 
     @property
     def can_train(self) -> bool:
@@ -101,6 +113,8 @@ class DataReport:
         count = len(self.classes)
         named = f"{count} class" + ("" if count == 1 else "es")
         out = [f"{self.root}: {named} ({splits})"]
+        if self.fixes_name is not None:
+            out.append(self.fixes_line())
         for name, count in self.images_per_class().items():
             per_split = ", ".join(
                 f"{split} {per[name]:,}" for split, per in self.counts.items()
@@ -111,6 +125,14 @@ class DataReport:
         verdict = "can train" if self.can_train else "cannot train"
         out.append(f"{verdict}: {self._summary()}")
         return out
+
+    def fixes_line(self) -> str:
+        """What the fixes applied changed; the counts above include them."""
+        name = f"fixes {self.fixes_name!r}" if self.fixes_name else "the run's fixes"
+        return (
+            f"{name} applied (your files are unchanged): {len(self.relabelled):,} "
+            f"relabelled, {len(self.excluded):,} excluded"
+        )
 
     def _summary(self) -> str:
         errors = sum(f.severity == "error" for f in self.findings)
@@ -155,6 +177,7 @@ def check_folder(
     root: str | Path,
     image_size: int = 64,
     *,
+    fixes: Mapping[str, tuple[str, str]] | None = None,
     progress: Callable[[int, int], None] | None = None,
     cancel: Callable[[], bool] | None = None,
 ) -> DataReport:
@@ -166,6 +189,10 @@ def check_folder(
         The folder of class folders (or of ``train/`` and ``val/``).
     image_size : int
         The side the images are trained at; far smaller images are warned about.
+    fixes : mapping, optional
+        Image key (the file's SHA-256) -> ``(action, new label)``: ``exclude``
+        leaves the image out, ``relabel`` counts it under the new label (one
+        that is no class here is left to the caller's check).
     progress : callable, optional
         ``progress(done, total)`` with the image files decoded so far, about
         ``PROGRESS_REPORTS`` times and after the last one.
@@ -211,10 +238,11 @@ def check_folder(
     )
     every = max(1, total // PROGRESS_REPORTS)
     done = 0
+    fixes = fixes or {}
     for split in splits:
-        per_class = report.counts.setdefault(split, {})
+        # Every class from the start: a relabel may count under a later one.
+        per_class = report.counts.setdefault(split, dict.fromkeys(names, 0))
         for name in names:
-            per_class[name] = 0
             for path in files[split, name]:
                 if path.suffix.lower() not in IMAGE_SUFFIXES:
                     report.ignored.append(path)
@@ -231,8 +259,18 @@ def check_folder(
                     report.unreadable.append(path)
                     report.findings.append(Finding("warning", f"skipped, {exc}", path))
                     continue
-                per_class[name] += 1
-                copies.setdefault(decoded.digest, []).append((split, name, path))
+                action, label = fixes.get(decoded.digest, ("", name))
+                if action:
+                    report.fixed_keys.add(decoded.digest)
+                if action == "exclude":
+                    report.excluded.append(path)
+                    continue
+                if action == "relabel" and label in per_class:
+                    report.relabelled.append(path)
+                else:
+                    label = name  # no class of this folder: the caller refuses it
+                per_class[label] += 1
+                copies.setdefault(decoded.digest, []).append((split, label, path))
                 height, width = decoded.original
                 if min(height, width) < SMALL_SHARE * image_size:
                     report.findings.append(
