@@ -95,6 +95,29 @@ def _labels(loader):
     return torch.cat([y for _x, y in loader])
 
 
+@pytest.mark.parametrize("loader", ["fast", "dataloader"])
+def test_every_copy_of_a_fixed_image_takes_its_fix_on_both_loaders(tmp_path, loader):
+    root = make_folder(tmp_path / "shapes", 3, per_class=8, size=16)
+    # The same picture twice in class 0: a fix names the content, so both move.
+    shutil.copy(root / "class00" / "001.png", root / "class00" / "copy.png")
+    cfg = TrainConfig(
+        dataset="folder", data_dir=str(root), image_size=16, loader=loader
+    )
+    assert main(
+        [
+            "fixes", "dup", "--dataset", "folder", "--data-dir", str(root),
+            "--relabel", "class00/001.png=class02",
+        ]
+    ) == 0  # fmt: skip
+    overlay = Overlay.open("dup", cfg, must_exist=True)
+    fixed_cfg = cfg.replace(fixes=overlay.config_entries(), fixes_name="dup")
+    plain, fixed = build_loaders(cfg, "cpu"), build_loaders(fixed_cfg, "cpu")
+    before = torch.cat([_labels(plain.train), _labels(plain.val)])
+    after = torch.cat([_labels(fixed.train), _labels(fixed.val)])
+    moved = torch.bincount(after, minlength=3) - torch.bincount(before, minlength=3)
+    assert moved.tolist() == [-2, 0, 2]
+
+
 @pytest.mark.parametrize(
     ("damage", "message"),
     [

@@ -287,8 +287,12 @@ def apply_fixes(
     """
     if not cfg.fixes:
         return arrays
-    found = {key: ("train", row) for row, key in enumerate(keys[0])}
-    found.update({key: ("val", row) for row, key in enumerate(keys[1])})
+    # A key names an image by its content: every byte-identical copy of it,
+    # in either split, takes its fix (as apply_to_pairs does per batch).
+    found: dict[str, list[tuple[str, int]]] = {}
+    for split, split_keys in (("train", keys[0]), ("val", keys[1])):
+        for row, key in enumerate(split_keys):
+            found.setdefault(key, []).append((split, row))
     _check(cfg, found, class_names)
     kept = {
         "train": torch.ones(len(keys[0]), dtype=torch.bool),
@@ -296,11 +300,11 @@ def apply_fixes(
     }
     labels = {"train": arrays.train_labels.clone(), "val": arrays.test_labels.clone()}
     for key, action, label in cfg.fixes:
-        split, row = found[key]
-        if action == "exclude":
-            kept[split][row] = False
-        else:
-            labels[split][row] = list(class_names).index(label)
+        for split, row in found[key]:
+            if action == "exclude":
+                kept[split][row] = False
+            elif action == "relabel":
+                labels[split][row] = list(class_names).index(label)
     return ImageArrays(
         arrays.train_images[kept["train"]],
         labels["train"][kept["train"]],
