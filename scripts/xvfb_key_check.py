@@ -225,6 +225,14 @@ def main() -> int:
                 flags[0] == "--sweep-lr" and "--sweep-batch-size" in flags,
             )
             sweep.close()
+        # Run ▸ Profile the next 20 steps by its shortcut, with no run going.
+        xdotool("windowfocus", "--sync", wid)
+        xdotool("key", "ctrl+shift+p")
+        yield None
+        check(
+            "Ctrl+Shift+P asks for a running run to profile",
+            "start one" in window.status_label.text(),
+        )
         app.quit()
 
     walk = steps()

@@ -470,3 +470,13 @@ def test_layer_health_is_sampled_every_10_steps_whatever_the_log_interval(
     logged = {e.global_step for e in events if isinstance(e, E.StepMetrics)}
     assert health == expected
     assert set(health) <= logged  # a health sample comes with a logged step
+
+
+@pytest.mark.parametrize("channels_last", [True, False])
+def test_the_model_is_kept_in_the_memory_format_asked_for(tiny_arrays, channels_last):
+    cfg = TrainConfig(model="small-cnn", batch_size=32, channels_last=channels_last)
+    run = prepare_run(cfg, arrays=tiny_arrays)
+    # A conv of more than one input channel: the two layouts differ there.
+    conv = next(p for p in run.model.parameters() if p.dim() == 4 and p.shape[1] > 1)
+    assert conv.is_contiguous(memory_format=torch.channels_last) == channels_last
+    assert conv.is_contiguous() != channels_last

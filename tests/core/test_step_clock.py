@@ -86,9 +86,10 @@ def test_a_copy_inside_the_fetch_is_charged_to_copy_not_data():
     assert sum(phases) == pytest.approx(wall, rel=0.02)
 
 
-def test_a_compiling_step_and_a_pause_are_left_out():
+def test_a_compiling_step_is_left_out():
     clock = StepClock(torch.device("cpu"))
     clock.restart()
+    time.sleep(0.020)  # the compiling step's fetch
     clock.mark(DATA)
     clock.drop_step()  # this step compiles: none of it counts
     time.sleep(0.020)

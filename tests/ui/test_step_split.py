@@ -46,3 +46,18 @@ def test_a_run_in_the_window_shows_its_split(qtbot, window):
     panel.clear_split()
     assert panel.split_bar.shares() == ()
     assert panel.split_label.text() == "not measured yet"
+
+
+def test_each_logged_step_adds_to_the_strip_and_the_box_round_trips(qtbot, window):
+    from workbench.core.events import StepMetrics
+
+    window.speed_panel.clear_split()
+    step = StepMetrics(0, 1, 1, 10, 0.5, 0.5, 1e-3, 100.0, 0.1, 0.004,
+                       phases=(0.002, 0.0, 0.001, 0.001, 0.0, 0.0))  # fmt: skip
+    window.run_view._status_at = 0.0  # the texts are due
+    window.controller.event.emit(step)
+    assert window.speed_panel.split_bar.shares() == (0.5, 0.0, 0.25, 0.25, 0.0, 0.0)
+    assert window.speed_panel.split_label.text().startswith("a step 4.00 ms")
+    window.apply_config(window.current_config().replace(channels_last=False))
+    assert not window.speed_panel.channels_last_check.isChecked()
+    assert window.current_config().channels_last is False

@@ -16,6 +16,7 @@ from workbench import __version__
 from workbench.cli import check_data as cli_check_data
 from workbench.cli import data_issues as cli_data_issues
 from workbench.cli import devices as cli_devices
+from workbench.cli import doctor_speed as cli_doctor_speed
 from workbench.cli import export as cli_export
 from workbench.cli import fixes as cli_fixes
 from workbench.cli import inspect as cli_inspect
@@ -119,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_export.add_export_parser(sub)
     cli_script.add_script_parser(sub)
     cli_lr_find.add_lr_find_parser(sub)
+    cli_doctor_speed.add_doctor_speed_parser(sub)
     cli_sweep.add_sweep_parser(sub)
     cli_data_issues.add_data_issues_parser(sub)
     cli_fixes.add_fixes_parser(sub)
@@ -161,6 +163,7 @@ def _main(argv: Sequence[str] | None) -> int:
         "export": cli_export.cmd_export,
         "script": cli_script.cmd_script,
         "lr-find": cli_lr_find.cmd_lr_find,
+        "doctor-speed": cli_doctor_speed.cmd_doctor_speed,
         "sweep": cli_sweep.cmd_sweep,
         "data-issues": cli_data_issues.cmd_data_issues,
         "fixes": cli_fixes.cmd_fixes,

@@ -161,6 +161,12 @@ def add_train_flags(parser: argparse.ArgumentParser) -> None:
     )
     add("--compile-mode", choices=C.COMPILE_MODES)
     add(
+        "--channels-last",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="keep the model in the channels-last memory format (default: on)",
+    )
+    add(
         "--freeze",
         nargs="+",
         metavar="GLOB",

@@ -34,6 +34,7 @@ RESUME_SAFE = frozenset(
         "pin_memory",
         "compile",
         "compile_mode",
+        "channels_last",
         "log_every",
         "download",
         "data_dir",

@@ -43,7 +43,16 @@ def matching_group(
 
 
 # Settings that change how a run is kept or fed, not what it learns.
-_BOOKKEEPING = ("autosave_every", "log_every", "workers", "pin_memory", "device")
+# Settings that change how a run is kept or fed, not what it predicts (the
+# memory format changes only rounding, and runs from before it lack the field).
+_BOOKKEEPING = (
+    "autosave_every",
+    "log_every",
+    "workers",
+    "pin_memory",
+    "device",
+    "channels_last",
+)
 
 
 def _what_predicts(config: dict) -> dict:

@@ -473,9 +473,9 @@ def _main(cfg: TrainConfig, shapes: _Shapes, frozen: bool) -> str:
     log_every = LOG_EVERY or max(1, math.ceil(total_steps / 5000))
 
     # channels_last: oneDNN's convolutions run faster on it on the CPU.
-    model = {build}.to(device, memory_format=torch.channels_last)
+    model = {build}.to(device, memory_format={memory_format})
     freeze(model)
-""".replace("{build}", build)
+""".replace("{build}", build).replace("{memory_format}", _memory_format(cfg))
         + _optimizer_lines(cfg)
         + f"""
     metrics: dict[str, Any] = {{"config": CONFIG, "epochs": [], "steps": []}}
@@ -543,3 +543,8 @@ def _main(cfg: TrainConfig, shapes: _Shapes, frozen: bool) -> str:
     print(f"saved the weights to {args.out}")
 """.replace("{classes}", classes)
     )
+
+
+def _memory_format(cfg: TrainConfig) -> str:
+    """The model's memory format, as the workbench trains it."""
+    return "torch.channels_last" if cfg.channels_last else "torch.contiguous_format"

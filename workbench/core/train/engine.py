@@ -295,7 +295,8 @@ def prepare_run(
         cancel=cancel,
     )
     # channels_last: oneDNN's convolutions run faster on it (~1.3x on a 2-core CPU).
-    model = model.to(device, memory_format=torch.channels_last)
+    layout = torch.channels_last if cfg.channels_last else torch.contiguous_format
+    model = model.to(device, memory_format=layout)
     set_frozen(model, cfg.frozen)
     run_notices = [*loaders.notices, *_model_notices(cfg, model, loaders.info)]
     total_steps = cfg.resolved_epochs * len(loaders.train)

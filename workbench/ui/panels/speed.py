@@ -58,6 +58,15 @@ class SpeedPanel(ConfigPanel):
         self.mode_combo.setToolTip("torch.compile mode")
         self.mode_combo.currentIndexChanged.connect(self._emit_changed)
         self.form.addRow(self.compile_check, self.mode_combo)
+        self.channels_last_check = QCheckBox(
+            "channels_last memory format", objectName="channelsLastCheck"
+        )
+        self.channels_last_check.setToolTip(
+            "Keep the model in the channels-last memory format: convolutions "
+            "usually run faster on it (Run ▸ Diagnose speed measures it here)"
+        )
+        self.channels_last_check.toggled.connect(self._emit_changed)
+        self.form.addRow(self.channels_last_check)
         self.step_label = QLabel(objectName="stepTimeLabel")
         self.step_label.setToolTip(
             "Median time of one training step on this machine, measured by the "
@@ -90,10 +99,11 @@ class SpeedPanel(ConfigPanel):
         select_data(self.precision_combo, cfg.precision)
         self.compile_check.setChecked(cfg.compile)
         select_data(self.mode_combo, cfg.compile_mode)
+        self.channels_last_check.setChecked(cfg.channels_last)
         self._update_enabled()
 
     def config_values(self) -> dict[str, Any]:
-        """``precision``, ``compile`` and ``compile_mode``."""
+        """``precision``, ``compile``, ``compile_mode`` and ``channels_last``."""
         precision = str(self.precision_combo.currentData())
         if precision == "fp16" and self._device_kind != "cuda":
             precision = "auto"
@@ -101,6 +111,7 @@ class SpeedPanel(ConfigPanel):
             "precision": precision,
             "compile": self.compile_check.isChecked(),
             "compile_mode": str(self.mode_combo.currentData()),
+            "channels_last": self.channels_last_check.isChecked(),
         }
 
     def set_device_kind(self, kind: str) -> None:

@@ -53,7 +53,7 @@ class Profiles:
         parent = self.window if isinstance(self.window, QWidget) else None
         self.dialog = ProfileDialog(report, parent)
         self.dialog.show()
-        self.window.set_status(_where(report))
+        self.window.set_status(_where_text(report))
 
 
 class ProfileDialog(QDialog):
@@ -67,7 +67,7 @@ class ProfileDialog(QDialog):
         layout = QVBoxLayout(self)
         self.where_label = QLabel(objectName="profileWhereLabel")
         self.where_label.setWordWrap(True)
-        self.where_label.setText(_where(report))
+        self.where_label.setText(_where_text(report))
         layout.addWidget(self.where_label)
         self.phase_label = QLabel(_phases(report), objectName="profilePhaseLabel")
         self.phase_label.setWordWrap(True)
@@ -115,7 +115,7 @@ class ProfileDialog(QDialog):
         QGuiApplication.clipboard().setText(self.report.trace_path)
 
 
-def _where(report: ProfileReport) -> str:
+def _where_text(report: ProfileReport) -> str:
     if not report.trace_path:
         return f"No trace was written: {report.note}"
     text = (
