@@ -365,3 +365,13 @@ def test_the_report_text() -> None:
     assert report_lines(failed) == [
         "torch.compile could not trace the model: RuntimeError: boom"
     ]
+
+
+def test_a_configs_model_is_explained_on_its_own_images():
+    from workbench.core.config import TrainConfig
+    from workbench.core.perf.speed_doctor import explain_config
+
+    report = explain_config(TrainConfig(model="small-cnn", compile=True))
+    assert report.error == ""
+    assert report.breaks == ()
+    assert report.graphs == 1

@@ -19,6 +19,7 @@ from workbench.cli.console import say
 from workbench.cli.progress import DownloadBars
 from workbench.cli.train_flags import add_train_flags, config_from_args
 from workbench.core import config as C
+from workbench.core.perf.graph_breaks import report_lines as graph_break_lines
 from workbench.core.perf.speed_doctor import (
     DEFAULT_KINDS,
     KINDS,
@@ -31,6 +32,7 @@ from workbench.core.perf.speed_doctor import (
     Finding,
     check_settings,
     diagnose,
+    explain_config,
 )
 from workbench.core.session import Session
 from workbench.core.training_run import TrainingRun
@@ -112,6 +114,14 @@ def cmd_doctor_speed(args: argparse.Namespace) -> int:
     assert report is not None  # diagnose always ends with its report
     for line in report_lines(report, args.kinds):
         say(line)
+    if cfg.compile and not report.cancelled:
+        say("torch.compile:")
+        for line in graph_break_lines(explain_config(cfg, prepare)):
+            say(f"  {line}")
+        say(
+            "  each recompile is said while the run trains, with its cause "
+            "(the partial last batch, validation's grad mode, a changed number)"
+        )
     return 0
 
 

@@ -28,6 +28,7 @@ from torch import nn
 from workbench.core.config import MAX_WHOLE, ConfigError, TrainConfig
 from workbench.core.data.registry import ImageArrays
 from workbench.core.data.sources import load_run_arrays
+from workbench.core.perf.graph_breaks import CompileReport, explain_graph_breaks
 from workbench.core.perf.timed_rounds import (
     MIN_GAIN,
     Arm,
@@ -460,3 +461,17 @@ def _cancelled(
         seconds=time.perf_counter() - started,
         cancelled=True,
     )
+
+
+def explain_config(cfg: TrainConfig, prepare: PrepareFn = prepare_run) -> CompileReport:
+    """The graph breaks of the model ``cfg`` trains, on two of its own images.
+
+    The model is built uncompiled (explaining compiles a copy of it anyway);
+    ``prepare`` builds the run, as :func:`prepare_run` does.
+    """
+    run = prepare(cfg.replace(compile=False))
+    try:
+        x, _y = next(iter(run.loaders.train))
+        return explain_graph_breaks(run.model, x[:2])
+    finally:
+        run.loaders.release_workers()
