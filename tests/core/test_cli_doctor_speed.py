@@ -7,7 +7,7 @@ import re
 import pytest
 
 from workbench.cli.commands import main
-from workbench.cli.doctor_speed import flags
+from workbench.core.perf.speed_doctor import flags
 
 FLAGS = ["--model", "mlp", "--batch-size", "64", "--quiet", "--steps", "2"]
 

@@ -1,4 +1,4 @@
-"""A profile asked of a running engine: labelled phases in a Chrome trace, the top ops."""
+"""A profile asked of a running engine: each phase named in a Chrome trace, top ops."""
 
 from __future__ import annotations
 
@@ -59,10 +59,8 @@ def test_a_profile_of_too_many_steps_is_refused_before_the_run():
 def test_train_profile_steps_prints_the_top_operators_and_how_to_open(
     runs_root, capsys
 ):
-    code = main(
-        ["train", "--quiet", "--model", "mlp", "--max-steps", "8"]
-        + ["--batch-size", "64", "--profile-steps", "3"]
-    )
+    flags = ["--model", "mlp", "--max-steps", "8", "--batch-size", "64"]
+    code = main(["train", "--quiet", *flags, "--profile-steps", "3"])
     assert code == 0
     out = capsys.readouterr().out
     assert "profile: 3 steps recorded into " in out

@@ -9,7 +9,6 @@ that beats the noise is printed as the ``train`` flags that apply it.
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,13 +25,13 @@ from workbench.core.perf.speed_doctor import (
     ROUNDS,
     STEPS,
     WARMUP,
-    Changes,
     DoctorProgress,
     DoctorReport,
-    Finding,
     check_settings,
     diagnose,
     explain_config,
+    flags,
+    gain_text,
 )
 from workbench.core.session import Session
 from workbench.core.training_run import TrainingRun
@@ -123,27 +122,6 @@ def cmd_doctor_speed(args: argparse.Namespace) -> int:
             "(the partial last batch, validation's grad mode, a changed number)"
         )
     return 0
-
-
-def flags(changes: Changes) -> str:
-    """``--loader fast --workers 0``: the ``train`` flags that make ``changes``."""
-    words = []
-    for name, value in changes:
-        flag = "--" + name.replace("_", "-")
-        if isinstance(value, bool):
-            words.append(flag if value else "--no-" + flag[2:])
-        else:
-            words.append(f"{flag} {value}")
-    return " ".join(words)
-
-
-def gain_text(finding: Finding) -> str:
-    """``1.82x (1.75-1.90)``: the median gain and its range over the rounds."""
-    if finding.rounds == 0 or math.isnan(finding.gain):
-        return "-"
-    if finding.rounds == 1:
-        return f"{finding.gain:.2f}x (1 round)"
-    return f"{finding.gain:.2f}x ({finding.low:.2f}-{finding.high:.2f})"
 
 
 def report_lines(

@@ -47,7 +47,7 @@ from workbench.ui.tasks import describe_error
 from workbench.ui.trainer_thread import TrainerThread
 from workbench.ui.widgets import wheel_guard
 from workbench.ui.window import layout as window_layout
-from workbench.ui.window import lr_finder, sweep_dialog
+from workbench.ui.window import lr_finder, speed_doctor_dialog, sweep_dialog
 from workbench.ui.window import state as window_state
 from workbench.ui.window.actions import build_actions
 from workbench.ui.window.data_issues import IssuesFinder
@@ -97,6 +97,7 @@ class MainWindow(QMainWindow):
         self.exporter = ExportActions(self, self.controller)
         self.lr_finder: QDialog | None = None  # Run ▸ Find learning rate…
         self.sweep_dialog: QDialog | None = None  # Run ▸ Sweep…
+        self.speed_doctor: QDialog | None = None  # Run ▸ Diagnose speed…
         self.commands = build_actions(self)
         self.files.fill_recent_menu()
         self._connect_controller()
@@ -331,6 +332,11 @@ class MainWindow(QMainWindow):
         sweep_dialog.open_sweep(self)
 
     @Slot()
+    def diagnose_speed(self) -> None:
+        """Run ▸ Diagnose speed…: candidate settings timed against the panels'."""
+        speed_doctor_dialog.open_speed_doctor(self)
+
+    @Slot()
     def profile_steps(self) -> None:
         """Run ▸ Profile the next 20 steps of the running run."""
         self.profiles.request()
@@ -375,6 +381,7 @@ class MainWindow(QMainWindow):
         self.runs_panel.set_busy(busy)
         self.commands.find_rate.setEnabled(not busy)
         self.commands.find_issues.setEnabled(not busy)
+        self.commands.diagnose_speed.setEnabled(not busy)
         self.draw_panel.set_fine_tune_enabled(not busy)
         # The freeze tree edits the model: only when nothing trains it.
         self.freeze_panel.set_editable(state in (RunState.IDLE, RunState.PAUSED))

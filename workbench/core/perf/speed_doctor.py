@@ -475,3 +475,24 @@ def explain_config(cfg: TrainConfig, prepare: PrepareFn = prepare_run) -> Compil
         return explain_graph_breaks(run.model, x[:2])
     finally:
         run.loaders.release_workers()
+
+
+def flags(changes: Changes) -> str:
+    """``--loader fast --workers 0``: the ``train`` flags that make ``changes``."""
+    words = []
+    for name, value in changes:
+        flag = "--" + name.replace("_", "-")
+        if isinstance(value, bool):
+            words.append(flag if value else "--no-" + flag[2:])
+        else:
+            words.append(f"{flag} {value}")
+    return " ".join(words)
+
+
+def gain_text(finding: Finding) -> str:
+    """``1.82x (1.75-1.90)``: the median gain and its range over the rounds."""
+    if finding.rounds == 0 or math.isnan(finding.gain):
+        return "-"
+    if finding.rounds == 1:
+        return f"{finding.gain:.2f}x (1 round)"
+    return f"{finding.gain:.2f}x ({finding.low:.2f}-{finding.high:.2f})"

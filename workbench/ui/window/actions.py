@@ -5,8 +5,8 @@ connects it to the method that does the work; buttons elsewhere trigger the
 same actions, so a shortcut and a click always do the same thing.
 
 Shortcuts in use: Ctrl+O, Ctrl+Shift+O, Ctrl+S, Ctrl+E, Ctrl+Q (File); Ctrl+Return or
-F5, F6 or Pause, Shift+F5 or Ctrl+., Ctrl+L, Ctrl+Shift+L, Ctrl+Shift+P (Run);
-Ctrl+Shift+D, Ctrl+Shift+I (Data); Ctrl+1 to Ctrl+6, Ctrl+M, Ctrl+Shift+M (View);
+F5, F6 or Pause, Shift+F5 or Ctrl+., Ctrl+L, Ctrl+Shift+L, Ctrl+Shift+G, Ctrl+Shift+P
+(Run); Ctrl+Shift+D, Ctrl+Shift+I (Data); Ctrl+1 to Ctrl+6, Ctrl+M, Ctrl+Shift+M (View);
 in the Draw tab Ctrl+I, Esc, Ctrl+Z, 0-9, Enter; Delete in my digits' list.
 
 Start goes through the Data panel first (:meth:`DataPanel.request_start`): a
@@ -34,6 +34,7 @@ FIND_ISSUES_KEYS = (QKeySequence("Ctrl+Shift+I"),)
 FIND_LR_KEYS = (QKeySequence("Ctrl+L"),)
 SWEEP_KEYS = (QKeySequence("Ctrl+Shift+L"),)
 PROFILE_KEYS = (QKeySequence("Ctrl+Shift+P"),)
+DOCTOR_KEYS = (QKeySequence("Ctrl+Shift+G"),)
 TABS = (
     ("Training &curves", "showCurvesAction"),
     ("&Draw a digit", "showDrawAction"),
@@ -68,6 +69,7 @@ class WindowActions:
     find_rate: QAction
     sweep: QAction
     profile: QAction
+    diagnose_speed: QAction
     check_data: QAction
     find_issues: QAction
     tabs: tuple[QAction, ...]
@@ -178,6 +180,16 @@ def build_actions(window: ActionsWindow) -> WindowActions:
             "Record the running run's next 20 steps with torch.profiler (after 3 "
             "to warm up): a Chrome trace in the run folder and the top operators",
         ),
+        diagnose_speed=_action(
+            window,
+            "&Diagnose speed…",
+            "diagnoseSpeedAction",
+            window.diagnose_speed,
+            DOCTOR_KEYS,
+            "Time the panels' settings against each change that could make them "
+            "faster (loader, workers, bf16, memory format, batch); recommends only "
+            "what measured faster than the noise, and changes nothing itself",
+        ),
         check_data=_action(
             window,
             "&Check image folder…",
@@ -245,6 +257,7 @@ def build_actions(window: ActionsWindow) -> WindowActions:
     run_menu.addAction(actions.reset)
     run_menu.addAction(actions.find_rate)
     run_menu.addAction(actions.sweep)
+    run_menu.addAction(actions.diagnose_speed)
     run_menu.addAction(actions.profile)
     data_menu = window.menuBar().addMenu("&Data")
     data_menu.addAction(actions.check_data)
