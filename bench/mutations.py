@@ -56,7 +56,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "next-epoch-order",
         "each epoch trains in the order its checkpoint stores",
-        "iter_fit",
+        "workbench.core.train.engine:_train",
         "run.loaders.train.set_epoch(epoch)",
         "run.loaders.train.set_epoch(epoch + 1)",
         (f"{_RESUME}::test_a_checkpoint_stores_the_order_its_epoch_is_trained_in",),
@@ -142,7 +142,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "pause-does-not-hold",
         "Pause holds the run before its next batch until Resume",
-        "iter_fit",
+        "workbench.core.train.engine:_train",
         "                control.wait_if_paused()\n",
         "                pass\n",
         ("tests/core/test_engine.py::test_pause_blocks_until_resumed",),
@@ -150,7 +150,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "log-step-off-by-one",
         "StepMetrics events arrive every log_every global steps (at steps log_every, 2*log_every, ...)",
-        "iter_fit",
+        "workbench.core.train.engine:_train",
         "            is_log_step = run.global_step % run.log_every == 0 or run.finished\n",
         "            is_log_step = (run.global_step - 1) % run.log_every == 0 or run.finished\n",
         ("tests/core/test_engine.py::test_events_come_in_order_and_carry_plain_data",),
@@ -236,7 +236,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "stop-returns-no-result",
         "Stop finishes the current batch and the run still ends with a TrainResult",
-        "iter_fit",
+        "workbench.core.train.engine:_train",
         "                stopped = True\n",
         "                return\n",
         ("tests/core/test_engine.py::test_stop_finishes_the_batch_and_still_returns",),
@@ -272,7 +272,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "stop-ignored",
         "Stop ends the run after the current batch",
-        "iter_fit",
+        "workbench.core.train.engine:_train",
         "            if ddp.stop_agreed(control.stop_requested):\n",
         "            if False:\n",
         ("tests/core/test_engine.py::test_stop_finishes_the_batch_and_still_returns",),
@@ -561,7 +561,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "step-seconds-from-batch-size",
         "The step time is measured per step, even for a short last batch",
-        "_log_step",
+        "log_step",
         "        step_seconds=interval.seconds / max(interval.steps, 1),\n",
         "        step_seconds=run.config.batch_size * interval.seconds / interval.samples,\n",
         (
@@ -581,7 +581,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "health-at-every-log-step",
         "Layer health is sampled every 10 steps whatever the log interval, so logging every step stays cheap",
-        "iter_fit",
+        "workbench.core.train.engine:_train",
         "                if run.finished or health_due(run.global_step, run.log_every):\n",
         "                if True:\n",
         (
@@ -703,7 +703,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "recompile-hidden",
         "torch.compile's recompile for an epoch's last, partial batch is said and kept out of images/s",
-        "iter_fit",
+        "workbench.core.train.engine:_train",
         "            compiling = cfg.compile and len(x) not in compiled_sizes\n",
         "            compiling = cfg.compile and not compiled_sizes\n",
         (
@@ -2855,7 +2855,7 @@ MUTATIONS += [
     Mutation(
         "fp16-without-gradscaler",
         "fp16 trains with torch.amp.GradScaler scaling the loss",
-        "iter_fit",
+        "workbench.core.train.engine:_train",
         'enabled=run.precision == "fp16")',
         "enabled=False)",
         (
@@ -7015,7 +7015,7 @@ MUTATIONS += [
     Mutation(
         name="step-speeds-not-kept-in-the-history",
         promise="Every logged step's images/s is kept in the run's history (and so in checkpoints)",
-        where="workbench.core.train.engine:_log_step",
+        where="workbench.core.train.step_reports:log_step",
         old="    run.history.speeds.append((run.global_step, metrics.images_per_s))\n",
         new="",
         tests=(_SAVE_OPEN,),
@@ -7841,7 +7841,7 @@ MUTATIONS += [
     Mutation(
         name="ddp-engine-passes-no-weight-share",
         promise="Two processes train the same weighted mean as one",
-        where="iter_fit",
+        where="workbench.core.train.engine:_train",
         old="            scaler.scale(ddp.backward_loss(run, loss, len(y), share)).backward()\n",
         new="            scaler.scale(ddp.backward_loss(run, loss, len(y))).backward()\n",
         tests=(_CW_DDP,),
@@ -8337,7 +8337,7 @@ MUTATIONS += [
     Mutation(
         name="data-issues-filter-by-suggestion",
         promise="The data issues' class filter keeps the images of that given label",
-        where="workbench.ui.data_issues_view:label_error_rows",
+        where="workbench.ui.issue_rows:label_error_rows",
         old="if _keep(int(given), given_class)",
         new="if _keep(int(suggested), given_class)",
         tests=(T_ISSUES_WINDOW + "test_the_class_filter_keeps_only_that_given_label",),
@@ -8436,6 +8436,436 @@ MUTATIONS += [
         tests=(
             T_DATA_ISSUES + "test_stubborn_errors_are_the_images_every_run_on_the_"
             "same_data_got_wrong",
+        ),
+    ),
+]
+
+# ------------------------------------------------ issue 38: why a run is slow
+T_CLOCK = "tests/core/test_step_clock.py::"
+T_SPLIT_UI = "tests/ui/test_step_split.py::"
+T_PROFILED = "tests/core/test_profiled_steps.py::"
+T_PROFILING = "tests/core/test_profiling.py::"
+T_BREAKS = "tests/core/test_graph_breaks.py::"
+
+MUTATIONS += [
+    Mutation(
+        name="step-split-forward-unmarked",
+        promise="Each phase of a step is charged where its time went (forward apart from backward)",
+        where="workbench.core.train.engine:_train",
+        old="            clock.mark(FORWARD)\n",
+        new="",
+        tests=(T_CLOCK + "test_each_phase_of_a_step_is_charged_where_its_time_went",),
+    ),
+    Mutation(
+        name="step-split-copy-left-in-data",
+        promise="A copy made while a batch is fetched is charged to copy, not data",
+        where="StepClock.copying",
+        old="        self._charge(DATA, start, end, sign=-1.0)  # it was inside the data phase\n",
+        new="",
+        tests=(T_CLOCK + "test_a_copy_inside_the_fetch_is_charged_to_copy_not_data",),
+    ),
+    Mutation(
+        name="step-split-compiling-step-kept",
+        promise="A compiling step's time is left out of the step split",
+        where="StepClock.drop_step",
+        old="        self._totals, self._wall = list(totals), wall\n",
+        new="",
+        tests=(T_CLOCK + "test_a_compiling_step_is_left_out",),
+    ),
+    Mutation(
+        name="step-split-wall-not-flushed",
+        promise="The parts of a logged step add up to its measured step time",
+        where="StepClock.take",
+        old="            self._add_wall()\n",
+        new="",
+        tests=(T_CLOCK + "test_each_phase_of_a_step_is_charged_where_its_time_went",),
+    ),
+    Mutation(
+        name="step-split-not-in-run-json",
+        promise="run.json keeps the run's mean step split (step_time)",
+        where="RunRecorder._record",
+        old="            if event.phases:  # where the mean step's time went\n",
+        new="            if False:\n",
+        tests=(T_CLOCK + "test_the_runs_ledger_keeps_the_split",),
+    ),
+    Mutation(
+        name="step-split-not-shown-live",
+        promise="The Speed panel shows each logged step's split as it arrives",
+        where="RunView._on_step",
+        old="            self.window.speed_panel.show_split(ev.phases)\n",
+        new="",
+        tests=(
+            T_SPLIT_UI
+            + "test_each_logged_step_adds_to_the_strip_and_the_box_round_trips",
+        ),
+    ),
+    Mutation(
+        name="step-split-whole-run-not-shown",
+        promise="At the end the Speed panel shows the whole run's mean split",
+        where="RunView._on_train_result",
+        old="        if result.phases:\n",
+        new="        if False:\n",
+        tests=(T_SPLIT_UI + "test_a_run_in_the_window_shows_its_split",),
+    ),
+    Mutation(
+        name="step-split-bar-colours-shifted",
+        promise="The stacked bar gives each phase its own colour, in order",
+        where="workbench.ui.widgets.step_split_bar:_stack_across",
+        old="    for name, seconds in zip(PHASES, phases, strict=True):\n",
+        new="    for name, seconds in zip(reversed(PHASES), phases, strict=True):\n",
+        tests=(T_SPLIT_UI + "test_the_bar_is_split_by_each_phases_share",),
+    ),
+    Mutation(
+        name="step-split-not-printed",
+        promise="train's summary says where the time went",
+        where="workbench.cli.train:_train",
+        old='        say(f"where the time went: {split}")\n',
+        new="        pass\n",
+        tests=(
+            T_PROFILED
+            + "test_train_profile_steps_prints_the_top_operators_and_how_to_open",
+        ),
+    ),
+    Mutation(
+        name="channels-last-ignored",
+        promise="The model is kept in the memory format the config asks for",
+        where="prepare_run",
+        old="    layout = torch.channels_last if cfg.channels_last else torch.contiguous_format\n",
+        new="    layout = torch.channels_last\n",
+        tests=(
+            "tests/core/test_engine.py::test_the_model_is_kept_in_the_memory_format_asked_for",
+        ),
+    ),
+    Mutation(
+        name="speed-panel-channels-last-dropped",
+        promise="The Speed panel's channels_last box is the config's channels_last",
+        where="SpeedPanel.config_values",
+        old='            "channels_last": self.channels_last_check.isChecked(),\n',
+        new='            "channels_last": True,\n',
+        tests=(
+            T_SPLIT_UI
+            + "test_each_logged_step_adds_to_the_strip_and_the_box_round_trips",
+        ),
+    ),
+    Mutation(
+        name="profile-never-stepped",
+        promise="A profile asked mid-run records the steps asked for",
+        where="ProfiledSteps.after_step",
+        old="        profiler.step()\n",
+        new="",
+        tests=(
+            T_PROFILED
+            + "test_a_profile_asked_mid_run_records_its_steps_with_each_phase_named",
+        ),
+    ),
+    Mutation(
+        name="profile-phases-unlabelled",
+        promise="Each phase of a profiled step is named in the trace (workbench/<phase>)",
+        where="ProfiledSteps.after_step",
+        old="        self.clock.label_phases(profiler.labelling)\n",
+        new="",
+        tests=(
+            T_PROFILED
+            + "test_a_profile_asked_mid_run_records_its_steps_with_each_phase_named",
+        ),
+    ),
+    Mutation(
+        name="profile-run-ends-first-lost",
+        promise="A run that ends before its profile is done still writes what it recorded",
+        where="workbench.core.train.engine:_train",
+        old="    yield from profiled.end()  # the run ended first: the steps it recorded\n",
+        new="",
+        tests=(T_PROFILED + "test_a_run_that_ends_first_writes_what_it_recorded",),
+    ),
+    Mutation(
+        name="profile-dialog-not-shown",
+        promise="A profile the window asked for opens its dialog",
+        where="Profiles.show",
+        old="        self.dialog.show()\n",
+        new="",
+        tests=(
+            "tests/ui/test_profile_window.py::test_profiling_a_running_run_shows_its_trace_and_top_operators",
+        ),
+    ),
+    Mutation(
+        name="recompile-not-said",
+        promise="A compiled run says when torch.compile compiled again, and why",
+        where="with_recompile_notices",
+        old="                    yield Notice(recompile_text(recompile))\n",
+        new="                    pass\n",
+        tests=(
+            "tests/core/test_recompile_notices.py::test_the_partial_last_batch_recompile_is_a_notice_with_its_cause",
+        ),
+    ),
+    Mutation(
+        name="profile-trace-written-by-kineto",
+        promise="A trace that does not fit is one clear error and leaves no file",
+        where="export_trace_atomically",
+        old="profile.export_chrome_trace(tmp_name, use_python_export=True)",
+        new="profile.export_chrome_trace(tmp_name)",
+        tests=(
+            T_PROFILING
+            + "test_a_trace_that_does_not_fit_is_one_clear_error_and_no_file",
+        ),
+    ),
+    Mutation(
+        name="profile-warmup-steps-counted",
+        promise="A profile records exactly the steps asked for, after its warm-up",
+        where="StepProfiler.step",
+        old="        if self._profile.current_action in _RECORDING:\n",
+        new="        if self._profile.current_action in _LABELLED:\n",
+        tests=(
+            T_PROFILING + "test_a_full_profile_is_a_chrome_trace_with_labelled_phases",
+        ),
+    ),
+    Mutation(
+        name="profile-top-operators-by-calls",
+        promise="The top operators are ranked by self time",
+        where="top_operators",
+        old="    ranked = sorted(operators, key=lambda e: seconds[e.key], reverse=True)\n",
+        new="    ranked = sorted(operators, key=lambda e: e.count, reverse=True)\n",
+        tests=(
+            T_PROFILING
+            + "test_the_top_operators_are_by_self_time_and_their_shares_add_up",
+        ),
+    ),
+    Mutation(
+        name="profile-empty-trace-written",
+        promise="A run that ends before recording leaves no trace file",
+        where="StepProfiler._finish",
+        old="        if self._profile is None or self._recorded == 0:\n",
+        new="        if self._profile is None:\n",
+        tests=(T_PROFILING + "test_a_run_that_ends_before_recording_leaves_no_file",),
+    ),
+    Mutation(
+        name="graph-breaks-explain-shares-the-cache",
+        promise="Explaining graph breaks does not make the training model recompile",
+        where="explain_graph_breaks",
+        old="                twin, backend=count_graphs, dynamic=False, isolate_recompiles=True\n",
+        new="                twin, backend=count_graphs, dynamic=False, isolate_recompiles=False\n",
+        tests=(T_BREAKS + "test_compiling_after_an_explain_is_not_a_recompile",),
+    ),
+    Mutation(
+        name="graph-break-placed-inside-torch",
+        promise="A graph break is placed at the user's line, not inside torch",
+        where="_graph_break",
+        old="    file, line = (users or frames)[-1]\n",
+        new="    file, line = frames[-1]\n",
+        tests=(
+            T_BREAKS
+            + "test_a_break_inside_torch_is_placed_at_the_user_line_calling_it",
+        ),
+    ),
+    Mutation(
+        name="graph-break-skipped-function-missed",
+        promise="A break that makes Dynamo skip a whole function is reported",
+        where="explain_graph_breaks",
+        old="    found += [_from_log(message) for message in logged.messages]\n",
+        new="    found += []\n",
+        tests=(T_BREAKS + "test_a_break_inside_a_loop_says_the_function_is_skipped",),
+    ),
+    Mutation(
+        name="recompile-watch-prints",
+        promise="Watching recompiles prints nothing and puts the log settings back",
+        where="_captured",
+        old="            log.propagate = False\n",
+        new="            log.propagate = True\n",
+        tests=(
+            T_BREAKS + "test_watching_prints_nothing_and_puts_the_log_settings_back",
+        ),
+    ),
+]
+
+MUTATIONS += [
+    Mutation(
+        name="fixes-one-copy-only",
+        promise="Every byte-identical copy of a fixed image takes its fix, on both loaders",
+        where="apply_fixes",
+        old="            found.setdefault(key, []).append((split, row))\n",
+        new="            found[key] = [(split, row)]\n",
+        tests=(
+            "tests/core/test_fixes.py::test_every_copy_of_a_fixed_image_takes_its_fix_on_"
+            "both_loaders",
+        ),
+    ),
+    Mutation(
+        name="check-data-fixes-excluded-counted",
+        promise="check-data --fixes leaves excluded images out of the counts",
+        where="check_folder",
+        old="                    report.excluded.append(path)\n                    continue\n",
+        new="                    report.excluded.append(path)\n",
+        tests=(
+            "tests/core/test_check_data_fixes.py::test_check_data_counts_the_folder_as_"
+            "the_overlay_makes_it",
+        ),
+    ),
+    Mutation(
+        name="check-data-fixes-relabel-ignored",
+        promise="check-data --fixes counts a relabelled image under its new class",
+        where="check_folder",
+        old="                per_class[label] += 1\n",
+        new="                per_class[name] += 1\n",
+        tests=(
+            "tests/core/test_check_data_fixes.py::test_check_data_counts_the_folder_as_"
+            "the_overlay_makes_it",
+        ),
+    ),
+    Mutation(
+        name="check-data-fixes-gone-unchecked",
+        promise="check-data --fixes refuses an overlay naming images that are gone",
+        where="check_fixed_folder",
+        old="check_fixes_found(cfg, sorted(report.fixed_keys), report.classes)",
+        new="check_fixes_found(cfg, [fix[0] for fix in cfg.fixes], report.classes)",
+        tests=(
+            "tests/core/test_check_data_fixes.py::test_a_bad_overlay_is_one_line_and_exit_2",
+        ),
+    ),
+    Mutation(
+        name="predict-takes-fixes",
+        promise="predict refuses --fixes: it reads no labels",
+        where="cmd_predict",
+        old="    if args.fixes is not None:\n",
+        new="    if args.fixes is None:\n",
+        tests=(
+            "tests/core/test_check_data_fixes.py::test_predict_reads_no_labels_so_it_"
+            "refuses_fixes",
+        ),
+    ),
+]
+
+T_DOCTOR = "tests/core/test_speed_doctor.py::"
+MUTATIONS += [
+    Mutation(
+        name="doctor-gain-past-noise-ignored",
+        promise="The doctor recommends a change only when it beats the baseline's own noise",
+        where="workbench.core.perf.timed_rounds:judge",
+        old="bound > 1 + max(noise, MIN_GAIN)",
+        new="bound > 1 + MIN_GAIN",
+        tests=(
+            T_DOCTOR + "test_a_gain_is_recommended_only_when_its_worst_round_beats_"
+            "the_noise",
+        ),
+    ),
+    Mutation(
+        name="doctor-judges-the-median-round",
+        promise="The doctor judges a change by its worst round, not its median one",
+        where="workbench.core.perf.timed_rounds:judge",
+        old="    bound = ordered[min(spare_rounds(len(baseline)), len(ordered) - 1)]\n",
+        new="    bound = ordered[len(ordered) // 2]\n",
+        tests=(
+            T_DOCTOR + "test_a_gain_is_recommended_only_when_its_worst_round_beats_"
+            "the_noise",
+        ),
+    ),
+    Mutation(
+        name="doctor-pins-memory-on-the-cpu",
+        promise="Pinned memory is a candidate only on CUDA",
+        where="workbench.core.perf.speed_doctor:candidates",
+        old='    if cuda and cfg.loader == "dataloader" and not cfg.pin_memory:\n',
+        new='    if cfg.loader == "dataloader" and not cfg.pin_memory:\n',
+        tests=(
+            T_DOCTOR + "test_a_dataloader_run_is_offered_the_fast_loader_and_other_"
+            "worker_counts",
+        ),
+    ),
+    Mutation(
+        name="doctor-flag-of-a-false-setting",
+        promise="A change to off is written as its --no- flag",
+        where="workbench.core.perf.speed_doctor:flags",
+        old='            words.append(flag if value else "--no-" + flag[2:])\n',
+        new="            words.append(flag)\n",
+        tests=(
+            "tests/core/test_cli_doctor_speed.py::test_changes_are_written_as_train_"
+            "flags",
+        ),
+    ),
+    Mutation(
+        name="doctor-data-share-without-the-wait",
+        promise="A slow loader is diagnosed data-bound from the step split's data share",
+        where="workbench.core.perf.timed_rounds:_timing",
+        old="        data = shares[DATA] + shares[COPY]  # what a loader change can touch\n",
+        new="        data = shares[COPY]\n",
+        tests=(
+            T_DOCTOR + "test_a_slow_loader_is_diagnosed_data_bound_and_its_advice_"
+            "measures_faster",
+        ),
+    ),
+    Mutation(
+        name="doctor-apply-changes-nothing",
+        promise="The doctor's Apply sets the panels to the recommended change",
+        where="SpeedDoctorDialog.apply",
+        old="        self.window_.apply_config(cfg)\n",
+        new="",
+        tests=(
+            "tests/ui/test_speed_doctor_dialog.py::test_the_doctor_shows_its_advice_"
+            "and_apply_sets_only_the_panels",
+        ),
+    ),
+    Mutation(
+        name="doctor-apply-offered-for-a-loser",
+        promise="Apply is offered only for a recommended change",
+        where="SpeedDoctorDialog.show_report",
+        old="            if finding.recommended:\n",
+        new="            if True:\n",
+        tests=(
+            "tests/ui/test_speed_doctor_dialog.py::test_the_doctor_shows_its_advice_"
+            "and_apply_sets_only_the_panels",
+        ),
+    ),
+    Mutation(
+        name="doctor-graph-breaks-of-another-batch",
+        promise="doctor-speed explains the model's graph breaks on its own images",
+        where="explain_config",
+        old="        return explain_graph_breaks(run.model, x[:2])\n",
+        new="        return explain_graph_breaks(run.model, torch.zeros(2, 3, 5, 5))\n",
+        tests=(
+            "tests/core/test_graph_breaks.py::test_a_configs_model_is_explained_on_its_"
+            "own_images",
+        ),
+    ),
+]
+
+T_STUBBORN_UI = "tests/ui/test_stubborn_errors_window.py::"
+T_AGAIN = "tests/ui/test_train_again_with_fixes.py::"
+MUTATIONS += [
+    Mutation(
+        name="stubborn-window-order-reversed",
+        promise="The window lists stubborn errors lowest self-confidence first",
+        where="stubborn_order",
+        old='    return rows[np.argsort(given, kind="stable")]\n',
+        new='    return rows[np.argsort(-given, kind="stable")]\n',
+        tests=(
+            T_STUBBORN_UI
+            + "test_stubborn_errors_are_listed_lowest_self_confidence_first",
+        ),
+    ),
+    Mutation(
+        name="stubborn-window-one-run-enough",
+        promise="Stubborn errors are listed only when two or more runs were asked",
+        where="workbench.ui.stubborn_view:listed",
+        old="len(stubborn.runs) >= LEAST_RUNS",
+        new="len(stubborn.runs) >= 1",
+        tests=(
+            T_STUBBORN_UI + "test_too_few_runs_or_none_wrong_say_why_nothing_is_listed",
+        ),
+    ),
+    Mutation(
+        name="fixes-card-accuracy-by-column",
+        promise="The before/after card gives each class's accuracy (its recall)",
+        where="class_accuracy",
+        old="    support = matrix.sum(axis=1)\n",
+        new="    support = matrix.sum(axis=0)\n",
+        tests=(T_AGAIN + "test_the_card_says_each_classes_accuracy_before_and_after",),
+    ),
+    Mutation(
+        name="train-again-without-the-fixes",
+        promise="Train again with these fixes trains with the overlay's fixes",
+        where="FixesRerun.request",
+        old="cfg = cfg.replace(folds=1, fold=0, fixes=entries, fixes_name=DEFAULT_NAME)",
+        new="cfg = cfg.replace(folds=1, fold=0)",
+        tests=(
+            T_AGAIN
+            + "test_train_again_trains_with_the_fixes_and_compares_on_the_same_images",
         ),
     ),
 ]

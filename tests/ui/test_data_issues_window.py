@@ -44,6 +44,11 @@ def _probabilities(labels: np.ndarray, doubted: dict[int, tuple[int, float]]):
 
 @pytest.fixture
 def made() -> tuple[DataIssues, NamedImages]:
+    """:func:`made_issues`."""
+    return made_issues()
+
+
+def made_issues() -> tuple[DataIssues, NamedImages]:
     """12 training and 3 validation images of 3 classes, held-out probabilities
     that doubt 4 of them, and a validation image that copies a training one."""
     rng = np.random.default_rng(0)

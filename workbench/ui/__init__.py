@@ -20,6 +20,10 @@ code_view        the Code tab: the current experiment as one PyTorch script
 data_check_view  the data check: a folder's report, checked in the background
 data_issues_view the data issues' lists: label errors, losses, confusions, copies
 issue_fixes      the data issues' fix buttons: relabel, exclude, keep, undo
+issue_rows       the data issues' rows: each list's columns, sorted and filtered
+stubborn_view    the stubborn errors' tab: images every run on the data got wrong
+fixes_card       the before/after card of a run trained again with the fixes
+fixes_before_after  both runs' per-class accuracy on the same fixed images
 formatting       small shared renderings: gray images, percents, durations
 gui_gc           the cycle collector, run in the GUI thread only
 
@@ -37,15 +41,19 @@ __all__ = [
     "data_check_view",
     "data_issues_view",
     "dialogs",
+    "fixes_before_after",
+    "fixes_card",
     "formatting",
     "gui_gc",
     "issue_fixes",
+    "issue_rows",
     "job_follower",
     "main_window",
     "panels",
     "plots",
     "process_job",
     "run_controller",
+    "stubborn_view",
     "tasks",
     "trainer_thread",
     "widgets",

@@ -1,18 +1,19 @@
-"""Data ▸ Find data issues…: the four lists, with the images, in a window.
+"""Data ▸ Find data issues…: the five lists, with the images, in a window.
 
 :class:`DataIssuesDialog` shows a core
 :class:`~workbench.core.data_issues.report.DataIssues`: likely label errors,
-top losses, the most-confused class pairs (choosing one lists its images) and
-duplicates, each in the order the core ranks them, a thumbnail per image, and
-a filter on the given label, and the fixes (:class:`FixesRow`: relabel,
-exclude, keep the selected rows, undo). Before the lists, it shows how far the
-search is (with Cancel). The row builders below are plain functions of the issues, so
-what a list holds is testable without a window.
+top losses, the most-confused class pairs (choosing one lists its images),
+duplicates and stubborn errors (:class:`StubbornPage`: what every finished run
+on the data gets wrong), each in the order the core ranks them, a thumbnail per
+image, and a filter on the given label, and the fixes (:class:`FixesRow`:
+relabel, exclude, keep the selected rows, undo). Before the lists, it shows how
+far the search is (with Cancel). "Train again with these fixes" asks the caller
+to train them (``retrain_requested``); its card (:class:`FixesCard`) shows what
+the caller says, under the lists. The rows are :mod:`workbench.ui.issue_rows`'.
 """
 
 from __future__ import annotations
 
-import numpy as np
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
@@ -35,230 +36,39 @@ from workbench.core.config import TrainConfig
 from workbench.core.data.registry import ImageArrays
 from workbench.core.data_issues.rankings import ConfusedPair
 from workbench.core.data_issues.report import DataIssues
+from workbench.core.data_issues.stubborn import Stubborn
+from workbench.ui.fixes_card import FixesCard
 from workbench.ui.formatting import plural
-from workbench.ui.issue_fixes import LIKELY, FixesRow
-from workbench.ui.widgets.issue_gallery import (
-    Column,
-    ImageShelf,
-    IssueRow,
-    IssueTable,
-    Thumb,
+from workbench.ui.issue_fixes import LIKELY, FixesRow, fixes_text
+from workbench.ui.issue_rows import (
+    DUPLICATE_COLUMNS,
+    LABEL_ERROR_COLUMNS,
+    LOSS_COLUMNS,
+    PAIR_HEADERS,
+    TIPS,
+    confused_pairs,
+    duplicate_rows,
+    label_error_rows,
+    pair_rows,
+    summary_text,
+    top_loss_count,
+    top_loss_rows,
 )
+from workbench.ui.stubborn_view import ASKING, NOT_SEARCHED, StubbornPage
+from workbench.ui.widgets.issue_gallery import ImageShelf, IssueRow, IssueTable
 
 ALL_CLASSES = "All classes"
-# Top losses listed: a share of the images, never fewer than a screenful or two.
-TOP_SHARE, TOP_LEAST = 0.01, 50
-
-_IMAGE = Column("Image", "The image as the data holds it", "image")
-_FILE = Column(
-    "File", "Its file in the image folder, or its place in the dataset's split"
-)
-_SPLIT = Column(
-    "Split",
-    "train: predicted by the one fold model that never trained on it\n"
-    "val: predicted by every fold model, averaged",
-)
-_GIVEN = Column("Given label", "The label the data gives the image")
-_FIX = Column(
-    "Fix",
-    "The fix made to the image: relabelled (→ its new class), excluded, or "
-    "kept as labelled",
-    "note",
-)
-LABEL_ERROR_COLUMNS = (
-    _IMAGE,
-    _FILE,
-    _SPLIT,
-    _GIVEN,
-    Column("Likely label", "The class the held-out models confidently see instead"),
-    Column(
-        "Self-confidence",
-        "The held-out probability of the given label: the lower, the likelier "
-        "the label is wrong",
-        "number",
-    ),
-    _FIX,
-)
-LOSS_COLUMNS = (
-    _IMAGE,
-    _FILE,
-    _SPLIT,
-    _GIVEN,
-    Column("Predicted", "The class the held-out models find likeliest"),
-    Column(
-        "Loss",
-        "Cross-entropy of the given label: high when the models are sure the "
-        "image is something else",
-        "number",
-    ),
-    _FIX,
-)
-DUPLICATE_COLUMNS = (
-    _IMAGE,
-    _FILE,
-    _GIVEN,
-    Column("Image", "The other image of the pair", "image"),
-    Column("File", "The other image's file or place"),
-    Column("Given label", "The other image's label"),
-    Column(
-        "Similarity",
-        "1.000 exact: the same pixels; from 0.990: nearly the same picture (a "
-        "copy resized, re-encoded or brightened)",
-        "number",
-    ),
-    _FIX,
-)
-PAIR_HEADERS = {
-    "Given label": "The label the data gives the images",
-    "Predicted as": "The class the held-out models find likeliest for them",
-    "Images": "How many images of the given label are predicted as this class",
-}
-
-TIPS = {
-    "labels": "Confident learning: the images whose given label the held-out "
-    "models doubt most, with the label they confidently see instead (lowest "
-    "self-confidence first)",
-    "losses": "The images the held-out models got most wrong, highest loss "
-    "first: label errors, but also hard, odd or broken images",
-    "confused": "Which given label the held-out models most often predict as "
-    "which other class; choose a pair to see its images",
-    "duplicates": "The same picture twice (exactly or nearly) with different "
-    "labels or in both training and validation: an exact copy anywhere is listed",
-}
-
-
-def _keep(label: int, given_class: int | None) -> bool:
-    return given_class is None or label == given_class
-
-
-def _score(value: float) -> str:
-    return f"{value:.3f}"
-
-
-def label_error_rows(issues: DataIssues, given_class: int | None) -> list[IssueRow]:
-    """The likely label errors in the core's order (of one given class)."""
-    names, found = issues.class_names, issues.label_issues
-    return [
-        IssueRow(
-            place + 1,
-            (
-                Thumb(int(i)),
-                issues.names[i],
-                str(issues.splits[i]),
-                names[given],
-                names[suggested],
-                _score(score),
-            ),
-            image=int(i),
-        )
-        for place, (i, given, suggested, score) in enumerate(
-            zip(found.index, found.given, found.suggested, found.score, strict=True)
-        )
-        if _keep(int(given), given_class)
-    ]
-
-
-def top_loss_count(issues: DataIssues) -> int:
-    """How many top losses are listed: 1% of the images, at least 50."""
-    return min(len(issues.names), max(TOP_LEAST, round(TOP_SHARE * len(issues.names))))
-
-
-def _loss_row(issues: DataIssues, place: int, i: int) -> IssueRow:
-    names = issues.class_names
-    predicted = int(issues.probabilities[i].argmax())
-    return IssueRow(
-        place,
-        (
-            Thumb(i),
-            issues.names[i],
-            str(issues.splits[i]),
-            names[issues.labels[i]],
-            names[predicted],
-            _score(float(issues.losses[i])),
-        ),
-        image=i,
-    )
-
-
-def top_loss_rows(
-    issues: DataIssues, count: int, given_class: int | None
-) -> list[IssueRow]:
-    """The ``count`` highest losses (of one given class), numbered among all."""
-    order = issues.top_losses(len(issues.names))
-    places = np.flatnonzero(
-        np.ones(len(order), bool)
-        if given_class is None
-        else issues.labels[order] == given_class
-    )[:count]
-    return [_loss_row(issues, int(p) + 1, int(order[p])) for p in places]
-
-
-def pair_rows(issues: DataIssues, pair: ConfusedPair) -> list[IssueRow]:
-    """The images labelled ``pair.given`` predicted ``pair.predicted``, worst first."""
-    predicted = issues.probabilities.argmax(axis=1)
-    order = issues.top_losses(len(issues.names))
-    chosen = order[
-        (issues.labels[order] == pair.given) & (predicted[order] == pair.predicted)
-    ]
-    return [_loss_row(issues, place + 1, int(i)) for place, i in enumerate(chosen)]
-
-
-def duplicate_rows(issues: DataIssues, given_class: int | None) -> list[IssueRow]:
-    """The duplicate pairs, most alike first (either image of one given class)."""
-    names, labels = issues.class_names, issues.labels
-    rows = []
-    for place, pair in enumerate(issues.duplicates):
-        a, b = pair.first, pair.second
-        if not (
-            _keep(int(labels[a]), given_class) or _keep(int(labels[b]), given_class)
-        ):
-            continue
-        kind = "exact duplicate" if pair.exact else "near duplicate"
-        rows.append(
-            IssueRow(
-                place + 1,
-                (
-                    Thumb(a),
-                    issues.names[a],
-                    names[labels[a]],
-                    Thumb(b),
-                    issues.names[b],
-                    names[labels[b]],
-                    _score(pair.similarity) + (" exact" if pair.exact else ""),
-                ),
-                tip=f"{kind}: {issues.names[a]} ({issues.splits[a]}) and "
-                f"{issues.names[b]} ({issues.splits[b]}); a fix is of the first",
-                image=int(a),
-            )
-        )
-    return rows
-
-
-def confused_pairs(issues: DataIssues, given_class: int | None) -> list[ConfusedPair]:
-    """The most-confused pairs, largest first (of one given class)."""
-    return [p for p in issues.confused if _keep(p.given, given_class)]
-
-
-def summary_text(issues: DataIssues) -> str:
-    """``1,797 images (1,437 training, 360 validation): 269 likely label errors…``."""
-    train = int((issues.splits == "train").sum())
-    exact = sum(pair.exact for pair in issues.duplicates)
-    return (
-        f"{plural(len(issues.names), 'image')} ({train:,} training, "
-        f"{len(issues.names) - train:,} validation): "
-        f"{plural(len(issues.label_issues.index), 'likely label error')}, "
-        f"{plural(len(issues.confused), 'confused pair')} of classes, "
-        f"{plural(len(issues.duplicates), 'duplicate pair')} ({exact:,} exact)."
-    )
 
 
 class DataIssuesDialog(QDialog):
-    """How far the search is (with Cancel), then the four lists (not modal).
+    """How far the search is (with Cancel), then the five lists (not modal).
 
     ``cancel_requested`` when Cancel is pressed; the caller stops the work.
+    ``retrain_requested`` when "Train again with these fixes" is pressed.
     """
 
     cancel_requested = Signal()
+    retrain_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent, objectName="dataIssuesDialog")
@@ -314,12 +124,14 @@ class DataIssuesDialog(QDialog):
         self.pair_label.setWordWrap(True)
         self.pair_images = IssueTable(LOSS_COLUMNS)
         self.pair_images.setObjectName("pairImagesTable")
+        self.stubborn = StubbornPage()
         self.tabs = QTabWidget(objectName="dataIssuesTabs")
         for key, page in (
             ("labels", self.label_errors),
             ("losses", self.top_losses),
             ("confused", self._confused_page()),
             ("duplicates", self.duplicates),
+            ("stubborn", self.stubborn),
         ):
             self.tabs.addTab(page, "")
             self.tabs.setTabToolTip(self.tabs.count() - 1, TIPS[key])
@@ -333,14 +145,29 @@ class DataIssuesDialog(QDialog):
                 self._on_table_selection_changed
             )
 
+        # Under the lists, once asked for: the run with the fixes, before/after.
+        self.card = FixesCard()
+        self.lists = QSplitter(Qt.Orientation.Vertical, objectName="dataIssuesSplit")
+        self.lists.addWidget(self.tabs)
+        self.lists.addWidget(self.card)
+        self.lists.setChildrenCollapsible(False)
+        self.lists.setStretchFactor(0, 3)
+        self.lists.setStretchFactor(1, 2)
+        self.retrain_button = QPushButton(
+            "Train again with these fixes", objectName="retrainButton"
+        )
+        self.retrain_button.clicked.connect(self.retrain_requested)
+        self._retraining = False
+        self._show_retrain()
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.addButton(self.retrain_button, QDialogButtonBox.ButtonRole.ActionRole)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary_label)
         layout.addWidget(self.source_label)
         layout.addLayout(progress)
         layout.addLayout(self.tools)
-        layout.addWidget(self.tabs, 1)
+        layout.addWidget(self.lists, 1)
         layout.addWidget(buttons)
         self.resize(900, 640)
 
@@ -369,11 +196,12 @@ class DataIssuesDialog(QDialog):
         page.setSizes([280, 620])
         return page
 
-    def _name_tabs(self, counts: tuple[int, ...] | None = None) -> None:
+    def _name_tabs(self, counts: tuple[int | None, ...] | None = None) -> None:
         titles = ("Likely label errors", "Top losses", "Most-confused pairs")
-        titles += ("Duplicates",)
+        titles += ("Duplicates", "Stubborn errors")
         for tab, title in enumerate(titles):
-            shown = f"{title} ({counts[tab]:,})" if counts is not None else title
+            count = counts[tab] if counts is not None else None
+            shown = title if count is None else f"{title} ({count:,})"
             self.tabs.setTabText(tab, shown)
 
     # ------------------------------------------------------------------ states
@@ -428,7 +256,25 @@ class DataIssuesDialog(QDialog):
         self.fixes.setEnabled(config is not None)
         if config is not None:
             self.fixes.open(config, issues.class_names)
+        if issues.stubborn is not None:
+            self.stubborn.show_found(issues.stubborn)
+        else:  # the caller may look for them next (show_stubborn_asking)
+            self.stubborn.show_message(NOT_SEARCHED)
+        self._show_retrain()
         self._fill(None)
+
+    def show_stubborn_asking(self) -> None:
+        """The runs of the ledger are being asked for the stubborn errors."""
+        self.stubborn.show_message(ASKING)
+        self._fill(self.given_class)
+
+    def show_stubborn(self, stubborn: Stubborn | str) -> None:
+        """The stubborn errors the runs asked found (text: why there are none)."""
+        if isinstance(stubborn, str):
+            self.stubborn.show_message(stubborn)
+        else:
+            self.stubborn.show_found(stubborn)
+        self._fill(self.given_class)
 
     @property
     def given_class(self) -> int | None:
@@ -448,8 +294,9 @@ class DataIssuesDialog(QDialog):
         self.duplicates.set_rows(duplicates, shelf)
         self._pairs = confused_pairs(issues, given_class)
         self._fill_pairs(issues)
+        stubborn = self.stubborn.fill(issues, shelf, given_class)
         counts = (len(labels), len(losses), len(self._pairs), len(duplicates))
-        self._name_tabs(counts)
+        self._name_tabs((*counts, stubborn))
         self._show_selection()
 
     def _fill_pairs(self, issues: DataIssues) -> None:
@@ -489,7 +336,13 @@ class DataIssuesDialog(QDialog):
 
     def _tables(self) -> tuple[IssueTable, ...]:
         """The lists of images, in the tabs' order (a pair's images third)."""
-        return (self.label_errors, self.top_losses, self.pair_images, self.duplicates)
+        return (
+            self.label_errors,
+            self.top_losses,
+            self.pair_images,
+            self.duplicates,
+            self.stubborn.table,
+        )
 
     def current_table(self) -> IssueTable:
         """The list of images the current tab shows."""
@@ -510,7 +363,10 @@ class DataIssuesDialog(QDialog):
         if table is self.label_errors:
             found = issues.label_issues
             return int(found.suggested[list(found.index).index(row.image)])
-        return int(issues.probabilities[row.image].argmax())
+        likely = int(issues.probabilities[row.image].argmax())
+        # The label it has (a stubborn error the held-out models agree with):
+        # relabelling to it would be no fix.
+        return None if likely == int(issues.labels[row.image]) else likely
 
     @Slot(str, str)
     def _on_fixes_requested(self, action: str, label: str) -> None:
@@ -533,6 +389,48 @@ class DataIssuesDialog(QDialog):
     def _on_fixes_saved(self) -> None:
         for table in self._tables():
             table.issues.set_notes(self._note)
+        self._show_retrain()
+
+    # ------------------------------------------------------------------ train again
+
+    def fixes_entries(self) -> tuple[tuple[str, str, str], ...]:
+        """The relabels and exclusions in effect: what a run with the fixes uses."""
+        overlay = self.fixes.overlay
+        return () if overlay is None else overlay.config_entries()
+
+    def set_retraining(self, busy: bool) -> None:
+        """A run with the fixes trains or is measured: not another meanwhile."""
+        self._retraining = busy
+        self._show_retrain()
+
+    def show_card(self, text: str) -> None:
+        """The card under the lists says ``text`` (rich text), all of it in view
+        when it fits in half the room (the lists keep the rest)."""
+        self.card.show_text(text)
+        total = sum(self.lists.sizes())
+        wanted = min(self.card.fitting_height(), total // 2)
+        if total > 0 and wanted > self.lists.sizes()[1]:
+            self.lists.setSizes([total - wanted, wanted])
+
+    def _show_retrain(self) -> None:
+        overlay, entries = self.fixes.overlay, self.fixes_entries()
+        self.retrain_button.setEnabled(bool(entries) and not self._retraining)
+        if self._retraining:
+            tip = "The run with the fixes is training or being measured"
+        elif overlay is None or not entries:
+            tip = (
+                "Relabel or exclude images first; then this trains the panels' "
+                "settings with those fixes and compares each class's accuracy "
+                "with a run without them"
+            )
+        else:
+            tip = (
+                f"Train the panels' settings again as a new run with the fixes "
+                f"({fixes_text(overlay)}), as the Data panel's Use fixes does, and "
+                "compare each class's accuracy with the newest finished run of the "
+                "same settings without fixes"
+            )
+        self.retrain_button.setToolTip(tip)
 
     @Slot(int)
     def _on_tabs_current_changed(self, _index: int) -> None:

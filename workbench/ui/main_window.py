@@ -491,5 +491,6 @@ class MainWindow(QMainWindow):
         self.preview.shutdown()
         self.data_panel.shutdown()
         self.code_view.shutdown()
+        self.data_issues.shutdown()
         self.draw_panel.shutdown()
         self.curves.stop_updates()

@@ -10,9 +10,11 @@ Which rows to list is the caller's choice; the table knows no data issue.
 
 from __future__ import annotations
 
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import MethodType
 from typing import Any
 
 import torch
@@ -101,6 +103,10 @@ class ImageShelf:
         return made
 
 
+def _none() -> None:
+    return None
+
+
 class IssueModel(QAbstractTableModel):
     """``#`` (the place) then ``columns``; rows replaced whole by :meth:`set_rows`."""
 
@@ -111,7 +117,7 @@ class IssueModel(QAbstractTableModel):
         self.columns = (Column("#", "Place in the whole list", "number"), *columns)
         self.shelf = shelf
         self.rows: list[IssueRow] = []
-        self.notes: Callable[[IssueRow], str] | None = None
+        self._notes: Callable[[], Callable[[IssueRow], str] | None] = _none
 
     def set_rows(self, rows: list[IssueRow], shelf: ImageShelf | None = None) -> None:
         """Show ``rows`` in their order (``shelf``: where their images are)."""
@@ -122,13 +128,26 @@ class IssueModel(QAbstractTableModel):
         self.endResetModel()
 
     def set_notes(self, notes: Callable[[IssueRow], str] | None) -> None:
-        """What the note column says of a row; redrawn now (a fix made)."""
-        self.notes = notes
+        """What the note column says of a row; redrawn now (a fix made).
+
+        A method is held weakly: the model never keeps its owner alive. (A
+        dialog in a cycle through its tables' models was destroyed by the
+        cycle collector, its widgets in an order Qt crashed on.)
+        """
+        if isinstance(notes, MethodType):
+            self._notes = weakref.WeakMethod(notes)
+        else:
+            self._notes = lambda: notes
         last = len(self.columns) - 1
         if self.rows and self.columns[last].kind == "note":
             self.dataChanged.emit(
                 self.index(0, last), self.index(len(self.rows) - 1, last)
             )
+
+    @property
+    def notes(self) -> Callable[[IssueRow], str] | None:
+        """What :meth:`set_notes` gave (None: none, or its owner is gone)."""
+        return self._notes()
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = _ROOT) -> int:
         """Rows shown (none under an item: a flat table)."""
@@ -147,7 +166,8 @@ class IssueModel(QAbstractTableModel):
         if column == 0:
             cell: Cell = str(row.place)
         elif column > len(row.cells):  # the note column
-            cell = self.notes(row) if self.notes is not None else ""
+            notes = self.notes
+            cell = notes(row) if notes is not None else ""
         else:
             cell = row.cells[column - 1]
         if role == Qt.ItemDataRole.DisplayRole:

@@ -18,6 +18,10 @@ runs             the Runs tab's wiring: overlay, open and reproduce past runs
 teach            the Draw tab's wiring: the reader's weights, fine-tuning
 summary_dialog   View > Model summary: each layer's shape, parameters, MACs
 lr_finder        Run > Find learning rate: the range test's curve, probes checked
+sweep_dialog     Run > Sweep: the search space, the study followed, the best trial
+speed_doctor_dialog  Run > Diagnose speed: changes timed, advice past the noise
+profile_view     Run > Profile the next 20 steps: the trace and its top operators
+fixes_rerun      Train again with these fixes: the run, then its before/after card
 """
 
 __all__ = [
@@ -25,15 +29,19 @@ __all__ = [
     "data_issues",
     "export",
     "files",
+    "fixes_rerun",
     "folds",
     "job_view",
     "layout",
     "lr_finder",
     "parts",
     "preview",
+    "profile_view",
     "run_view",
     "runs",
+    "speed_doctor_dialog",
     "state",
     "summary_dialog",
+    "sweep_dialog",
     "teach",
 ]

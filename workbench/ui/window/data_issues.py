@@ -10,36 +10,46 @@ with the window's :class:`FoldRunner` and, once they finished, looks again.
 The lists are made by a task too (the ensemble predicts the validation
 images), and shown in a :class:`DataIssuesDialog`, with progress and Cancel
 until then; the fixes made there are for the pass's dataset (``fixes_saved``
-after each, so the Data panel's Use fixes follows).
+after each, so the Data panel's Use fixes follows). Once they show, a task of
+its own asks the finished runs of the ledger on the same data for the stubborn
+errors (the pass ends with it; the other lists need not wait). "Train again
+with these fixes" is :class:`FixesRerun`'s.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Protocol
+from typing import Any, Protocol
 
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QWidget
 
 from workbench.core.config import ConfigError, TrainConfig
 from workbench.core.data_issues.images import NamedImages
+from workbench.core.data_issues.stubborn import Stubborn, stubborn_errors
 from workbench.ui import dialogs
 from workbench.ui.data_issues_view import DataIssuesDialog, summary_text
 from workbench.ui.formatting import plural
 from workbench.ui.run_controller import IssuesPass, RunController, RunState
+from workbench.ui.tasks import TaskThread, describe_error, start_task
+from workbench.ui.window.fixes_rerun import FixesRerun
 from workbench.ui.window.folds import FoldRunner
 
 log = logging.getLogger(__name__)
 
 DEFAULT_FOLDS = 5  # as data-issues on the command line
-# Where a pass is: looking (a task runs), or waiting for the folds it trains.
-LOOKING, TRAINING = "looking", "training"
+# Where a pass is: looking (a task runs), waiting for the folds it trains, or
+# asking the ledger's runs for the stubborn errors (the lists shown).
+LOOKING, TRAINING, ASKING = "looking", "training", "asking"
 
 
 class IssuesWindow(Protocol):
-    """What :class:`IssuesFinder` uses of the window."""
+    """What :class:`IssuesFinder` uses of the window (and its :class:`FixesRerun`)."""
 
     def current_config(self) -> TrainConfig: ...
+    def apply_config(self, cfg: TrainConfig) -> None: ...
+    def reset_run(self) -> None: ...
+    def start(self, nproc: int | None = None) -> None: ...
     def set_status(self, text: str) -> None: ...
 
 
@@ -66,6 +76,8 @@ class IssuesFinder(QObject):
         self._phase = ""
         self._trained = False  # this pass trained its folds (ask once)
         self._images: NamedImages | None = None
+        self._asking: TaskThread | None = None  # the stubborn errors' task
+        self.rerun = FixesRerun(window, controller, self)
         controller.issues_found.connect(self._on_controller_issues_found)
         controller.issues_failed.connect(self._on_controller_issues_failed)
         controller.task_progress.connect(self._on_controller_task_progress)
@@ -73,7 +85,8 @@ class IssuesFinder(QObject):
 
     @property
     def searching(self) -> bool:
-        """A pass is under way: looking, or waiting for the folds it trains."""
+        """A pass is under way: looking, waiting for the folds it trains, or
+        asking the runs for the stubborn errors."""
         return bool(self._phase)
 
     @Slot()
@@ -88,6 +101,8 @@ class IssuesFinder(QObject):
         except ConfigError as exc:
             w.set_status(f"Cannot find data issues: {exc}")
             return
+        if self._asking is not None:  # the last pass's: its answer is dropped
+            self._asking.cancel()
         self.config, self._trained, self._images = cfg, False, None
         self._open_dialog()
         self._look()
@@ -99,6 +114,7 @@ class IssuesFinder(QObject):
             self.dialog.cancel_requested.connect(self._on_dialog_cancel_requested)
             self.dialog.finished.connect(self._on_dialog_finished)
             self.dialog.fixes.saved.connect(self.fixes_saved)
+            self.dialog.retrain_requested.connect(self._on_dialog_retrain_requested)
         self.dialog.show()
         self.dialog.raise_()
 
@@ -136,7 +152,6 @@ class IssuesFinder(QObject):
         if found.issues is None or found.group is None:
             self._train_folds()
             return
-        self._phase = ""
         issues, cfg = found.issues, self.config
         assert cfg is not None
         source = (
@@ -150,6 +165,56 @@ class IssuesFinder(QObject):
         self.dialog.show()
         self.dialog.raise_()
         self.window.set_status(f"Data issues: {summary_text(issues)}")
+        if issues.stubborn is None:
+            self._ask_runs(cfg, found.images)
+        else:
+            self._phase = ""
+
+    def _ask_runs(self, cfg: TrainConfig, images: NamedImages) -> None:
+        """The stubborn errors, off the GUI thread: each run predicts every image."""
+        assert self.dialog is not None
+        self._phase = ASKING
+        self.dialog.show_stubborn_asking()
+
+        def work(_progress: Any, _cancel: Any) -> Stubborn:
+            return stubborn_errors(cfg, images)
+
+        self._asking = start_task(
+            self,
+            "stubborn-errors",
+            work,
+            succeeded=self._on_asking_succeeded,
+            failed=self._on_asking_failed,
+            finished=self._on_asking_finished,
+        )
+
+    def _answered(self) -> bool:
+        """The signal is of this pass's task (not one a new pass replaced)."""
+        task = self.sender()
+        return task is self._asking and not (
+            isinstance(task, TaskThread) and task.cancel_requested
+        )
+
+    @Slot(object)
+    def _on_asking_succeeded(self, stubborn: Stubborn) -> None:
+        if self._answered() and self.dialog is not None:
+            self.dialog.show_stubborn(stubborn)
+
+    @Slot(object)
+    def _on_asking_failed(self, error: Exception) -> None:
+        if self._answered() and self.dialog is not None:
+            message, _details = describe_error(error)
+            self.dialog.show_stubborn(f"Could not ask the runs: {message}")
+
+    @Slot()
+    def _on_asking_finished(self) -> None:
+        task = self.sender()
+        if task is self._asking:
+            self._asking = None
+            if self._phase == ASKING:
+                self._phase = ""
+        if isinstance(task, TaskThread):
+            task.deleteLater()
 
     def _train_folds(self) -> None:
         cfg = self.config
@@ -215,6 +280,21 @@ class IssuesFinder(QObject):
         elif self._phase == TRAINING:
             self.controller.stop()  # the fold in training, or the data check
             self.controller.cancel_task()  # keeping a fold's predictions
+
+    @Slot()
+    def _on_dialog_retrain_requested(self) -> None:
+        if self.dialog is not None and self.config is not None:
+            self.rerun.request(self.dialog, self.config)
+
+    def shutdown(self) -> None:
+        """Stop asking the runs and measuring, and wait for the threads (closing).
+
+        Every task of the finder and its :class:`FixesRerun` (one a new pass
+        replaced too): a running thread must not be destroyed with the window.
+        """
+        for task in self.findChildren(TaskThread):
+            task.cancel()
+            task.wait()
 
     @Slot(int)
     def _on_dialog_finished(self, _result: int) -> None:
