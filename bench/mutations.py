@@ -1792,9 +1792,9 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "feature-cache-features-without-autocast",
         "Features are computed under the run's autocast (bf16), as the head receives them",
-        "FeatureFeed._compute",
-        "            with torch.no_grad(), autocast_context(run.precision, run.device):\n",
-        "            with torch.no_grad():\n",
+        "FeatureFeed._training_features",
+        "        with torch.no_grad(), autocast_context(run.precision, run.device):\n",
+        "        with torch.no_grad():\n",
         (f"{_FC}::test_bf16_features_are_kept_as_the_head_receives_them",),
     ),
     Mutation(
@@ -6969,17 +6969,17 @@ MUTATIONS += [
     Mutation(
         name="features-computed-without-a-count",
         promise="Computing the feature cache reports how many training images have their features, batch by batch",
-        where="workbench.core.train.feature_cache:FeatureFeed._compute",
-        old="                    done += len(index)\n                    yield FeaturesProgress(done, total)\n",
-        new="                    done += len(index)\n",
+        where="workbench.core.train.feature_cache:FeatureFeed._training_features",
+        old="                done += len(index)\n                yield FeaturesProgress(done, total)\n",
+        new="                done += len(index)\n",
         tests=(_FEATURES_CORE, _FEATURES_UI),
     ),
     Mutation(
         name="features-computation-ignores-stop",
         promise="Stop while the feature cache is computed cancels it at the next batch",
-        where="workbench.core.train.feature_cache:FeatureFeed._compute",
-        old="                    if stop():\n",
-        new="                    if False:\n",
+        where="workbench.core.train.feature_cache:FeatureFeed._training_features",
+        old="                if stop():\n",
+        new="                if False:\n",
         tests=(_FEATURES_STOP,),
     ),
     Mutation(
@@ -8108,9 +8108,9 @@ MUTATIONS += [
     Mutation(
         name="folds-ensemble-geometric-mean",
         promise="The fold models' ensemble averages their probabilities",
-        where="workbench.core.crossval.ensemble:AveragingEnsemble.forward",
-        old="        return torch.logsumexp(logs, dim=0) - math.log(len(self.members))\n",
-        new="        return logs.mean(dim=0)\n",
+        where="workbench.core.crossval.ensemble:averaged",
+        old="    return torch.logsumexp(logs, dim=0) - math.log(len(logits))\n",
+        new="    return logs.mean(dim=0)\n",
         tests=(
             T_CROSSVAL + "test_the_ensemble_averages_probabilities_without_a_log_"
             "of_zero",
@@ -8866,6 +8866,58 @@ MUTATIONS += [
         tests=(
             T_AGAIN
             + "test_train_again_trains_with_the_fixes_and_compares_on_the_same_images",
+        ),
+    ),
+]
+
+T_SHARED = "tests/core/test_shared_features.py::"
+MUTATIONS += [
+    Mutation(
+        name="shared-features-unchecked",
+        promise="A kept feature that is not the fold's own ends the sharing",
+        where="SharedFeatures.keep",
+        old="        if known.any() and not torch.equal(\n",
+        new="        if False and not torch.equal(\n",
+        tests=(
+            T_SHARED + "test_a_kept_feature_that_is_not_a_folds_own_ends_the_sharing",
+        ),
+    ),
+    Mutation(
+        name="cached-validation-through-the-backbone",
+        promise="A frozen-backbone run validates its head on cached validation features",
+        where="FeatureFeed.evaluate",
+        old="        if self._val_batches is None:\n",
+        new="        if True:\n",
+        tests=(T_SHARED + "test_validation_on_kept_features_is_the_models_to_the_bit",),
+    ),
+    Mutation(
+        name="ensemble-shares-different-backbones",
+        promise="The ensemble shares a backbone only when every fold's is bit-equal",
+        where="shared_backbone_heads",
+        old="            k != j or not torch.equal(v, w)\n",
+        new="            k != j\n",
+        tests=(T_SHARED + "test_the_ensemble_runs_a_shared_backbone_once_per_batch",),
+    ),
+    Mutation(
+        name="held-out-features-recomputed",
+        promise="A frozen-backbone data-issues pass computes each image's features once",
+        where="FeatureFeed._all_features",
+        old="            why = yield from self._held_out_features(capture, stop, sharing)\n",
+        new="            pass\n",
+        tests=(
+            "tests/core/test_data_issues.py::test_a_frozen_backbone_pass_computes_each_"
+            "images_features_once",
+        ),
+    ),
+    Mutation(
+        name="engine-validates-through-the-backbone",
+        promise="The engine validates a frozen-backbone run on cached features",
+        where="workbench.core.train.engine:_train",
+        old="        predictions = feed.evaluate()  # the head on cached features when it can\n",
+        new="        predictions = evaluate_predictions(run)\n",
+        tests=(
+            "tests/core/test_data_issues.py::test_a_frozen_backbone_pass_computes_each_"
+            "images_features_once",
         ),
     ),
 ]

@@ -4,6 +4,7 @@ and the ``data-issues`` command over a cross-validation's held-out predictions.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 
@@ -171,6 +172,34 @@ def test_data_issues_lists_a_flipped_label_writes_csv_and_reuses_its_folds(
     # The user's files are as they were.
     after = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in root.rglob("*.*")}
     assert after == before
+
+
+def test_a_frozen_backbone_pass_computes_each_images_features_once(
+    tmp_path, monkeypatch, capsys
+):
+    from workbench.cli import data_issues
+    from workbench.core.models.builtins import build_model
+    from workbench.core.train.freezing import all_but_head
+
+    monkeypatch.setenv("PTCORE_RUNS_DIR", str(tmp_path / "runs"))
+    stores = []
+    sharing = data_issues.sharing_features
+
+    @contextlib.contextmanager
+    def recorded():
+        with sharing() as store:
+            stores.append(store)
+            yield store
+
+    monkeypatch.setattr(data_issues, "sharing_features", recorded)
+    model = build_model("small-cnn", 10, seed=0, input_shape=(1, 28, 28))
+    flags = ["--folds", "2", "--epochs", "1", "--quiet"]
+    assert main(["data-issues", *flags, "--freeze", *all_but_head(model)]) == 0
+    (store,) = stores
+    # digits: 1,437 training images, each computed once; fold 2 takes its 719
+    # but for the first batch (256), computed to check the kept ones.
+    assert (store.computed, store.taken, store.off) == (1437, 719 - 256, None)
+    assert "likely label" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ from workbench.cli.train_flags import add_train_flags, config_from_args
 from workbench.core import config as C
 from workbench.core.atomic_files import write_atomically
 from workbench.core.crossval.campaign import check_fold_count
+from workbench.core.crossval.shared_features import sharing_features
 from workbench.core.data.fixes import classes_of
 from workbench.core.data_issues.held_out import (
     matching_group,
@@ -84,7 +85,9 @@ def cmd_data_issues(args: argparse.Namespace) -> int:
     if group is not None:
         say(f"reusing the held-out predictions of {group.id} (same data, settings)")
     else:
-        campaign, code = cross_validate(cfg, args.quiet, args.tensorboard)
+        # The folds share one frozen backbone's features: each image's once.
+        with sharing_features():
+            campaign, code = cross_validate(cfg, args.quiet, args.tensorboard)
         if code:
             return code
         group = campaign.group

@@ -7,6 +7,7 @@ campaign   the folds run one after another: what both front-ends drive
 stats      a score's mean over the folds and its 95% Student's t interval
 report     those figures in words
 ensemble   the fold models as one averaging model, for export
+shared_features  one frozen backbone's features, computed once for all folds
 """
 
 __all__ = [
@@ -16,5 +17,6 @@ __all__ = [
     "group",
     "held_out",
     "report",
+    "shared_features",
     "stats",
 ]

@@ -4,11 +4,16 @@ Each fold model saw a different K-1 folds; averaging their class probabilities
 uses every training image and is steadier than any one of them. The ensemble
 outputs the log of the mean probability, computed as a log-sum-exp (no log of
 zero), so its softmax is that mean and it exports like any classifier's logits.
+
+Fold models that trained only their head on one frozen backbone differ only in
+the head: :func:`ensemble_probabilities` runs that backbone once per batch and
+each head on its output, the numbers of the members run one by one.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +24,9 @@ from torch.nn import functional as F
 from workbench.core.checkpoints.io import eval_model, load_checkpoint
 from workbench.core.config import ConfigError
 from workbench.core.crossval.group import GROUP_FILE, FoldGroup, groups_dir
+from workbench.core.models.builtins import head_name
 from workbench.core.runs.folder import RunFolder
+from workbench.core.train.feature_cache import head_inputs
 
 
 class AveragingEnsemble(nn.Module):
@@ -30,8 +37,69 @@ class AveragingEnsemble(nn.Module):
         self.members = nn.ModuleList(members)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        logs = torch.stack([F.log_softmax(m(x), dim=1) for m in self.members])
-        return torch.logsumexp(logs, dim=0) - math.log(len(self.members))
+        return averaged([m(x) for m in self.members])
+
+
+def averaged(logits: list[torch.Tensor]) -> torch.Tensor:
+    """``log(mean_k softmax(logits[k]))``, as a log-sum-exp."""
+    logs = torch.stack([F.log_softmax(z, dim=1) for z in logits])
+    return torch.logsumexp(logs, dim=0) - math.log(len(logits))
+
+
+def shared_backbone_heads(ensemble: AveragingEnsemble) -> list[nn.Module] | None:
+    """Each member's head when the members differ in nothing else; else None.
+
+    Compared bit for bit: every parameter and buffer outside the head (frozen
+    BatchNorm statistics included).
+    """
+    members = list(ensemble.members)
+    names = {head_name(m) for m in members}
+    name = names.pop() if len(names) == 1 else ""
+    if not name:
+        return None
+    inside = name + "."
+
+    def backbone(member: nn.Module) -> list[tuple[str, torch.Tensor]]:
+        state = member.state_dict()
+        return [(k, v) for k, v in state.items() if not k.startswith(inside)]
+
+    first = backbone(members[0])
+    for member in members[1:]:
+        other = backbone(member)
+        if len(other) != len(first) or any(
+            k != j or not torch.equal(v, w)
+            for (k, v), (j, w) in zip(first, other, strict=True)
+        ):
+            return None
+    return [m.get_submodule(name) for m in members]
+
+
+@torch.no_grad()
+def ensemble_probabilities(
+    ensemble: AveragingEnsemble, batches: Iterable[tuple[torch.Tensor, torch.Tensor]]
+) -> torch.Tensor:
+    """``softmax(ensemble(x))`` of every batch ``(x, y)``, in order.
+
+    When the members share their backbone (:func:`shared_backbone_heads`) and
+    the first member's output is its head's to the bit, the backbone runs
+    once per batch and each head on its output: the same numbers.
+    """
+    heads = shared_backbone_heads(ensemble)
+    first = ensemble.members[0]
+    parts = []
+    for x, _y in batches:
+        if heads is not None and not parts and not _head_makes_output(first, x[:8]):
+            heads = None
+        feat = None
+        if heads is not None:
+            with head_inputs(first) as features:
+                feat = features(x)
+        if heads is None or feat is None:
+            logits = ensemble(x)
+        else:
+            logits = averaged([head(feat) for head in heads])
+        parts.append(F.softmax(logits, dim=1))
+    return torch.cat(parts)
 
 
 def find_group(key: str | Path, root: Path | None = None) -> FoldGroup | None:
@@ -90,3 +158,12 @@ def load_ensemble(group: FoldGroup) -> tuple[dict[str, Any], AveragingEnsemble]:
     config.update(folds=1, fold=0)
     payload.update(config=config, history={"epochs": []}, ensemble_of=len(payloads))
     return payload, ensemble
+
+
+def _head_makes_output(model: nn.Module, x: torch.Tensor) -> bool:
+    """Whether ``model``'s output for ``x`` is its head's on its input, to the bit."""
+    whole = model(x)
+    with head_inputs(model) as features:
+        feat = features(x)
+    head = model.get_submodule(head_name(model))
+    return feat is not None and torch.equal(whole, head(feat))

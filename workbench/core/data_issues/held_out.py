@@ -11,10 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from torch.nn import functional as F
 
 from workbench.core.config import TrainConfig
-from workbench.core.crossval.ensemble import load_ensemble
+from workbench.core.crossval.ensemble import ensemble_probabilities, load_ensemble
 from workbench.core.crossval.group import FoldGroup, list_groups
 from workbench.core.data.build import build_loaders
 
@@ -67,11 +66,12 @@ def training_probabilities(group: FoldGroup) -> np.ndarray:
     return predictions.probabilities.double().numpy()
 
 
-@torch.no_grad()
 def validation_probabilities(group: FoldGroup, cfg: TrainConfig) -> np.ndarray:
-    """The fold models' averaged probabilities of every validation image."""
+    """The fold models' averaged probabilities of every validation image.
+
+    Fold models on one frozen backbone run it once per batch, not once each.
+    """
     _payload, ensemble = load_ensemble(group)
     whole = cfg.replace(folds=1, fold=0, device="cpu")
     batches = build_loaders(whole, "cpu").val
-    parts = [F.softmax(ensemble(x), dim=1) for x, _y in batches]
-    return torch.cat(parts).double().numpy()
+    return ensemble_probabilities(ensemble, batches).double().numpy()

@@ -499,7 +499,7 @@ def _train(
         if stopped or epoch_stats.steps == 0:
             break
         ddp.reduce_sums(epoch_stats)
-        predictions = evaluate_predictions(run)
+        predictions = feed.evaluate()  # the head on cached features when it can
         val_loss, val_acc = mean_loss_and_accuracy(predictions)
         completed = run.batch_in_epoch >= run.steps_per_epoch
         metrics = epoch_metrics(

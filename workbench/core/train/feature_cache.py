@@ -13,23 +13,39 @@ the conditions fail, the feed falls back to the loader's images from that batch.
 bf16/fp16 are handled: the features are computed under the run's autocast and
 kept in the dtype the head would receive. ``torch.compile`` switches the cache
 off (the head would train uncompiled, a different program than asked for).
+
+Validation (:meth:`FeatureFeed.evaluate`) runs the head on the validation
+images' features, computed once in eval mode and full precision in the
+validation loader's own batches, when the model's output is its head's output
+to the bit: the numbers :func:`evaluate_predictions` computes through the whole
+model. A fold run of a cross-validation inside
+:func:`~workbench.core.crossval.shared_features.sharing_features` takes the
+training features an earlier fold run computed, and keeps its own (those of
+its held-out images too) for the folds after it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import time
 from collections.abc import Callable, Generator, Iterator
+from typing import NamedTuple
 
 import torch
 from torch import nn
 
+from workbench.core.crossval.shared_features import SharedFeatures, current_store
 from workbench.core.data.loaders import split_batches
-from workbench.core.events import FeaturesProgress
+from workbench.core.events import Evaluation, FeaturesProgress
 from workbench.core.models.builtins import head_name
 from workbench.core.train.freezing import train_mode
-from workbench.core.train.probes import autocast_context, sync_device
+from workbench.core.train.probes import (
+    autocast_context,
+    evaluate_predictions,
+    sync_device,
+)
 from workbench.core.training_run import TrainingRun
 
 PREFIX = "feature cache: "
@@ -100,6 +116,14 @@ def run_blocker(run: TrainingRun) -> str | None:
     return backbone_blocker(run.model)
 
 
+class _Sharing(NamedTuple):
+    """A fold run's place in its cross-validation's shared features."""
+
+    store: SharedFeatures
+    train_rows: torch.Tensor  # the training-split row of each training sample
+    val_rows: torch.Tensor  # ... and of each validation sample
+
+
 class FeatureFeed:
     """The training batches of a run: cached features for the head, or images.
 
@@ -113,6 +137,10 @@ class FeatureFeed:
         self.labels: torch.Tensor | None = None
         self.seconds = 0.0
         self._head: nn.Module | None = None
+        # True when the model's eval-mode output is its head's, to the bit.
+        self._head_is_output = False
+        # The validation batches' (features, labels), once computed.
+        self._val_batches: list[tuple[torch.Tensor, torch.Tensor]] | None = None
 
     @property
     def active(self) -> bool:
@@ -168,52 +196,133 @@ class FeatureFeed:
     def _compute(
         self, stop: Callable[[], bool]
     ) -> Generator[FeaturesProgress, None, str | None]:
-        """Fill ``features`` and ``labels`` per training sample; else why not."""
+        """Fill ``features`` and ``labels`` per training sample; else why not.
+
+        A fold run sharing its cross-validation's features also computes its
+        validation samples' training features, for the folds that train on them.
+        """
+        run = self.run
+        head = run.model.get_submodule(head_name(run.model))
+        capture = _Capture(head)
+        started = time.perf_counter()
+        store = current_store()
+        rows = None if store is None else store.rows_of(run)
+        sharing = None if store is None or rows is None else _Sharing(store, *rows)
+        taken = 0 if store is None else store.taken
+        try:
+            why = yield from self._all_features(capture, stop, sharing)
+            if store is not None and store.off is not None and store.taken > taken:
+                # A batch was not what was kept of it: what this run took from
+                # the store may not be its own numbers.
+                why = yield from self._all_features(capture, stop, None)
+        finally:
+            capture.remove()
+            train_mode(run.model)
+        if why is None:
+            sync_device(run.device)
+            self.seconds = time.perf_counter() - started
+            self._head = head
+        else:
+            self.features = self.labels = None
+        return why
+
+    def _all_features(
+        self, capture: _Capture, stop: Callable[[], bool], sharing: _Sharing | None
+    ) -> Generator[FeaturesProgress, None, str | None]:
+        """The training features; sharing, the held-out images' ones too."""
+        why = yield from self._training_features(capture, stop, sharing)
+        if why is None and sharing is not None and sharing.store.off is None:
+            why = yield from self._held_out_features(capture, stop, sharing)
+        return why
+
+    def _training_features(
+        self, capture: _Capture, stop: Callable[[], bool], sharing: _Sharing | None
+    ) -> Generator[FeaturesProgress, None, str | None]:
         run, model = self.run, self.run.model
         loader = run.loaders.train
         loader.set_epoch(run.epoch)
-        head = model.get_submodule(head_name(model))
-        capture = _Capture(head)
-        started = time.perf_counter()
         # In the current epoch's own batches: its features are the very numbers
         # the uncached run computes this epoch.
         order = loader.epoch_order().to(run.device)
         features = labels = None
-        done, total = 0, loader.num_samples
+        done = 0
+        total = loader.num_samples + (0 if sharing is None else len(sharing.val_rows))
         yield FeaturesProgress(done, total)
-        try:
-            with torch.no_grad(), autocast_context(run.precision, run.device):
-                cuts = split_batches(order, loader.batch_size)
-                for (x, y), index in zip(loader.iter_from(0), cuts, strict=True):
-                    if stop():
-                        return "stopped while computing the features"
+        with torch.no_grad(), autocast_context(run.precision, run.device):
+            cuts = split_batches(order, loader.batch_size)
+            for (x, y), index in zip(loader.iter_from(0), cuts, strict=True):
+                if stop():
+                    return "stopped while computing the features"
+                rows = None if sharing is None else sharing.train_rows[index]
+                # The first batch is computed even when kept: it checks the rest.
+                feat = None if features is None else _kept(sharing, rows)
+                if feat is None:
                     if features is None:
-                        why = _check_first_batch(model, head, x, capture)
-                        if why is not None:
-                            return why
-                    feat = capture.features(model, x)
+                        first = _check_first_batch(model, capture, x)
+                        if first.why is not None:
+                            return first.why
+                        self._head_is_output = first.head_is_output
+                        feat = first.features
+                    else:
+                        feat = capture.features(model, x)
                     assert feat is not None  # _check_first_batch saw it reached
-                    if features is None:
-                        why = _too_big(feat, loader.num_samples, run.device)
-                        if why is not None:
-                            return why
-                        features = feat.new_empty((loader.num_samples, *feat.shape[1:]))
-                        labels = torch.empty(
-                            loader.num_samples, dtype=torch.int64, device=run.device
-                        )
-                    features.index_copy_(0, index, feat)
-                    labels.index_copy_(0, index, y.to(run.device))
-                    done += len(index)
-                    yield FeaturesProgress(done, total)
-        finally:
-            capture.remove()
-            train_mode(model)
+                    _keep(sharing, rows, feat)
+                if features is None:
+                    why = _too_big(feat, loader.num_samples, run.device)
+                    if why is not None:
+                        return why
+                    features = feat.new_empty((loader.num_samples, *feat.shape[1:]))
+                    labels = torch.empty(
+                        loader.num_samples, dtype=torch.int64, device=run.device
+                    )
+                features.index_copy_(0, index, feat)
+                labels.index_copy_(0, index, y.to(run.device))
+                done += len(index)
+                yield FeaturesProgress(done, total)
         if features is None or labels is None:
             return "the training set is empty"
-        sync_device(run.device)
-        self.seconds = time.perf_counter() - started
-        self.features, self.labels, self._head = features, labels, head
+        self.features, self.labels = features, labels
         return None
+
+    def _held_out_features(
+        self, capture: _Capture, stop: Callable[[], bool], sharing: _Sharing
+    ) -> Generator[FeaturesProgress, None, str | None]:
+        """Keep the training features of the validation samples (a fold run's
+        held-out images) the store lacks: the other folds train on them."""
+        run = self.run
+        val = run.loaders.val
+        done = run.loaders.train.num_samples
+        total = done + val.num_samples
+        cuts = split_batches(val.epoch_order().to(run.device), val.batch_size)
+        with torch.no_grad(), autocast_context(run.precision, run.device):
+            for (x, _y), index in zip(val, cuts, strict=True):
+                if stop():
+                    return "stopped while computing the features"
+                rows = sharing.val_rows[index]
+                if not sharing.store.has(rows):
+                    feat = capture.features(run.model, x)
+                    assert feat is not None
+                    sharing.store.keep(rows, feat)
+                done += len(index)
+                yield FeaturesProgress(done, total)
+        return None
+
+    def _validation_features(
+        self, capture: _Capture
+    ) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """The validation batches' (head inputs, labels), as validation computes
+        them: in eval mode, in full precision, in the validation loader's batches.
+        """
+        model = self.run.model
+        model.eval()
+        batches = []
+        with torch.no_grad():
+            for x, y in self.run.loaders.val:
+                feat = capture.features(model, x)
+                assert feat is not None
+                batches.append((feat, y))
+        train_mode(model)
+        return batches
 
     def iter_from(self, start_batch: int) -> Batches:
         """The current epoch's batches from ``start_batch``, as the loader cuts them."""
@@ -241,6 +350,30 @@ class FeatureFeed:
             return self._head(x)
         return model(x)
 
+    def evaluate(self) -> Evaluation:
+        """The validation at an epoch's end, as :func:`evaluate_predictions` makes it.
+
+        While the head trains on kept features and the model's output is its
+        head's, the same function runs the head on the validation images' kept
+        features (computed at the first validation): the same numbers, without
+        the backbone. Otherwise the whole model validates.
+        """
+        run, head = self.run, self._head
+        if head is None or self.features is None or not self._head_is_output:
+            return evaluate_predictions(run)
+        if self._val_batches is None:
+            capture = _Capture(head)
+            try:
+                self._val_batches = self._validation_features(capture)
+            finally:
+                capture.remove()
+        on_features = dataclasses.replace(
+            run,
+            model=_HeadOnly(run.model, head),
+            loaders=dataclasses.replace(run.loaders, val=self._val_batches),
+        )
+        return evaluate_predictions(on_features)
+
     def recheck(self, batch: int) -> tuple[str, Batches] | None:
         """After a freeze-mask change: fall back if the cache no longer holds.
 
@@ -252,12 +385,59 @@ class FeatureFeed:
         why = backbone_blocker(self.run.model)
         if why is None:
             return None
-        self.features = self.labels = self._head = None
+        self.features = self.labels = self._head = self._val_batches = None
         self.status = f"{PREFIX}off from step {self.run.global_step + 1}: {why}"
         notices = self.run.notices
         notices[:] = [n for n in notices if not n.startswith(PREFIX)] + [self.status]
         message = self.status + "; the full model trains from here"
         return message, self.run.loaders.train.iter_from(batch)
+
+
+def _kept(sharing: _Sharing | None, rows: torch.Tensor | None) -> torch.Tensor | None:
+    """The shared features of ``rows`` when all are kept; else None."""
+    if sharing is None or rows is None or not sharing.store.has(rows):
+        return None
+    return sharing.store.take(rows)
+
+
+def _keep(
+    sharing: _Sharing | None, rows: torch.Tensor | None, feat: torch.Tensor
+) -> None:
+    """Share a computed batch (the sharing ends if it is not what was kept)."""
+    if sharing is not None and rows is not None:
+        sharing.store.keep(rows, feat)
+
+
+class _HeadOnly(nn.Module):
+    """The model seen from its head's input: validation on kept features.
+
+    The model is a submodule, so ``eval()`` and ``train()`` set its modes as
+    they would on the model itself.
+    """
+
+    def __init__(self, model: nn.Module, head: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+        self.head = head
+        self.training = model.training
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        return self.head(features)
+
+
+@contextlib.contextmanager
+def head_inputs(
+    model: nn.Module,
+) -> Iterator[Callable[[torch.Tensor], torch.Tensor | None]]:
+    """``features(x)``: the input ``model``'s head gets for the batch ``x``.
+
+    The head does not run; None when the forward pass never reaches it.
+    """
+    capture = _Capture(model.get_submodule(head_name(model)))
+    try:
+        yield lambda x: capture.features(model, x)
+    finally:
+        capture.remove()
 
 
 class _AtHead(Exception):
@@ -272,6 +452,7 @@ class _Capture:
     """
 
     def __init__(self, head: nn.Module) -> None:
+        self.head = head
         self.value: torch.Tensor | None = None
         self.stop = True
         self._handle = head.register_forward_pre_hook(self._hook)
@@ -292,23 +473,33 @@ class _Capture:
         self._handle.remove()
 
 
+class _FirstBatch(NamedTuple):
+    why: str | None  # why the cache cannot hold, or None
+    features: torch.Tensor | None = None  # the head's input, as training gets it
+    head_is_output: bool = False  # the model's eval output is its head's, exactly
+
+
 def _check_first_batch(
-    model: nn.Module, head: nn.Module, x: torch.Tensor, capture: _Capture
-) -> str | None:
-    """Why the head's input changes, or does not make the output; or None."""
+    model: nn.Module, capture: _Capture, x: torch.Tensor
+) -> _FirstBatch:
+    """Whether the head's input changes, or does not make the output; the
+    batch's features (the second of two passes that must agree)."""
     first, again = capture.features(model, x), capture.features(model, x)
     if first is None or again is None:
-        return "the forward pass never reaches the head module"
+        return _FirstBatch("the forward pass never reaches the head module")
     if not torch.allclose(first.float(), again.float(), rtol=1e-4, atol=1e-5):
-        return "the head's input changes between two passes (randomness before it)"
-    # In eval mode (no dropout, no statistics updated): the model's output must
-    # be the head applied to its captured input.
+        return _FirstBatch(
+            "the head's input changes between two passes (randomness before it)"
+        )
+    # In eval mode (no dropout, no statistics updated) and full precision, as
+    # validation runs: the model's output must be the head applied to its input.
     model.eval()
     capture.stop = False
     try:
-        out = model(x)
-        feat = capture.value
-        ref = head(feat) if feat is not None else None
+        with torch.autocast(x.device.type, enabled=False):
+            out = model(x)
+            feat = capture.value
+            ref = capture.head(feat) if feat is not None else None
     finally:
         capture.stop = True
         capture.value = None
@@ -318,8 +509,8 @@ def _check_first_batch(
         or out.shape != ref.shape
         or not torch.allclose(out.float(), ref.float(), rtol=1e-4, atol=1e-5)
     ):
-        return "the model's output is not its head's output"
-    return None
+        return _FirstBatch("the model's output is not its head's output")
+    return _FirstBatch(None, again, torch.equal(out, ref))
 
 
 def _too_big(feat: torch.Tensor, samples: int, device: torch.device) -> str | None:
