@@ -93,9 +93,10 @@ MUTATIONS: list[Mutation] = [
     Mutation(
         "checkpoint-write-not-atomic",
         "a checkpoint is written to a temp file and renamed in place: a failed or killed save leaves the previous file intact",
-        "write_atomically",
-        '        with os.fdopen(fd, "wb") as handle:\n            write(handle)\n            handle.flush()\n            os.fsync(handle.fileno())\n        os.replace(tmp_name, path)\n',
-        '        os.close(fd)\n        os.unlink(tmp_name)\n        with open(path, "wb") as handle:\n            write(handle)\n            handle.flush()\n            os.fsync(handle.fileno())\n',
+        "_replace_atomically",
+        "        fill(fd, tmp_name)\n        os.replace(tmp_name, path)\n",
+        "        os.close(fd)\n        os.unlink(tmp_name)\n"
+        "        fill(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), str(path))\n",
         (
             "tests/core/test_run_outputs_full_disk.py::test_a_checkpoint_on_a_full_disk_keeps_the_previous_file",
         ),
@@ -5762,7 +5763,7 @@ MUTATIONS += [
     Mutation(
         name="saved-files-private",
         promise="Checkpoints, scripts and configs are created with the umask's mode, not 0600",
-        where="workbench.core.atomic_files:write_atomically",
+        where="workbench.core.atomic_files:_replace_atomically",
         old="        os.fchmod(fd, mode_for(path))\n",
         new="",
         tests=(
@@ -8601,8 +8602,8 @@ MUTATIONS += [
         name="profile-trace-written-by-kineto",
         promise="A trace that does not fit is one clear error and leaves no file",
         where="export_trace_atomically",
-        old="profile.export_chrome_trace(tmp_name, use_python_export=True)",
-        new="profile.export_chrome_trace(tmp_name)",
+        old="profile.export_chrome_trace(name, use_python_export=True)",
+        new="profile.export_chrome_trace(name)",
         tests=(
             T_PROFILING
             + "test_a_trace_that_does_not_fit_is_one_clear_error_and_no_file",
@@ -8916,8 +8917,8 @@ MUTATIONS += [
         old="        predictions = feed.evaluate()  # the head on cached features when it can\n",
         new="        predictions = evaluate_predictions(run)\n",
         tests=(
-            "tests/core/test_data_issues.py::test_a_frozen_backbone_pass_computes_each_"
-            "images_features_once",
+            T_SHARED + "test_a_pass_computes_each_image_once_and_predicts_exactly_as_"
+            "without",
         ),
     ),
 ]

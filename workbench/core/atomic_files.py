@@ -47,6 +47,34 @@ def write_atomically(path: str | Path, write: Callable[[BinaryIO], None]) -> Pat
     problems) propagates with the old file intact. The folder is synced after
     the rename, so the new name itself survives a power loss.
     """
+
+    def fill(fd: int, _name: str) -> None:
+        with os.fdopen(fd, "wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    return _replace_atomically(path, fill)
+
+
+def write_atomically_by_name(path: str | Path, write: Callable[[str], None]) -> Path:
+    """:func:`write_atomically` for a writer that takes a file name, not a file.
+
+    ``write(name)`` writes the whole temp file by its name (a library's own
+    exporter); it is then synced and renamed in place the same way.
+    """
+
+    def fill(fd: int, name: str) -> None:
+        os.close(fd)
+        write(name)
+        with open(name, "rb") as handle:
+            os.fsync(handle.fileno())
+
+    return _replace_atomically(path, fill)
+
+
+def _replace_atomically(path: str | Path, fill: Callable[[int, str], None]) -> Path:
+    """A temp file beside ``path`` filled by ``fill(fd, name)``, then renamed."""
     path = Path(path).expanduser()
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temps(path)
@@ -57,10 +85,7 @@ def write_atomically(path: str | Path, write: Callable[[BinaryIO], None]) -> Pat
         # mkstemp makes it private (0600); the file gets the mode any other
         # file the user saves gets, or keeps the mode of the one it replaces.
         os.fchmod(fd, mode_for(path))
-        with os.fdopen(fd, "wb") as handle:
-            write(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
+        fill(fd, tmp_name)
         os.replace(tmp_name, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import tempfile
 import warnings
 from contextlib import AbstractContextManager
 from dataclasses import replace
@@ -27,7 +25,7 @@ from typing import Any
 import torch
 from torch.profiler import ProfilerAction, ProfilerActivity
 
-from workbench.core.atomic_files import mode_for, remove_stale_temps, sync_folder
+from workbench.core.atomic_files import write_atomically_by_name
 from workbench.core.events import OperatorTime, ProfileReport
 from workbench.core.train.step_clock import PHASES
 
@@ -240,26 +238,10 @@ def export_trace_atomically(profile: torch.profiler.profile, path: Path) -> Path
 
     Raises the writer's ``OSError`` (a full disk) with any temp file removed.
     """
-    path = Path(path).expanduser()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_temps(path)
-    fd, tmp_name = tempfile.mkstemp(
-        prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
+    # Python's writer: Kineto's logs a full disk instead of raising it.
+    return write_atomically_by_name(
+        path, lambda name: profile.export_chrome_trace(name, use_python_export=True)
     )
-    try:
-        os.fchmod(fd, mode_for(path))
-        os.close(fd)
-        # Python's writer: Kineto's logs a full disk instead of raising it.
-        profile.export_chrome_trace(tmp_name, use_python_export=True)
-        with open(tmp_name, "rb") as handle:
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        raise
-    sync_folder(path.parent)
-    return path
 
 
 def _is_label(event: Any) -> bool:
