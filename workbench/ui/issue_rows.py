@@ -36,18 +36,19 @@ _FIX = Column(
     "kept as labelled",
     "note",
 )
+_SELF_CONFIDENCE = Column(
+    "Self-confidence",
+    "The held-out probability of the given label: the lower, the likelier "
+    "the label is wrong",
+    "number",
+)
 LABEL_ERROR_COLUMNS = (
     _IMAGE,
     _FILE,
     _SPLIT,
     _GIVEN,
     Column("Likely label", "The class the held-out models confidently see instead"),
-    Column(
-        "Self-confidence",
-        "The held-out probability of the given label: the lower, the likelier "
-        "the label is wrong",
-        "number",
-    ),
+    _SELF_CONFIDENCE,
     _FIX,
 )
 LOSS_COLUMNS = (
@@ -89,12 +90,7 @@ STUBBORN_COLUMNS = (
         "The class the held-out models find likeliest (the given label itself "
         "when only the runs of the ledger get the image wrong)",
     ),
-    Column(
-        "Self-confidence",
-        "The held-out probability of the given label: the lower, the likelier "
-        "the label is wrong",
-        "number",
-    ),
+    _SELF_CONFIDENCE,
     _FIX,
 )
 PAIR_HEADERS = {
