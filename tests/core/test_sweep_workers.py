@@ -169,7 +169,10 @@ def test_a_silent_remote_workers_trial_fails_after_the_grace_and_runs_again(
 def test_two_local_workers_and_a_joined_one_finish_the_sweep_despite_a_kill(
     postgres_url, tmp_path
 ):
-    env = {**os.environ, "PTCORE_SWEEP_HEARTBEAT_S": "1", "PYTHONUNBUFFERED": "1"}
+    # The joined worker is paused while this machine's workers start (its trials
+    # are quick: it could take them all first); a heartbeat grace of 90 s
+    # outlasts the pause.
+    env = {**os.environ, "PTCORE_SWEEP_HEARTBEAT_S": "30", "PYTHONUNBUFFERED": "1"}
     base = TrainConfig(model="small-cnn", epochs=2, batch_size=64)
     study = start_sweep(base, SweepSettings(SPACE, 12, "many", postgres_url))
     workbench = [sys.executable, "-m", "workbench", "sweep"]
@@ -184,8 +187,12 @@ def test_two_local_workers_and_a_joined_one_finish_the_sweep_despite_a_kill(
         )
     flags = ["--model", "small-cnn", "--epochs", "2", "--batch-size", "64"]
     sweep = ["--study", "many", "--storage", postgres_url, "--trials", "12"]
+    logs = (tmp_path / "local.txt", tmp_path / "joined.txt")
     with open(tmp_path / "local.txt", "w") as out:
-        _wait_for(lambda: _training(study, {joined.pid}), "the joined worker's trial")
+        _wait_for(
+            lambda: _training(study, {joined.pid}), "the joined worker's trial", logs
+        )
+        joined.send_signal(signal.SIGSTOP)
         local = subprocess.Popen(
             [
                 *workbench,
@@ -203,7 +210,12 @@ def test_two_local_workers_and_a_joined_one_finish_the_sweep_despite_a_kill(
         )
     try:
         local_workers = _not({local.pid, joined.pid})
-        victim = _wait_for(lambda: _training(study, local_workers), "a local trial")
+        try:
+            victim = _wait_for(
+                lambda: _training(study, local_workers), "a local trial", logs, 60
+            )
+        finally:
+            joined.send_signal(signal.SIGCONT)
         os.kill(victim.user_attrs[WORKER_KEY]["pid"], signal.SIGKILL)
         assert local.wait(timeout=300) == 1  # one of its workers was killed
         assert joined.wait(timeout=120) == 0
@@ -245,14 +257,16 @@ def _retry_of(trial: optuna.trial.FrozenTrial) -> int | None:
     return trial.user_attrs.get(RETRY_OF_KEY, trial.system_attrs.get("failed_trial"))
 
 
-def _wait_for(probe, what: str, timeout: float = 120.0):
+def _wait_for(probe, what: str, logs=(), timeout: float = 120.0):
+    """What ``probe`` finds first; on timeout, the end of each of ``logs``."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         found = probe()
         if found:
             return found
         time.sleep(0.1)
-    raise AssertionError(f"no {what} within {timeout:.0f} s")
+    tails = "".join(f"\n--- {p.name}:\n{p.read_text()[-3000:]}" for p in logs)
+    raise AssertionError(f"no {what} within {timeout:.0f} s{tails}")
 
 
 def _not(pids: set[int]):
