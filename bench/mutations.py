@@ -8817,8 +8817,8 @@ MUTATIONS += [
         name="doctor-graph-breaks-of-another-batch",
         promise="doctor-speed explains the model's graph breaks on its own images",
         where="explain_config",
-        old="        return explain_graph_breaks(run.model, x[:2])\n",
-        new="        return explain_graph_breaks(run.model, torch.zeros(2, 3, 5, 5))\n",
+        old="        report = explain_graph_breaks(run.model, x[:2])\n",
+        new="        report = explain_graph_breaks(run.model, torch.zeros(2, 3, 5, 5))\n",
         tests=(
             "tests/core/test_graph_breaks.py::test_a_configs_model_is_explained_on_its_"
             "own_images",
@@ -8871,6 +8871,7 @@ MUTATIONS += [
     ),
 ]
 
+T_PROBE = "tests/core/test_recompile_probe.py::"
 T_SHARED = "tests/core/test_shared_features.py::"
 MUTATIONS += [
     Mutation(
@@ -8920,5 +8921,61 @@ MUTATIONS += [
             T_SHARED + "test_a_pass_computes_each_image_once_and_predicts_exactly_as_"
             "without",
         ),
+    ),
+    Mutation(
+        name="walk-skips-the-partial-batch",
+        promise="The speed doctor lists the recompile of an epoch's partial last batch",
+        where="epoch_recompiles",
+        old="        if train_rest:\n",
+        new="        if False:\n",
+        tests=(T_PROBE + "test_the_walk_finds_the_recompiles_that_training_then_says",),
+    ),
+    Mutation(
+        name="walk-skips-validation",
+        promise="The speed doctor lists validation's mode switch as a recompile",
+        where="epoch_recompiles",
+        old="        with torch.no_grad():\n            compiled(x)\n",
+        new="        compiled(x)\n",
+        tests=(
+            T_PROBE + "test_an_epoch_of_whole_batches_recompiles_only_for_validation",
+        ),
+    ),
+    Mutation(
+        name="walk-keeps-the-notes-it-found",
+        promise="Explaining or walking a model leaves Dynamo's size notes as they were",
+        where="dynamo_notes_kept",
+        old="        state.clear()\n        state.update(saved)\n",
+        new="        pass\n",
+        tests=(
+            T_PROBE + "test_the_walk_keeps_dynamos_notes_and_the_runs_model",
+            T_PROBE + "test_the_walk_finds_the_recompiles_that_training_then_says",
+        ),
+    ),
+    Mutation(
+        name="walk-starts-from-the-processs-notes",
+        promise="The walk predicts a new process's recompiles, whatever compiled before",
+        where="epoch_recompiles",
+        old="dynamo_notes_kept(start_empty=True)",
+        new="dynamo_notes_kept()",
+        tests=(T_PROBE + "test_the_walk_predicts_a_new_process_whatever_ran_before",),
+    ),
+    Mutation(
+        name="doctor-arms-leave-their-notes",
+        promise="A diagnosis leaves Dynamo's size notes as they were",
+        where="diagnose",
+        old="    with dynamo_notes_kept():\n",
+        new="    with torch.enable_grad():\n",
+        tests=(
+            T_PROBE
+            + "test_a_diagnosis_of_a_compiled_run_leaves_dynamos_notes_as_they_were",
+        ),
+    ),
+    Mutation(
+        name="doctor-walks-no-epoch",
+        promise="The doctor's compile report includes an epoch's recompiles",
+        where="explain_config",
+        old="            report, recompiles=epoch_recompiles(run), epoch_walked=True\n",
+        new="            report, epoch_walked=True\n",
+        tests=(T_PROBE + "test_the_doctor_reports_an_epochs_recompiles",),
     ),
 ]

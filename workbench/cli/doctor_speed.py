@@ -118,8 +118,8 @@ def cmd_doctor_speed(args: argparse.Namespace) -> int:
         for line in graph_break_lines(explain_config(cfg, prepare)):
             say(f"  {line}")
         say(
-            "  each recompile is said while the run trains, with its cause "
-            "(the partial last batch, validation's grad mode, a changed number)"
+            "  a number the model reads that changes between steps (a scheduler "
+            "value) recompiles too: the run says each recompile as it trains"
         )
     return 0
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import torch
 import torch._dynamo
+import torch._dynamo.pgo
 from torch import nn
 
 # A frame in these files is torch's, not the user's (nor this module's own call).
@@ -81,12 +82,17 @@ class Recompile:
 
 @dataclass(frozen=True, slots=True)
 class CompileReport:
-    """What torch.compile made of a model: graphs, breaks, recompiles, or an error."""
+    """What torch.compile made of a model: graphs, breaks, recompiles, or an error.
+
+    ``epoch_walked``: the recompiles are those of a walk through an epoch's
+    batch sizes and modes (none found is then news worth saying).
+    """
 
     graphs: int
     breaks: tuple[GraphBreak, ...]
     recompiles: tuple[Recompile, ...] = ()
     error: str = ""
+    epoch_walked: bool = False
 
 
 def explain_graph_breaks(model: nn.Module, example: torch.Tensor) -> CompileReport:
@@ -128,11 +134,9 @@ def explain_graph_breaks(model: nn.Module, example: torch.Tensor) -> CompileRepo
     reasons = torch._dynamo.utils.graph_break_reasons  # appended by Dynamo
     start, logged, error = len(reasons), _Capture(), ""
     try:
-        with _captured("graph_breaks", logged):
+        with _captured("graph_breaks", logged), dynamo_notes_kept():
             # nn.Module's __getstate__ drops an in-place model.compile().
             twin = copy.deepcopy(source)
-            # dynamic=False: no automatic-dynamic notes in the state Dynamo
-            # keeps per code object, which the trainer's compiles read too.
             compiled = torch.compile(
                 twin, backend=count_graphs, dynamic=False, isolate_recompiles=True
             )
@@ -146,6 +150,26 @@ def explain_graph_breaks(model: nn.Module, example: torch.Tensor) -> CompileRepo
     for brk in filter(None, found):
         unique.setdefault((brk.file, brk.line, brk.reason), brk)
     return CompileReport(graphs, tuple(unique.values()), error=error)
+
+
+@contextmanager
+def dynamo_notes_kept(*, start_empty: bool = False) -> Iterator[None]:
+    """Put Dynamo's per-code notes of the sizes it has seen back as they were.
+
+    Dynamo keeps them per code object, shared by every model of a class (and
+    by ``dynamic=False`` compiles too): a size seen while explaining would
+    make the trainer's next compile of that class dynamic from its first step.
+    ``start_empty``: the block starts with none, as a new process does.
+    """
+    state = torch._dynamo.pgo.get_code_state()
+    saved = copy.deepcopy(state)
+    if start_empty:
+        state.clear()
+    try:
+        yield
+    finally:
+        state.clear()
+        state.update(saved)
 
 
 class RecompileWatch:
@@ -233,9 +257,12 @@ def report_lines(report: CompileReport) -> list[str]:
         if brk.detail:
             lines.append(f"      {brk.detail}")
     seen = Counter(report.recompiles)
+    over = " over an epoch's batch sizes and modes" if report.epoch_walked else ""
     if seen:
         total = len(report.recompiles)
-        lines.append(f"{total} recompile{'s' if total != 1 else ''}:")
+        lines.append(f"{total} recompile{'s' if total != 1 else ''}{over}:")
+    elif report.epoch_walked:
+        lines.append(f"no recompiles{over}")
     for item, times in seen.items():
         where = f" ({os.path.basename(item.where)})" if item.where else ""
         again = f" \u00d7{times}" if times > 1 else ""

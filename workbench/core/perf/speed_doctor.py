@@ -28,7 +28,12 @@ from torch import nn
 from workbench.core.config import MAX_WHOLE, ConfigError, TrainConfig
 from workbench.core.data.registry import ImageArrays
 from workbench.core.data.sources import load_run_arrays
-from workbench.core.perf.graph_breaks import CompileReport, explain_graph_breaks
+from workbench.core.perf.graph_breaks import (
+    CompileReport,
+    dynamo_notes_kept,
+    explain_graph_breaks,
+)
+from workbench.core.perf.recompile_probe import epoch_recompiles
 from workbench.core.perf.timed_rounds import (
     MIN_GAIN,
     Arm,
@@ -260,26 +265,28 @@ def diagnose(
     schedule = Schedule([baseline], steps=steps, rounds=rounds, warmup=warmup)
     where = (cfg.device, cfg.precision)
     found: list[Candidate] = []  # found[i - 1] is timed by arm i
-    try:
-        finished = yield from schedule.warm_up(cancel, probe=steps)
-        if finished:
-            where = (str(baseline.device), baseline.run.precision)
-            found, untimed = _choose(cfg, baseline, kinds)
-            schedule.arms += [
-                _arm(cfg, c, steps, rounds, warmup, prepare) for c in found
-            ]
-            for i, why in untimed.items():
-                schedule.drop(i, why)
-            finished = yield from schedule.warm_up(cancel)
-        if finished:
-            finished = yield from schedule.time_rounds(
-                cancel, lambda r: _drop_the_slower(schedule, r)
-            )
-        if not finished:
-            yield _cancelled(baseline, where, (steps, rounds), started)
-            return
-    finally:
-        schedule.close()
+    # The arms' compiles must not leave their sizes to the user's next run.
+    with dynamo_notes_kept():
+        try:
+            finished = yield from schedule.warm_up(cancel, probe=steps)
+            if finished:
+                where = (str(baseline.device), baseline.run.precision)
+                found, untimed = _choose(cfg, baseline, kinds)
+                schedule.arms += [
+                    _arm(cfg, c, steps, rounds, warmup, prepare) for c in found
+                ]
+                for i, why in untimed.items():
+                    schedule.drop(i, why)
+                finished = yield from schedule.warm_up(cancel)
+            if finished:
+                finished = yield from schedule.time_rounds(
+                    cancel, lambda r: _drop_the_slower(schedule, r)
+                )
+            if not finished:
+                yield _cancelled(baseline, where, (steps, rounds), started)
+                return
+        finally:
+            schedule.close()
     yield _report(schedule, found, where, started)
 
 
@@ -464,15 +471,22 @@ def _cancelled(
 
 
 def explain_config(cfg: TrainConfig, prepare: PrepareFn = prepare_run) -> CompileReport:
-    """The graph breaks of the model ``cfg`` trains, on two of its own images.
+    """The graph breaks of the model ``cfg`` trains, and an epoch's recompiles.
 
-    The model is built uncompiled (explaining compiles a copy of it anyway);
+    The breaks are traced on two of its own images; the recompiles are those
+    of a walk through an epoch's batch sizes and modes (:func:`epoch_recompiles`).
+    The model is built uncompiled (both compile a copy of it anyway);
     ``prepare`` builds the run, as :func:`prepare_run` does.
     """
     run = prepare(cfg.replace(compile=False))
     try:
         x, _y = next(iter(run.loaders.train))
-        return explain_graph_breaks(run.model, x[:2])
+        report = explain_graph_breaks(run.model, x[:2])
+        if report.error:  # what cannot be traced cannot be walked either
+            return report
+        return dataclasses.replace(
+            report, recompiles=epoch_recompiles(run), epoch_walked=True
+        )
     finally:
         run.loaders.release_workers()
 
