@@ -32,6 +32,8 @@ step split          each logged step's time split into data, copy, forward,
                     parts add up to the step time within 5%.
 copy phase          the copy phase of a step with ``pin_memory`` (and so
                     ``non_blocking``) against without, alternating.
+speed doctor        ``doctor-speed`` on the default run of real MNIST: its
+                    diagnosis, each candidate's gain, what it recommends.
 nccl all-reduce     a process group over every visible GPU (torchrun, one
                     process a GPU) all-reduces a tensor; the sum is checked.
 DDP on every GPU    ``train --nproc N --device cuda`` (N = visible GPUs, at
@@ -45,7 +47,7 @@ compile with DDP    ``--compile`` on two CPU processes against one.
 ``--device cpu`` runs the training rows on the CPU (fp16 is skipped: the
 workbench refuses it there): a dry run of this script's own code.
 ``--only KEY`` (repeatable) picks rows: fp16 bf16 fast pin resume compile
-mnist99 split copy nccl ddp syncbn gloo compile-ddp.
+mnist99 split copy nccl ddp syncbn gloo compile-ddp doctor.
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ from device_rows import (
     check_fast_path,
     check_fp16,
     check_pin_memory,
+    check_speed_doctor,
     check_step_split,
     check_time_to_99,
     ok_if,
@@ -241,6 +244,7 @@ TRAINING_ROWS: dict[str, tuple[Callable[[Context], Row], int]] = {
     "mnist99": (check_time_to_99, 120),
     "split": (check_step_split, 90),
     "copy": (check_copy_phase, 120),
+    "doctor": (check_speed_doctor, 150),
 }
 NAMES = {
     "fp16": "fp16 + GradScaler",
@@ -257,6 +261,7 @@ NAMES = {
     "syncbn": "SyncBatchNorm",
     "gloo": "gloo DDP on the CPU",
     "compile-ddp": "compile with DDP",
+    "doctor": "speed doctor, default run",  # last: the longest row
 }
 
 
@@ -274,7 +279,7 @@ def skip_reason(key: str, device: str, gpus: int, data_dir: Path) -> str | None:
         return f"fp16 needs a CUDA device (the workbench refuses it on {device})"
     if key in ("ddp", "syncbn") and gpus < 2:
         return f"needs 2 or more GPUs, one process a GPU ({gpus} visible)"
-    if key == "mnist99" and not (data_dir / "MNIST").is_dir():
+    if key in ("mnist99", "doctor") and not (data_dir / "MNIST").is_dir():
         return f"no MNIST files in {data_dir} (give --data-dir)"
     return None
 

@@ -24,6 +24,7 @@ from workbench.core import events as E
 from workbench.core.checkpoints.io import load_checkpoint, restore_run, save_checkpoint
 from workbench.core.config import TrainConfig
 from workbench.core.data.sources import load_arrays
+from workbench.core.perf.speed_doctor import ROUNDS, STEPS, diagnose, flags, gain_text
 from workbench.core.train.engine import TrainControl, iter_fit, prepare_run
 from workbench.core.train.step_clock import PHASES, split_text
 from workbench.core.training_run import TrainingRun
@@ -316,4 +317,26 @@ def check_time_to_99(ctx: Context) -> Row:
         f"default settings ({cfg.model}, batch {cfg.batch_size}, "
         f"{cfg.resolved_epochs} epoch(s)): best test accuracy {best:.2%}, "
         f"{seconds:.1f} s of training",
+    )
+
+
+def check_speed_doctor(
+    ctx: Context, dataset: str = "mnist", steps: int = STEPS, rounds: int = ROUNDS
+) -> Row:
+    """The speed doctor on ``dataset``'s default run: its diagnosis and advice."""
+    cfg = TrainConfig(
+        dataset=dataset, data_dir=str(ctx.data_dir), download=False, device=ctx.device
+    )
+    *_, report = diagnose(cfg, steps=steps, rounds=rounds)
+    advice = " ".join(flags(f.changes) for f in report.recommended)
+    timed = [f for f in report.findings if f.rounds]
+    each = "; ".join(f"{f.name} {gain_text(f)} {f.verdict}" for f in timed)
+    sane = math.isfinite(report.images_per_s) and report.images_per_s > 0
+    return ok_if(
+        not report.cancelled and sane and all(f.gain > 1 for f in report.recommended),
+        "speed doctor, default run",
+        f"{report.images_per_s:,.0f} img/s; apply: {advice or 'nothing'}",
+        f"{dataset} on {report.device} in {report.precision}, {report.rounds} rounds "
+        f"of {report.steps} steps, noise {report.noise:.0%}: {report.diagnosis}. "
+        f"{each}",
     )

@@ -8978,4 +8978,23 @@ MUTATIONS += [
         new="            report, epoch_walked=True\n",
         tests=(T_PROBE + "test_the_doctor_reports_an_epochs_recompiles",),
     ),
+    Mutation(
+        name="device-doctor-row-without-mnist",
+        promise="device_check's speed doctor row is skipped, with why, without MNIST",
+        where="bench.device_check:skip_reason",
+        old='    if key in ("mnist99", "doctor") and not (data_dir / "MNIST").is_dir():\n',
+        new='    if key in ("mnist99",) and not (data_dir / "MNIST").is_dir():\n',
+        tests=("tests/core/test_device_check.py::test_skip_reasons",),
+    ),
+    Mutation(
+        name="device-doctor-row-passes-a-cancelled-diagnosis",
+        promise="device_check's speed doctor row reports the doctor's diagnosis",
+        where="check_speed_doctor",
+        old="    *_, report = diagnose(cfg, steps=steps, rounds=rounds)\n",
+        new="    *_, report = diagnose(cfg, steps=steps, rounds=rounds, cancel=lambda: True)\n",
+        tests=(
+            "tests/core/test_device_check.py::test_the_speed_doctor_row_diagnoses_a_"
+            "default_run_on_the_cpu",
+        ),
+    ),
 ]

@@ -147,6 +147,8 @@ def test_rows_past_the_time_budget_are_skipped_with_a_line(
         ("nccl", "cpu", 0, "no CUDA device (torch.cuda.is_available() is False)"),
         ("gloo", "cuda", 0, None),
         ("mnist99", "cuda", 1, "no MNIST files in /nowhere (give --data-dir)"),
+        ("doctor", "cuda", 1, "no MNIST files in /nowhere (give --data-dir)"),
+        ("doctor", "cuda", 0, "no CUDA device (torch.cuda.is_available() is False)"),
     ],
 )
 def test_skip_reasons(device_check, key, device, gpus, reason):
@@ -269,3 +271,14 @@ def test_the_step_split_rows_pass_on_the_cpu(rows, tmp_path):
     copy = rows.check_copy_phase(ctx, steps=6)
     assert copy.status == "ok", copy
     assert "batches pinned: False (only CUDA pins)" in copy.detail
+
+
+@pytest.mark.slow
+def test_the_speed_doctor_row_diagnoses_a_default_run_on_the_cpu(rows, tmp_path):
+    ctx = rows.Context("cpu", tmp_path, tmp_path)
+    row = rows.check_speed_doctor(ctx, dataset="digits", steps=3, rounds=2)
+    assert row.status == "ok", row
+    assert row.name == "speed doctor, default run"
+    assert "img/s; apply: " in row.figure
+    assert row.detail.startswith("digits on cpu in ")
+    assert "each step waits for the loader" in row.detail, row.detail
