@@ -8997,4 +8997,15 @@ MUTATIONS += [
             "default_run_on_the_cpu",
         ),
     ),
+    Mutation(
+        name="doctor-spread-hides-the-spared-round",
+        promise="The doctor's shown spread is the rounds it judged; a spared one is named",
+        where="gain_text",
+        old="    if finding.bound > finding.low:\n",
+        new="    if False:\n",
+        tests=(
+            "tests/core/test_speed_doctor.py::test_the_gain_shows_the_rounds_judged_"
+            "and_names_a_spared_one",
+        ),
+    ),
 ]

@@ -179,6 +179,20 @@ def test_the_gain_is_the_median_paired_ratio_with_its_spread():
     assert spared.recommended
 
 
+def test_the_gain_shows_the_rounds_judged_and_names_a_spared_one():
+    def finding(baseline, candidate):
+        judged = judge(baseline, candidate)
+        return doctor.Finding(
+            "x", "loader", "", (), judged.gain, judged.low, judged.high,
+            judged.rounds, judged.recommended, "", judged.bound,
+        )  # fmt: skip
+
+    spared = finding([100, 100, 100, 100], [128, 135, 120, 74])
+    assert doctor.gain_text(spared) == "1.24x (1.20-1.35, 0.74 spared)"
+    assert doctor.gain_text(finding([100, 100], [120, 130])) == "1.25x (1.20-1.30)"
+    assert doctor.gain_text(finding([100, 100], [120])) == "1.20x (1 round)"
+
+
 def test_rounds_alternate_the_order_of_the_arms():
     orders = [round_order(4, r) for r in range(4)]
     assert orders[0] == [0, 1, 2, 3]

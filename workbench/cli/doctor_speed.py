@@ -138,8 +138,9 @@ def report_lines(
         f"{report.precision} ({report.rounds} rounds of {report.steps} steps; "
         f"round-to-round noise {report.noise:.0%})",
         f"diagnosis: {report.diagnosis}",
-        "gain in images/s over your settings, median (worst-best round); "
-        "recommended when the worst round (of 4 or more: but one) beats 1 + the noise:",
+        "gain in images/s over your settings, median (worst-best round; of 4 "
+        "or more, the worst is spared); recommended when the worst round judged "
+        "beats 1 + the noise:",
     ]
     width = max((len(f.name) for f in report.findings), default=0)
     for f in report.findings:

@@ -172,7 +172,11 @@ def candidates(
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One candidate as measured: its gain, spread and verdict."""
+    """One candidate as measured: its gain, spread and verdict.
+
+    ``low``/``high``: the worst and best rounds' ratios; ``bound``: the one the
+    verdict was taken on (above ``low`` when the worst round was spared).
+    """
 
     name: str
     kind: str
@@ -184,6 +188,7 @@ class Finding:
     rounds: int
     recommended: bool
     verdict: str
+    bound: float = math.nan
 
 
 @dataclass(frozen=True, slots=True)
@@ -409,6 +414,7 @@ def _report(
                 verdict.rounds,
                 verdict.recommended,
                 why,
+                verdict.bound,
             )
         )
     share, phases = _baseline_wait(arms[0].timings)
@@ -504,9 +510,16 @@ def flags(changes: Changes) -> str:
 
 
 def gain_text(finding: Finding) -> str:
-    """``1.82x (1.75-1.90)``: the median gain and its range over the rounds."""
+    """``1.82x (1.75-1.90)``: the median gain and its range over the rounds.
+
+    A worst round the verdict spared is named apart, after the range the
+    verdict read: ``1.28x (1.20-1.35, 0.74 spared)``.
+    """
     if finding.rounds == 0 or math.isnan(finding.gain):
         return "-"
     if finding.rounds == 1:
         return f"{finding.gain:.2f}x (1 round)"
+    if finding.bound > finding.low:
+        judged = f"{finding.bound:.2f}-{finding.high:.2f}"
+        return f"{finding.gain:.2f}x ({judged}, {finding.low:.2f} spared)"
     return f"{finding.gain:.2f}x ({finding.low:.2f}-{finding.high:.2f})"
