@@ -9008,4 +9008,28 @@ MUTATIONS += [
             "and_names_a_spared_one",
         ),
     ),
+    Mutation(
+        name="window-check-ignores-the-fixes",
+        promise="The Data panel's check counts a folder as a run with Use fixes sees it",
+        where="DataCheckRow._fixes_of",
+        old="        values = self._fixes() if shown else {}\n",
+        new="        values = {}\n",
+        tests=(
+            "tests/ui/test_fixes_window.py::test_check_data_counts_the_folder_as_a_"
+            "run_with_its_fixes_sees_it",
+            "tests/ui/test_fixes_window.py::test_check_data_with_a_fix_whose_image_"
+            "is_gone_says_so",
+        ),
+    ),
+    Mutation(
+        name="window-check-keeps-a-report-of-other-fixes",
+        promise="Toggling Use fixes checks the folder again with the fixes now in use",
+        where="report_key",
+        old="    return (str(root), image_size, folder_stamp(root), fixes, fixes_name)\n",
+        new="    return (str(root), image_size, folder_stamp(root), (), \"\")\n",
+        tests=(
+            "tests/ui/test_fixes_window.py::test_check_data_counts_the_folder_as_a_"
+            "run_with_its_fixes_sees_it",
+        ),
+    ),
 ]

@@ -16,7 +16,7 @@ from PySide6.QtGui import QKeySequence
 
 from tests.image_folders import make_folder
 from workbench.core.config import TrainConfig
-from workbench.core.data.fixes import Fix, Overlay
+from workbench.core.data.fixes import Fix, Overlay, image_key
 from workbench.core.data.registry import ImageArrays
 from workbench.core.data_issues.images import NamedImages
 from workbench.core.data_issues.report import DataIssues, find_data_issues
@@ -348,3 +348,56 @@ def test_fixes_made_in_the_dialog_reach_the_data_panel_and_a_run(
     recorded = json.loads(path.read_text(encoding="utf-8"))
     assert recorded["config"]["fixes"] == [list(e) for e in entries]
     assert recorded["config"]["fixes_name"] == "fixes"
+
+
+def test_check_data_counts_the_folder_as_a_run_with_its_fixes_sees_it(
+    qtbot, panel, folder
+):
+    before = _digests(folder)
+    cfg = TrainConfig(dataset="folder", data_dir=str(folder), image_size=8)
+    overlay = Overlay.open("fixes", cfg)
+    for name, action, label in (
+        ("cat/000.jpg", "relabel", "dog"),
+        ("fox/001.png", "exclude", ""),
+    ):
+        overlay.add(Fix(image_key(cfg, name), name, action, label))
+    overlay.save()
+    row = panel.check_row
+    with qtbot.waitSignal(row.checker.checked, timeout=20_000):
+        panel.apply_config(cfg)
+    assert panel.count_label.text().startswith("3 classes · 15 images: ")
+
+    with qtbot.waitSignal(row.checker.checked, timeout=20_000):
+        panel.fixes_check.setChecked(True)  # the summary follows the box
+
+    label = panel.count_label.text()
+    assert label.startswith("3 classes · 14 images with 1 relabelled, 1 excluded: ")
+    report = row.last_report()
+    assert report.images_per_class() == {"cat": 4, "dog": 6, "fox": 4}
+    assert "fixes 'fixes' applied (your files are unchanged)" in report.lines()[1]
+    with qtbot.waitSignal(row.checker.checked, timeout=20_000):
+        panel.fixes_check.setChecked(False)
+    assert panel.count_label.text().startswith("3 classes · 15 images: ")
+    assert _digests(folder) == before
+
+
+def test_check_data_with_a_fix_whose_image_is_gone_says_so(
+    qtbot, panel, folder, error_dialogs
+):
+    cfg = TrainConfig(dataset="folder", data_dir=str(folder), image_size=8)
+    overlay = Overlay.open("fixes", cfg)
+    gone = folder / "dog" / "002.jpg"
+    overlay.add(Fix(image_key(cfg, "dog/002.jpg"), "dog/002.jpg", "exclude"))
+    overlay.save()
+    gone.unlink()
+    row = panel.check_row
+    with qtbot.waitSignal(row.checker.checked, timeout=20_000):
+        panel.apply_config(cfg)
+    with qtbot.waitSignal(row.checker.failed, timeout=20_000):
+        panel.fixes_check.setChecked(True)
+    assert panel.count_label.text().startswith("The check failed: ")
+    ((_title, message, _details),) = error_dialogs.shown
+    error_dialogs.shown.clear()
+    assert "1 of 1 name images that are not in the data any more" in message
+    assert "nothing was applied" in message
+    assert Overlay.open("fixes", cfg).fixes == overlay.fixes  # left as it was

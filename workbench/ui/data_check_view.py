@@ -3,8 +3,9 @@
 :class:`FolderChecker` runs :func:`~workbench.core.data.folder_check.check_folder`
 in a :class:`~workbench.ui.tasks.TaskThread` (decoding thousands of images takes
 seconds) with progress and Cancel, and keeps the last report keyed by folder,
-image size and the folders' modification stamps, so Start does not check again
-what nothing changed. :class:`DataCheckView` shows a report: the verdict, a bar
+image size, the fixes applied (Use fixes: the folder as a run with them sees
+it) and the folders' modification stamps, so Start does not check again what
+nothing changed. :class:`DataCheckView` shows a report: the verdict, a bar
 of images per class, and every finding with its file, errors first, as text to
 copy. :class:`DataCheckDialog` holds the view in a window of its own.
 """
@@ -30,25 +31,33 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.core.config import TrainConfig
+from workbench.core.data.fixes import check_fixed_folder
 from workbench.core.data.folder_check import (
     CheckCancelled,
     DataReport,
     check_folder,
     folder_stamp,
 )
+from workbench.core.data.registry import FOLDER
 from workbench.ui.tasks import TaskThread, describe_error, start_task
 
 log = logging.getLogger(__name__)
 
-ReportKey = tuple[str, int, tuple[tuple[str, int], ...]]
+# A run config's fixes: (image key, action, label) each; and their name.
+Fixes = tuple[tuple[str, str, str], ...]
+ReportKey = tuple[str, int, tuple[tuple[str, int], ...], Fixes, str]
 # Findings listed first by severity; files a run ignores come last.
 SEVERITY_ORDER = {"error": 0, "warning": 1}
 
 
-def report_key(folder: str | Path, image_size: int) -> ReportKey:
-    """What a report depends on: the folder, the image size and the folders' stamps."""
+def report_key(
+    folder: str | Path, image_size: int, fixes: Fixes = (), fixes_name: str = ""
+) -> ReportKey:
+    """What a report depends on: the folder, the image size, the fixes applied
+    and the folders' stamps."""
     root = Path(folder).expanduser()
-    return (str(root), image_size, folder_stamp(root))
+    return (str(root), image_size, folder_stamp(root), fixes, fixes_name)
 
 
 def counts_text(report: DataReport) -> str:
@@ -72,7 +81,11 @@ def summary_line(report: DataReport) -> str:
         parts.append(f"{skipped} file{'s' * (skipped != 1)} will be skipped")
     if others:
         parts.append(f"{others} warning{'s' * (others != 1)}")
-    return f"{counts_text(report)}: " + (", ".join(parts) or "no problems found")
+    fixed = ""
+    if report.fixes_name is not None:
+        fixed = f" with {len(report.relabelled):,} relabelled, "
+        fixed += f"{len(report.excluded):,} excluded"
+    return f"{counts_text(report)}{fixed}: " + (", ".join(parts) or "no problems found")
 
 
 def finding_lines(report: DataReport) -> list[str]:
@@ -301,9 +314,12 @@ class FolderChecker(QObject):
         self._task: TaskThread | None = None
         self._task_key: ReportKey | None = None
 
-    def cached(self, folder: str, image_size: int) -> DataReport | None:
-        """The last report of ``folder`` at ``image_size``, if nothing changed since."""
-        key = report_key(folder, image_size)
+    def cached(
+        self, folder: str, image_size: int, fixes: Fixes = (), fixes_name: str = ""
+    ) -> DataReport | None:
+        """The last report of ``folder`` at ``image_size`` with ``fixes``, if
+        nothing changed since."""
+        key = report_key(folder, image_size, fixes, fixes_name)
         entry = self._reports.get(key[:2])
         return entry[1] if entry is not None and entry[0] == key else None
 
@@ -324,12 +340,18 @@ class FolderChecker(QObject):
             image_size,
         )
 
-    def check(self, folder: str, image_size: int) -> DataReport | None:
-        """The report if still fresh; else start a check (``checked`` later), None."""
-        report = self.cached(folder, image_size)
+    def check(
+        self, folder: str, image_size: int, fixes: Fixes = (), fixes_name: str = ""
+    ) -> DataReport | None:
+        """The report if still fresh; else start a check (``checked`` later), None.
+
+        With ``fixes``, the folder as a run with them sees it: a fix whose image
+        is gone fails the check (``failed``), as it would fail the run.
+        """
+        report = self.cached(folder, image_size, fixes, fixes_name)
         if report is not None:
             return report
-        key = report_key(folder, image_size)
+        key = report_key(folder, image_size, fixes, fixes_name)
         if self._task is not None:
             if self._task_key == key:
                 return None  # that check is on its way
@@ -337,13 +359,16 @@ class FolderChecker(QObject):
         root, size = key[0], key[1]
 
         def work(progress: Any, cancel: Any) -> DataReport | None:
+            def told(done: int, total: int) -> None:
+                progress((done, total))
+
             try:
-                return check_folder(
-                    root,
-                    size,
-                    progress=lambda done, total: progress((done, total)),
-                    cancel=cancel,
+                if not fixes:
+                    return check_folder(root, size, progress=told, cancel=cancel)
+                cfg = TrainConfig(
+                    dataset=FOLDER, data_dir=root, fixes=fixes, fixes_name=fixes_name
                 )
+                return check_fixed_folder(cfg, size, progress=told, cancel=cancel)
             except CheckCancelled:
                 return None
 

@@ -146,7 +146,8 @@ class DataPanel(ConfigPanel):
         self.download_bar = self.download_row.bar
         self.form.addRow("", self.download_row)
 
-        self.check_row = DataCheckRow(self.count_label, self._check_target)
+        fix = self.fixes_check = FixesCheck()  # the check applies a run's fixes
+        self.check_row = DataCheckRow(self.count_label, self._check_target, fix.values)
         self.check_row.start_cleared.connect(self.start_cleared)
         # The model preview's classes come from the check: tell the window.
         self.check_row.classes_found.connect(self._emit_changed)
@@ -159,8 +160,8 @@ class DataPanel(ConfigPanel):
         self.augment_box = AugmentBox()
         self.augment_box.changed.connect(self._emit_changed)
         self.form.addRow("Augment", self.augment_box)
-        self.fixes_check = FixesCheck()
-        self.fixes_check.changed.connect(self._emit_changed)
+        for slot in (self._emit_changed, self.check_row.check_quietly):
+            self.fixes_check.changed.connect(slot)
         self.form.addRow("Fixes", self.fixes_check)
         self.preprocessing_label = PreprocessingLabel()  # the window fills it
         self.form.addRow(self.preprocessing_label)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import html
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import (
@@ -30,7 +31,12 @@ from PySide6.QtWidgets import (
 from workbench.core.config import IMAGE_SIZE_RANGE
 from workbench.core.data.folder_check import DataReport
 from workbench.ui import dialogs
-from workbench.ui.data_check_view import DataCheckDialog, FolderChecker, summary_line
+from workbench.ui.data_check_view import (
+    DataCheckDialog,
+    Fixes,
+    FolderChecker,
+    summary_line,
+)
 from workbench.ui.window import state as window_state
 
 BLOCKED = (
@@ -131,7 +137,9 @@ class DataCheckRow(QWidget):
     """Check data, progress and Cancel; the summary goes to ``summary_label``.
 
     ``target()`` says which folder and image size to check, and whether the
-    panel shows the image folder (only then is the summary written).
+    panel shows the image folder (only then is the summary written);
+    ``fixes()`` the config's ``fixes`` and ``fixes_name`` a run of the shown
+    folder uses (Use fixes), which the check applies.
     """
 
     start_cleared = Signal()  # Start was asked for and the data may train
@@ -141,11 +149,13 @@ class DataCheckRow(QWidget):
         self,
         summary_label: QLabel,
         target: Callable[[], Target],
+        fixes: Callable[[], dict[str, Any]] = dict,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self._label = summary_label
         self._target = target
+        self._fixes = fixes
         self.check_button = QPushButton("Check data", objectName="checkDataButton")
         self.check_button.setToolTip(
             "Decode every image once: images per class and every problem with "
@@ -188,7 +198,7 @@ class DataCheckRow(QWidget):
         if not Path(folder).expanduser().is_dir():
             self._label.setText(f"No such folder: {folder}")
             return
-        report = self.checker.check(folder, size)
+        report = self.checker.check(folder, size, *self._fixes_of(shown))
         if report is not None:
             self._show_summary(report)
         else:
@@ -197,11 +207,11 @@ class DataCheckRow(QWidget):
     @Slot()
     def check_data(self) -> None:
         """Check the image folder and show its report (Check data, Data menu)."""
-        folder, size, _shown = self._target()
+        folder, size, shown = self._target()
         if folder is None:
             self._label.setText("Choose the image folder first (Browse…)")
             return
-        report = self.checker.check(folder, size)
+        report = self.checker.check(folder, size, *self._fixes_of(shown))
         if report is not None:
             self._show_summary(report)
             self.report_dialog().show_report(report)
@@ -221,7 +231,7 @@ class DataCheckRow(QWidget):
         if not shown or folder is None:
             self.start_cleared.emit()
             return
-        report = self.checker.check(folder, size)
+        report = self.checker.check(folder, size, *self._fixes_of(shown))
         if report is None:
             self._after.add("start")
             self._show_checking("Checking the image folder before the run…")
@@ -246,6 +256,11 @@ class DataCheckRow(QWidget):
     def shutdown(self, timeout_ms: int = 5000) -> None:
         """Cancel the check and wait for its thread."""
         self.checker.shutdown(timeout_ms)
+
+    def _fixes_of(self, shown: bool) -> tuple[Fixes, str]:
+        """The fixes a run of the target uses: Use fixes' for the shown folder."""
+        values = self._fixes() if shown else {}
+        return tuple(values.get("fixes", ())), str(values.get("fixes_name", ""))
 
     # ---------------------------------------------------------------- showing
 
