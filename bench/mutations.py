@@ -9026,7 +9026,7 @@ MUTATIONS += [
         promise="Toggling Use fixes checks the folder again with the fixes now in use",
         where="report_key",
         old="    return (str(root), image_size, folder_stamp(root), fixes, fixes_name)\n",
-        new="    return (str(root), image_size, folder_stamp(root), (), \"\")\n",
+        new='    return (str(root), image_size, folder_stamp(root), (), "")\n',
         tests=(
             "tests/ui/test_fixes_window.py::test_check_data_counts_the_folder_as_a_"
             "run_with_its_fixes_sees_it",
