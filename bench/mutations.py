@@ -9032,4 +9032,15 @@ MUTATIONS += [
             "run_with_its_fixes_sees_it",
         ),
     ),
+    Mutation(
+        name="gone-fixes-named-by-hash",
+        promise="Fixes whose images are gone are named by the files they recorded",
+        where="workbench.core.data.fixes:_check",
+        old="        shown = \", \".join(files.get(key, key) for key in gone[:3]) + (\n",
+        new="        shown = \", \".join(gone[:3]) + (\n",
+        tests=(
+            "tests/core/test_fixes.py::test_fixes_whose_images_are_gone_are_not_"
+            "applied_silently",
+        ),
+    ),
 ]

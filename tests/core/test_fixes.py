@@ -147,7 +147,7 @@ def test_fixes_whose_images_are_gone_are_not_applied_silently(tmp_path, capsys):
     shutil.move(root / "class00" / "001.png", tmp_path / "elsewhere.png")
     code = main(["train", *flags, "--fixes", "mine", "--image-size", "16", "--quiet"])
     assert code == 2
-    assert "1 of 1 name images that are not in the data any more" in (
+    assert "1 of 1 name images that are not in the data any more (class00/001.png)" in (
         capsys.readouterr().err
     )
 

@@ -398,6 +398,8 @@ def test_check_data_with_a_fix_whose_image_is_gone_says_so(
     assert panel.count_label.text().startswith("The check failed: ")
     ((_title, message, _details),) = error_dialogs.shown
     error_dialogs.shown.clear()
-    assert "1 of 1 name images that are not in the data any more" in message
+    assert "1 of 1 name images that are not in the data any more (dog/002.jpg)" in (
+        message
+    )
     assert "nothing was applied" in message
     assert Overlay.open("fixes", cfg).fixes == overlay.fixes  # left as it was

@@ -343,11 +343,22 @@ def check_fixes_found(
     _check(cfg, dict.fromkeys(keys, ("", 0)), class_names)
 
 
+def _recorded_files(cfg: TrainConfig) -> dict[str, str]:
+    """Each fix's image as its overlay recorded the file (a key says nothing)."""
+    if not cfg.fixes_name:
+        return {}
+    try:
+        return {fix.key: fix.file for fix in Overlay.open(cfg.fixes_name, cfg).fixes}
+    except ConfigError:  # damaged or gone since: the keys, then
+        return {}
+
+
 def _check(cfg: TrainConfig, found: dict[str, Any], class_names: Sequence[str]) -> None:
     gone = [key for key, _action, _label in cfg.fixes if key not in found]
     name = f"fixes {cfg.fixes_name!r}" if cfg.fixes_name else "the run's fixes"
     if gone:
-        shown = ", ".join(gone[:3]) + (
+        files = _recorded_files(cfg)
+        shown = ", ".join(files.get(key, key) for key in gone[:3]) + (
             f" and {len(gone) - 3} more" if len(gone) > 3 else ""
         )
         raise DataError(
