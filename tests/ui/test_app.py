@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import gc
 import sys
 import threading
 
@@ -46,7 +47,7 @@ def test_run_window_opens_the_window_and_returns_0(qtbot, monkeypatch):
 
     monkeypatch.setattr(sys, "excepthook", sys.excepthook)
     monkeypatch.setattr(threading, "excepthook", threading.excepthook)
-    shown = []
+    shown, collecting = [], []
 
     def close_window() -> None:
         windows = [
@@ -57,11 +58,19 @@ def test_run_window_opens_the_window_and_returns_0(qtbot, monkeypatch):
             QTimer.singleShot(20, close_window)
             return
         shown.extend(visible)
+        collecting.append(gc.isenabled())
         for w in visible:
             w.close()
 
     QTimer.singleShot(0, close_window)
-    assert app.run_window([]) == 0
+    gc.enable()  # as in a fresh process (the tests' fixture turned it off)
+    try:
+        assert app.run_window([]) == 0
+        # Off while the window ran (only its GUI-thread timer collects), on after.
+        assert collecting == [False]
+        assert gc.isenabled()
+    finally:
+        gc.disable()
     assert len(shown) == 1
     for w in shown:
         w.deleteLater()
