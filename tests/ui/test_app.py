@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import logging
 import gc
+import logging
 import sys
 import threading
 
