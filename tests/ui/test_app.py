@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import gc
 import logging
+import gc
 import sys
 import threading
 
