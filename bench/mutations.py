@@ -9043,23 +9043,4 @@ MUTATIONS += [
             "applied_silently",
         ),
     ),
-    Mutation(
-        name="window-collects-in-any-thread",
-        promise="While the window runs, only the GUI thread collects reference cycles",
-        where="workbench.app:run_window",
-        old="    with collect_on_gui_thread():\n",
-        new="    with threading.Lock():\n",
-        tests=("tests/ui/test_app.py::test_run_window_opens_the_window_and_returns_0",),
-    ),
-    Mutation(
-        name="gui-thread-gc-leaves-collection-on",
-        promise="Collection on the GUI thread turns the interpreter's own off",
-        where="collect_on_gui_thread",
-        old="    collector = GarbageCollector(interval=interval_s)\n",
-        new="    collector = GarbageCollector(interval=interval_s)\n    gc.enable()\n",
-        tests=(
-            "tests/ui/test_gui_thread_gc.py::test_a_worker_thread_never_collects_"
-            "and_the_gui_thread_does",
-        ),
-    ),
 ]

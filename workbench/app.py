@@ -20,7 +20,6 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from workbench import __version__
 from workbench.ui import dialogs
-from workbench.ui.gui_thread_gc import collect_on_gui_thread
 from workbench.ui.main_window import MainWindow
 
 log = logging.getLogger("workbench")
@@ -74,15 +73,14 @@ def run_window(argv: Sequence[str] | None = None) -> int:
     app.setApplicationName("workbench")
     app.setApplicationVersion(__version__)
     install_exception_hooks()
-    with collect_on_gui_thread():
-        window = MainWindow()
-        window.show()
-        previous = _close_on_sigint(window)
-        try:
-            code = app.exec()
-        finally:
-            if previous is not None:
-                signal.signal(signal.SIGINT, previous)
+    window = MainWindow()
+    window.show()
+    previous = _close_on_sigint(window)
+    try:
+        code = app.exec()
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
     return int(code)
 
 

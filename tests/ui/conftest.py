@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from workbench.ui import dialogs
-from workbench.ui.gui_thread_gc import collect_on_gui_thread
 from workbench.ui.tasks import TaskThread
 from workbench.ui.trainer_thread import TrainerThread
 from workbench.ui.window import state as window_state
@@ -32,14 +31,6 @@ def _isolated_settings(
     monkeypatch.setenv("PTCORE_DATA_DIR", str(tmp_path / "data"))
     yield path
     window_state.use_settings_file(None)
-
-
-@pytest.fixture(autouse=True)
-def _collect_on_the_gui_thread(qapp: Any) -> Iterator[None]:
-    """As the app does: a test's trainer and task threads never collect
-    cycles (a collection there can delete QObjects off the GUI thread)."""
-    with collect_on_gui_thread():
-        yield
 
 
 @pytest.fixture(autouse=True)
