@@ -9043,4 +9043,15 @@ MUTATIONS += [
             "applied_silently",
         ),
     ),
+    Mutation(
+        name="gui-gc-stays-on-once-turned-on",
+        promise="Cycle collection turned back on is off again before a worker thread starts",
+        where="collect_in_gui_thread",
+        old="        gc.disable()  # again: code that turned it back on must not win\n",
+        new="        pass\n",
+        tests=(
+            "tests/ui/test_gui_gc.py::test_collection_turned_back_on_is_off_again_"
+            "before_the_next_thread",
+        ),
+    ),
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -31,6 +32,18 @@ def _isolated_settings(
     monkeypatch.setenv("PTCORE_DATA_DIR", str(tmp_path / "data"))
     yield path
     window_state.use_settings_file(None)
+
+
+@pytest.fixture(autouse=True)
+def _collection_left_as_it_was() -> Iterator[None]:
+    """Fail a test that turns cycle collection back on (and turn it off):
+    a worker thread would then free GUI objects off their thread, which once
+    deadlocked the suite (``workbench.ui.gui_gc``)."""
+    was_enabled = gc.isenabled()
+    yield
+    if gc.isenabled() and not was_enabled:
+        gc.disable()
+        pytest.fail("the test turned cycle collection back on")
 
 
 @pytest.fixture(autouse=True)

@@ -52,3 +52,15 @@ def test_a_task_thread_leaves_collection_to_the_gui_thread(qtbot: Any) -> None:
 def test_a_trainer_thread_pins_collection_too(qtbot: Any) -> None:
     TrainerThread()
     assert not gc.isenabled()
+
+
+def test_collection_turned_back_on_is_off_again_before_the_next_thread(
+    qtbot: Any,
+) -> None:
+    TrainerThread()
+    gc.enable()  # a library, or a user's model file, turns it back on
+    try:
+        TaskThread(_allocate_cycles, name="next")
+        assert not gc.isenabled()
+    finally:
+        gc.disable()

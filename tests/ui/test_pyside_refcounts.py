@@ -41,6 +41,7 @@ def _measure(call: Callable[[], object]) -> tuple[int, int]:
     ("none_dealloc") instead of failing this test.
     """
     gc.collect()
+    was_enabled = gc.isenabled()  # off in the GUI's process (workbench.ui.gui_gc)
     gc.disable()
     try:
         before = _counts()
@@ -51,7 +52,8 @@ def _measure(call: Callable[[], object]) -> tuple[int, int]:
             if after != before:
                 break
     finally:
-        gc.enable()
+        if was_enabled:
+            gc.enable()
     drift = after[0] - before[0], after[1] - before[1]
     # Give back (for good: nothing may release them later) what a broken release
     # took, so the run survives to report this failure instead of aborting

@@ -12,6 +12,7 @@ about a second.
 
 from __future__ import annotations
 
+import gc
 import threading
 
 from pyqtgraph.util.garbage_collector import GarbageCollector
@@ -29,7 +30,10 @@ def collect_in_gui_thread() -> None:
     """
     global _collector
     app = QCoreApplication.instance()
-    if app is None or (_collector is not None and isValid(_collector.timer)):
+    if app is None:
+        return
+    if _collector is not None and isValid(_collector.timer):
+        gc.disable()  # again: code that turned it back on must not win
         return
     if threading.current_thread() is not threading.main_thread():
         raise RuntimeError("collect_in_gui_thread() must be called in the GUI thread")
