@@ -9036,8 +9036,8 @@ MUTATIONS += [
         name="gone-fixes-named-by-hash",
         promise="Fixes whose images are gone are named by the files they recorded",
         where="workbench.core.data.fixes:_check",
-        old="        shown = \", \".join(files.get(key, key) for key in gone[:3]) + (\n",
-        new="        shown = \", \".join(gone[:3]) + (\n",
+        old='        shown = ", ".join(files.get(key, key) for key in gone[:3]) + (\n',
+        new='        shown = ", ".join(gone[:3]) + (\n',
         tests=(
             "tests/core/test_fixes.py::test_fixes_whose_images_are_gone_are_not_"
             "applied_silently",
@@ -9052,6 +9052,17 @@ MUTATIONS += [
         tests=(
             "tests/ui/test_gui_gc.py::test_collection_turned_back_on_is_off_again_"
             "before_the_next_thread",
+        ),
+    ),
+    Mutation(
+        name="script-long-path-not-as-ruff-formats-it",
+        promise="A script written for a long data path is code ruff format leaves as it is",
+        where="workbench.core.script.parts:assignment",
+        old="    if len(inner) <= LINE_LENGTH:\n",
+        new="    if False:\n",
+        tests=(
+            "tests/core/test_script_long_paths.py::test_a_script_for_a_long_data_"
+            "path_is_tidy",
         ),
     ),
 ]

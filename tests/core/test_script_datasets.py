@@ -28,6 +28,7 @@ from tests.warm_python import SIDE_BY_SIDE
 from workbench import cli
 from workbench.core.config import TrainConfig, save_config
 from workbench.core.data.my_digits import MyDigits
+from workbench.core.script.parts import assignment
 from workbench.core.script.writer import script_problem, write_script
 
 _ALL = ("crop", "flip", "rotate", "jitter")
@@ -188,7 +189,7 @@ def test_the_drawings_folder_is_the_workbench_s_and_can_be_given(
     tmp_path: Path, my_digits_dir: Path
 ) -> None:
     text = write_script(TrainConfig(dataset="my-digits", device="cpu"))
-    assert f"MY_DIGITS_DIR = {json.dumps(str(my_digits_dir))}" in text
+    assert assignment("MY_DIGITS_DIR", str(my_digits_dir)) in text
     assert '"--my-digits-dir", default=MY_DIGITS_DIR' in text
     assert "load_data(\n        args.data_dir, args.my_digits_dir\n    )" in text
 

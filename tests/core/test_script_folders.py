@@ -27,6 +27,7 @@ from tests.model_files import NET
 from tests.warm_python import SIDE_BY_SIDE
 from workbench import cli
 from workbench.core.config import TrainConfig, save_config
+from workbench.core.script.parts import assignment
 from workbench.core.script.writer import ScriptError, script_problem, write_script
 
 _BACKBONE = ["conv1", "bn1", "layer1", "layer2", "layer3", "layer4"]
@@ -155,7 +156,7 @@ def test_the_folder_script_repeats_train_bit_for_bit(
         assert "broken.png" in printed
         assert "3 classes (ant, bee, cat), 1 channel(s)" in printed
     if case == "gray-model-file":  # imported by path, and said so at the top
-        assert f'MODEL_FILE = "{tmp_path / "net.py"}"' in text
+        assert assignment("MODEL_FILE", str(tmp_path / "net.py")) in text
         assert "running it is your choice" in text.split('"""')[1]
 
 
@@ -184,7 +185,7 @@ def test_a_folder_script_imports_nothing_of_the_workbench(tmp_path: Path) -> Non
         *("random", "time", "collections", "typing", "numpy", "torch"),
         *("torchvision", "PIL"),
     }
-    assert f"DATA_DIR = {json.dumps(cfg.data_dir)}" in text
+    assert assignment("DATA_DIR", cfg.data_dir) in text
     # What the script cannot promise for a folder past the memory budget.
     assert "memory budget" in text.split('"""')[1]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from workbench.core.config import TrainConfig
 from workbench.core.data import my_digits, preprocess
 from workbench.core.script import parts
-from workbench.core.script.parts import literal
+from workbench.core.script.parts import assignment, literal
 
 MY_DIGITS = "my-digits"
 
@@ -31,11 +31,9 @@ _MY_DIGITS_ARGUMENT = """    parser.add_argument(
 
 def my_digits_settings(cfg: TrainConfig) -> list[str]:
     """The settings lines of a my-digits script."""
-    folder = str(my_digits.MyDigits().folder)
-    line = f"MY_DIGITS_DIR = {literal(folder)}"
     return [
         "# Your drawings: samples.json and two PNG files a drawing.",
-        line if len(line) <= 88 else line + "  # noqa: E501",
+        assignment("MY_DIGITS_DIR", str(my_digits.MyDigits().folder)),
         f"STYLE = {literal(preprocess.style_of(cfg.base_dataset))}  # the recipe of "
         f"{cfg.base_dataset}",
         f"HOLD_OUT_EVERY = {my_digits.HOLD_OUT_EVERY}  # of each digit, for validation",

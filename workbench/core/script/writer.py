@@ -42,7 +42,7 @@ from workbench.core.script.data_code import (
 from workbench.core.script.folder_data import FOLDER
 from workbench.core.script.model import model_functions
 from workbench.core.script.my_digits_data import MY_DIGITS
-from workbench.core.script.parts import literal
+from workbench.core.script.parts import LINE_LENGTH, assignment, literal
 from workbench.core.train.freezing import FreezeError, match_patterns
 from workbench.core.train.precision import precision_for
 
@@ -325,7 +325,7 @@ def _settings(
         f"SEED = {cfg.seed}",
         f"DEVICE = {_device_expression(cfg.device)}",
         f"PRECISION = {literal(cfg.precision)}",
-        _fitted(f"DATA_DIR = {literal(data_dir)}"),
+        assignment("DATA_DIR", data_dir),
         *_model_file_settings(cfg.model),
         *_data_settings(cfg, shapes),
         f"BATCH_SIZE = {cfg.batch_size}",
@@ -349,8 +349,9 @@ def _settings(
 
 
 def _fitted(line: str) -> str:
-    """``line``, excused from the line length when a long path makes it long."""
-    return line if len(line) <= 88 else line + "  # noqa: E501"
+    """``line`` (a dict's item), excused from the line length when a long path
+    makes it long (ruff format leaves such an item whole)."""
+    return line if len(line) <= LINE_LENGTH else line + "  # noqa: E501"
 
 
 def _model_file_settings(model: str) -> list[str]:
@@ -359,7 +360,7 @@ def _model_file_settings(model: str) -> list[str]:
     path, _, name = model.rpartition(":")
     return [
         "# Your own model: this script imports and runs this file (see the top).",
-        _fitted(f"MODEL_FILE = {literal(path)}"),
+        assignment("MODEL_FILE", path),
         f"MODEL_NAME = {literal(name)}",
     ]
 
