@@ -24,6 +24,7 @@ import pytest
 from tests.core.test_cifar import _write_batches
 from tests.core.test_my_digits import drawing
 from tests.idx_files import write_mnist_raw
+from tests.script_ruff import assert_ruff_accepts
 from tests.warm_python import SIDE_BY_SIDE
 from workbench import cli
 from workbench.core.config import TrainConfig, save_config
@@ -173,16 +174,7 @@ def test_the_script_is_tidy_plain_code_that_unpickles_nothing(
     assert "torch.load" not in text
     script = tmp_path / "run.py"
     script.write_text(text, encoding="utf-8")
-    ruff = [sys.executable, "-m", "ruff"]
-    lint = [*ruff, "check", "--isolated", "--select", "E,F,W,I,UP,B", str(script)]
-    checked = subprocess.run(lint, capture_output=True, text=True)
-    assert checked.returncode == 0, checked.stdout
-    formatted = subprocess.run(
-        [*ruff, "format", "--isolated", "--check", "--diff", str(script)],
-        capture_output=True,
-        text=True,
-    )
-    assert formatted.returncode == 0, formatted.stdout
+    assert_ruff_accepts(script)
 
 
 def test_the_drawings_folder_is_the_workbench_s_and_can_be_given(

@@ -24,6 +24,7 @@ import torchvision
 
 from tests.image_folders import make_folder, shape_image
 from tests.model_files import NET
+from tests.script_ruff import assert_ruff_accepts
 from tests.warm_python import SIDE_BY_SIDE
 from workbench import cli
 from workbench.core.config import TrainConfig, save_config
@@ -204,13 +205,4 @@ def test_a_folder_on_the_dataloader_path_is_one_clear_refusal(tmp_path: Path) ->
 def test_the_folder_script_is_tidy_code_ruff_accepts(case: str, tmp_path: Path) -> None:
     script = tmp_path / "run.py"
     script.write_text(write_script(_config(tmp_path, case)), encoding="utf-8")
-    ruff = [sys.executable, "-m", "ruff"]
-    lint = [*ruff, "check", "--isolated", "--select", "E,F,W,I,UP,B", str(script)]
-    checked = subprocess.run(lint, capture_output=True, text=True)
-    assert checked.returncode == 0, checked.stdout
-    formatted = subprocess.run(
-        [*ruff, "format", "--isolated", "--check", "--diff", str(script)],
-        capture_output=True,
-        text=True,
-    )
-    assert formatted.returncode == 0, formatted.stdout
+    assert_ruff_accepts(script)

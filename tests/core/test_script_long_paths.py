@@ -2,29 +2,14 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.script_ruff import assert_ruff_accepts
 from workbench.core.config import TrainConfig
 from workbench.core.script.parts import assignment
 from workbench.core.script.writer import write_script
-
-RUFF = [sys.executable, "-m", "ruff"]
-
-
-def _ruff_accepts(path: Path) -> None:
-    lint = [*RUFF, "check", "--isolated", "--select", "E,F,W,I,UP,B", str(path)]
-    checked = subprocess.run(lint, capture_output=True, text=True)
-    assert checked.returncode == 0, checked.stdout
-    formatted = subprocess.run(
-        [*RUFF, "format", "--isolated", "--check", "--diff", str(path)],
-        capture_output=True,
-        text=True,
-    )
-    assert formatted.returncode == 0, formatted.stdout
 
 
 @pytest.mark.parametrize("length", [60, 76, 82, 83, 120])
@@ -35,7 +20,7 @@ def test_an_assignment_of_any_length_is_as_ruff_formats_it(length, tmp_path):
     source = assignment("DATA_DIR", value) + "\n"
     path = tmp_path / "settings.py"
     path.write_text(source, encoding="utf-8")
-    _ruff_accepts(path)
+    assert_ruff_accepts(path)
     namespace: dict[str, str] = {}
     exec(source, namespace)
     assert namespace["DATA_DIR"] == value
@@ -48,4 +33,4 @@ def test_a_script_for_a_long_data_path_is_tidy(length, tmp_path):
     assert len(str(folder)) == length
     script = tmp_path / "run.py"
     script.write_text(write_script(cfg), encoding="utf-8")
-    _ruff_accepts(script)
+    assert_ruff_accepts(script)

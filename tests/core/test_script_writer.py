@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ import torchvision
 
 from tests import prefetch
 from tests.idx_files import write_mnist_raw
+from tests.script_ruff import assert_ruff_accepts
 from tests.warm_python import SIDE_BY_SIDE
 from workbench import cli
 from workbench.core.config import TrainConfig, save_config
@@ -351,13 +351,4 @@ def test_the_script_is_tidy_code_ruff_accepts(
 ) -> None:
     script = tmp_path / "run.py"
     script.write_text(write_script(TrainConfig(**overrides)), encoding="utf-8")
-    ruff = [sys.executable, "-m", "ruff"]
-    lint = [*ruff, "check", "--isolated", "--select", "E,F,W,I,UP,B", str(script)]
-    checked = subprocess.run(lint, capture_output=True, text=True)
-    assert checked.returncode == 0, checked.stdout
-    formatted = subprocess.run(
-        [*ruff, "format", "--isolated", "--check", "--diff", str(script)],
-        capture_output=True,
-        text=True,
-    )
-    assert formatted.returncode == 0, formatted.stdout
+    assert_ruff_accepts(script)
