@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from workbench.core.perf.speed_doctor import DoctorReport, Finding
 from workbench.core.perf.timed_rounds import DoctorProgress
+from workbench.ui.run_controller import RunState
 from workbench.ui.window import speed_doctor_dialog
 
 FOUND = (
@@ -74,8 +75,6 @@ def test_the_doctor_shows_its_advice_and_apply_sets_only_the_panels(
 
 
 def test_the_doctor_waits_for_a_run_to_end(window, monkeypatch):
-    monkeypatch.setattr(
-        window.controller, "state", speed_doctor_dialog.RunState.RUNNING
-    )
+    monkeypatch.setattr(window.controller, "state", RunState.RUNNING)
     assert speed_doctor_dialog.open_speed_doctor(window) is None
     assert "Stop or finish the run first" in window.status_label.text()

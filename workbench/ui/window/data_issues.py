@@ -30,10 +30,11 @@ from workbench.core.data_issues.stubborn import Stubborn, stubborn_errors
 from workbench.ui import dialogs
 from workbench.ui.data_issues_view import DataIssuesDialog, summary_text
 from workbench.ui.formatting import plural
-from workbench.ui.run_controller import IssuesPass, RunController, RunState
+from workbench.ui.run_controller import IssuesPass, RunController
 from workbench.ui.tasks import TaskThread, describe_error, start_task
 from workbench.ui.window.fixes_rerun import FixesRerun
 from workbench.ui.window.folds import FoldRunner
+from workbench.ui.window.idle_config import config_when_idle
 
 log = logging.getLogger(__name__)
 
@@ -93,11 +94,11 @@ class IssuesFinder(QObject):
     def find(self) -> None:
         """Data ▸ Find data issues…: look for the lists of the panels' settings."""
         w = self.window
-        if self.controller.state is not RunState.IDLE:
-            w.set_status("Stop or finish the run first: finding data issues needs it")
+        panels = config_when_idle(w, "finding data issues needs it", "find data issues")
+        if panels is None:
             return
         try:
-            cfg = issues_config(w.current_config())
+            cfg = issues_config(panels)
         except ConfigError as exc:
             w.set_status(f"Cannot find data issues: {exc}")
             return

@@ -28,12 +28,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.core.config import ConfigError, TrainConfig
+from workbench.core.config import TrainConfig
 from workbench.core.tuning.lr_probe import RateFound
 from workbench.ui.formatting import percent
 from workbench.ui.panels.training import TrainingPanel
 from workbench.ui.plots.live_plot import no_scale_factor
 from workbench.ui.run_controller import FindProgress, RunController, RunState
+from workbench.ui.window.idle_config import config_when_idle
 
 VALLEY_COLOUR = (30, 150, 60)
 STEEPEST_COLOUR = (200, 90, 20)
@@ -235,13 +236,8 @@ def _summary(found: RateFound) -> str:
 
 def open_lr_finder(window: LrFinderWindow) -> LrFinderDialog | None:
     """Open the finder on the panels' settings; None (said) when it cannot run."""
-    if window.controller.state is not RunState.IDLE:
-        window.set_status("Stop or finish the run first: the finder needs the model")
-        return None
-    try:
-        cfg = window.current_config()
-    except ConfigError as exc:
-        window.set_status(f"Cannot find a learning rate: {exc}")
+    cfg = config_when_idle(window, "the finder needs the model", "find a learning rate")
+    if cfg is None:
         return None
     parent = window if isinstance(window, QWidget) else None
     if window.lr_finder is not None:  # the last one's figures: replaced

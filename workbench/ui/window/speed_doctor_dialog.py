@@ -40,8 +40,8 @@ from workbench.core.perf.speed_doctor import (
     prepare_with_data_once,
 )
 from workbench.core.perf.timed_rounds import DoctorProgress
-from workbench.ui.run_controller import RunState
 from workbench.ui.tasks import TaskThread, describe_error, start_task
+from workbench.ui.window.idle_config import config_when_idle
 
 COLUMNS = ("Change", "Gain (spread)", "Verdict", "")
 
@@ -218,13 +218,8 @@ class SpeedDoctorDialog(QDialog):
 
 def open_speed_doctor(window: SpeedDoctorWindow) -> SpeedDoctorDialog | None:
     """Open the doctor on the panels' settings; None (said) when it cannot run."""
-    if window.controller.state is not RunState.IDLE:
-        window.set_status("Stop or finish the run first: the doctor times its own")
-        return None
-    try:
-        cfg = window.current_config()
-    except ConfigError as exc:
-        window.set_status(f"Cannot diagnose: {exc}")
+    cfg = config_when_idle(window, "the doctor times its own", "diagnose")
+    if cfg is None:
         return None
     if window.speed_doctor is not None:  # the last one's figures: replaced
         window.speed_doctor.close()
