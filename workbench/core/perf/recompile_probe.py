@@ -48,7 +48,7 @@ def epoch_recompiles(run: TrainingRun) -> tuple[Recompile, ...]:
     source = getattr(run.model, "_orig_mod", run.model)
     # nn.Module's __getstate__ drops an in-place model.compile(): the copy is plain.
     twin = copy.deepcopy(source)
-    compiled = torch.compile(twin, backend=_run_eagerly, isolate_recompiles=True)
+    compiled = torch.compile(twin, backend="eager", isolate_recompiles=True)
     train_x = _first_batch(run.loaders.train)
     val_x = _first_batch(run.loaders.val)
     full, train_rest = divmod(
@@ -84,7 +84,3 @@ def epoch_recompiles(run: TrainingRun) -> tuple[Recompile, ...]:
 def _first_batch(loader: object) -> torch.Tensor:
     x, _y = next(iter(loader))  # type: ignore[call-overload]
     return x
-
-
-def _run_eagerly(gm: torch.fx.GraphModule, _inputs: object) -> object:
-    return gm.forward
